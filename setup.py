@@ -1,0 +1,38 @@
+"""tfdialemb: sentence and dialogue embeddings learned from dialogues, in TensorFlow/Keras."""
+import setuptools
+
+# The stack that installs together: Model Garden 2.20 pins TensorFlow 2.20, and
+# transformers 4.x is the last line with TensorFlow classes (used only in tests).
+INSTALL_REQUIRES = [
+    "tensorflow~=2.20.0",
+    "tf-keras~=2.20.0",
+    "tensorflow-text~=2.20.0",
+    "tf-models-official~=2.20.0",
+    "transformers>=4.57,<4.58",
+    "numpy",
+    "scipy",
+    "scikit-learn",
+    "absl-py",
+    "safetensors",
+    "h5py",
+]
+
+setuptools.setup(
+    name="tfdialemb",
+    version="0.1.0",
+    description="Dialogue-based sentence and dialogue embeddings (DialogueCSE, dial2vec, FGC, "
+    "triple-encoders, dialogue augmentations) on the TF Model Garden BERT encoder.",
+    packages=setuptools.find_packages(include=["tfdialemb", "tfdialemb.*"]),
+    package_data={"tfdialemb": ["resources/*.txt"]},
+    python_requires=">=3.10",
+    install_requires=INSTALL_REQUIRES,
+    extras_require={
+        "test": ["pytest", "pytest-timeout"],
+    },
+    entry_points={
+        "console_scripts": [
+            "tfdialemb-encode=tfdialemb.encode:run",
+            "tfdialemb-bench=tfdialemb.bench:run",
+        ]
+    },
+)

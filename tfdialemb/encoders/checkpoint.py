@@ -1,0 +1,240 @@
+"""Loads an encoder with its tokenizer from any checkpoint directory, and saves the project's own.
+
+The kind is chosen by what the directory holds, and the vocabulary always travels with the weights:
+  - tfdialemb: `tfdialemb_encoder.json`, `vocab.txt`, a TF checkpoint (`checkpoint`, `ckpt-N.*`)
+    whose root holds the encoder under `encoder` (what `save_pretrained` and training write);
+  - Hugging Face BERT: `config.json`, `model.safetensors` (PyTorch layout) or `tf_model.h5`,
+    `vocab.txt` (lower-casing from `tokenizer_config.json` when present);
+  - Google TF1 BERT: `bert_config.json`, `bert_model.ckpt.index` / `.data-*`, `vocab.txt`.
+"""
+import dataclasses
+import glob
+import json
+import logging
+import os
+import shutil
+import tempfile
+from typing import Optional
+
+import tensorflow as tf
+
+from tfdialemb.encoders.config import EncoderConfig, read_json
+from tfdialemb.encoders.encoder import Encoder
+from tfdialemb.encoders.google import read_google_checkpoint
+from tfdialemb.encoders.huggingface import pytorch_to_model_garden, read_safetensors, read_tf_h5
+from tfdialemb.encoders.weights import CheckpointError, assign_bert_weights
+from tfdialemb.text.tokenizer import BertTokenizer, read_vocab
+
+OWN_CONFIG = "tfdialemb_encoder.json"
+FORMAT_VERSION = 1
+KINDS = ("tfdialemb", "huggingface", "google")
+_EXPECTED = (
+    "one of: tfdialemb (tfdialemb_encoder.json, vocab.txt, checkpoint + ckpt-N.*); "
+    "Hugging Face BERT (config.json, model.safetensors or tf_model.h5, vocab.txt); "
+    "Google TF1 BERT (bert_config.json, bert_model.ckpt.index and .data-*, vocab.txt)"
+)
+_log = logging.getLogger(__name__)
+
+
+@dataclasses.dataclass
+class Pretrained:
+    encoder: Encoder
+    tokenizer: BertTokenizer
+    kind: str
+    directory: str
+
+
+def detect_kind(directory: str) -> str:
+    """Which of KINDS `directory` holds; a CheckpointError names what is missing otherwise."""
+    if not os.path.isdir(directory):
+        raise CheckpointError(f"{directory}: checkpoint directory does not exist; expected {_EXPECTED}")
+    found = sorted(os.listdir(directory))
+    has = lambda name: name in found  # noqa: E731
+
+    def require(kind, needed):
+        missing = [n for n in needed if not (has(n) if isinstance(n, str) else any(map(has, n)))]
+        if missing:
+            names = [n if isinstance(n, str) else " or ".join(n) for n in missing]
+            raise CheckpointError(
+                f"{directory}: looks like a {kind} checkpoint but lacks {', '.join(names)}; "
+                f"found {found}"
+            )
+
+    if has(OWN_CONFIG):
+        require("tfdialemb", ["vocab.txt", "checkpoint"])
+        return "tfdialemb"
+    if has("config.json"):
+        if has("pytorch_model.bin") and not (has("model.safetensors") or has("tf_model.h5")):
+            raise CheckpointError(
+                f"{directory}: holds only pytorch_model.bin, which needs torch to read; convert it "
+                "to model.safetensors (safetensors.torch.save_file) or tf_model.h5 elsewhere"
+            )
+        require("Hugging Face BERT", ["vocab.txt", ("model.safetensors", "tf_model.h5")])
+        return "huggingface"
+    if has("bert_config.json"):
+        require("Google TF1 BERT", ["vocab.txt"])
+        _google_prefix(directory)
+        return "google"
+    raise CheckpointError(f"{directory}: not a checkpoint directory; expected {_EXPECTED}; found {found}")
+
+
+def load_pretrained(
+    directory: str,
+    lower_case: Optional[bool] = None,
+    role_vocab_size: Optional[int] = None,
+    turn_vocab_size: Optional[int] = None,
+) -> Pretrained:
+    """Builds the encoder and tokenizer stored in `directory`, whatever its kind.
+
+    `lower_case` overrides the checkpoint's casing. Role / turn embedding sizes add PLATO-style
+    input embeddings to an external checkpoint (randomly initialised); a tfdialemb checkpoint
+    restores the ones it was saved with.
+    """
+    directory = os.fspath(directory)
+    kind = detect_kind(directory)
+    vocab = read_vocab(os.path.join(directory, "vocab.txt"))
+    extra = {
+        k: v
+        for k, v in (("role_vocab_size", role_vocab_size), ("turn_vocab_size", turn_vocab_size))
+        if v is not None
+    }
+    if kind == "tfdialemb":
+        saved = read_json(os.path.join(directory, OWN_CONFIG))
+        if saved.get("format_version") != FORMAT_VERSION:
+            raise CheckpointError(
+                f"{directory}/{OWN_CONFIG}: format_version {saved.get('format_version')} is not "
+                f"{FORMAT_VERSION}"
+            )
+        config = EncoderConfig.from_dict(saved["encoder"]).replace(**extra)
+        tokenizer_config = dict(saved["tokenizer"])
+        if lower_case is not None:
+            tokenizer_config["lower_case"] = lower_case
+        encoder = Encoder(config).build_variables()
+        _restore_own(encoder, directory, EncoderConfig.from_dict(saved["encoder"]))
+        tokenizer = BertTokenizer(vocab, **tokenizer_config)
+    else:
+        if kind == "huggingface":
+            config_file = os.path.join(directory, "config.json")
+            config = EncoderConfig.from_huggingface(read_json(config_file), config_file)
+        else:
+            config_file = os.path.join(directory, "bert_config.json")
+            config = EncoderConfig.from_google(read_json(config_file), config_file)
+        config = config.replace(**extra)
+        if config.vocab_size != len(vocab):
+            raise CheckpointError(
+                f"{directory}: vocab.txt has {len(vocab)} tokens but {os.path.basename(config_file)} "
+                f"says vocab_size {config.vocab_size}"
+            )
+        encoder = Encoder(config).build_variables()
+        weights, source = _read_external(directory, kind, config)
+        assign_bert_weights(encoder, weights, source)
+        if lower_case is None:
+            lower_case = _infer_lower_case(directory, vocab)
+        tokenizer = BertTokenizer(vocab, lower_case=lower_case)
+    _log.info("loaded %s checkpoint %s (lower_case=%s)", kind, directory, tokenizer.lower_case)
+    return Pretrained(encoder=encoder, tokenizer=tokenizer, kind=kind, directory=directory)
+
+
+def write_model_files(directory: str, encoder: Encoder, tokenizer: BertTokenizer) -> None:
+    """Writes the config and vocabulary that make `directory` a tfdialemb checkpoint directory."""
+    os.makedirs(directory, exist_ok=True)
+    payload = {
+        "format_version": FORMAT_VERSION,
+        "encoder": encoder.encoder_config.to_dict(),
+        "tokenizer": tokenizer.config(),
+    }
+    _write_atomic(os.path.join(directory, OWN_CONFIG), json.dumps(payload, indent=2) + "\n")
+    _write_atomic(os.path.join(directory, "vocab.txt"), "".join(t + "\n" for t in tokenizer.vocab))
+
+
+def save_pretrained(encoder: Encoder, tokenizer: BertTokenizer, directory: str) -> str:
+    """Saves encoder weights, config and vocabulary as a tfdialemb checkpoint directory.
+
+    Everything is written to a temporary sibling first and renamed into place when complete, so an
+    interrupted save never leaves a directory that loads half-written weights.
+    """
+    directory = os.path.abspath(directory)
+    if os.path.exists(directory) and os.listdir(directory):
+        raise FileExistsError(f"{directory}: exists and is not empty")
+    parent = os.path.dirname(directory)
+    os.makedirs(parent, exist_ok=True)
+    staging = tempfile.mkdtemp(prefix=".tmp-" + os.path.basename(directory) + "-", dir=parent)
+    try:
+        write_model_files(staging, encoder, tokenizer)
+        # CheckpointManager records relative paths, so the directory can be renamed and moved.
+        tf.train.CheckpointManager(
+            tf.train.Checkpoint(encoder=encoder), staging, max_to_keep=1
+        ).save(checkpoint_number=0)
+        if os.path.exists(directory):
+            os.rmdir(directory)
+        os.rename(staging, directory)
+    finally:
+        if os.path.exists(staging):
+            shutil.rmtree(staging)
+    return directory
+
+
+def _restore_own(encoder: Encoder, directory: str, saved: EncoderConfig) -> None:
+    path = tf.train.latest_checkpoint(directory)
+    if path is None:
+        raise CheckpointError(f"{directory}: the `checkpoint` file names no readable ckpt-N files")
+    saved_extra = {
+        key: layer
+        for key, layer in encoder.extra_embeddings.items()
+        if getattr(saved, key.replace("_ids", "_vocab_size"))
+    }
+    root = tf.train.Checkpoint(
+        encoder=tf.train.Checkpoint(bert=encoder.bert, extra_embeddings=saved_extra)
+    )
+    try:
+        root.read(path).expect_partial().assert_existing_objects_matched()
+    except (AssertionError, ValueError, tf.errors.OpError) as e:
+        raise CheckpointError(
+            f"{path}: does not hold the encoder described by {OWN_CONFIG} ({e})"
+        ) from None
+
+
+def _read_external(directory: str, kind: str, config: EncoderConfig):
+    if kind == "google":
+        prefix = _google_prefix(directory)
+        return read_google_checkpoint(prefix, config), prefix
+    safetensors_path = os.path.join(directory, "model.safetensors")
+    if os.path.exists(safetensors_path):
+        state, source = read_safetensors(safetensors_path), safetensors_path
+    else:
+        source = os.path.join(directory, "tf_model.h5")
+        state = read_tf_h5(source)
+    return pytorch_to_model_garden(state, config), source
+
+
+def _google_prefix(directory: str) -> str:
+    indexes = sorted(glob.glob(os.path.join(directory, "*.index")))
+    if len(indexes) != 1:
+        raise CheckpointError(
+            f"{directory}: a Google TF1 BERT directory needs exactly one checkpoint "
+            f"(bert_model.ckpt.index and .data-*); found {len(indexes)} .index files"
+        )
+    prefix = indexes[0][: -len(".index")]
+    if not glob.glob(prefix + ".data-*"):
+        raise CheckpointError(f"{directory}: {os.path.basename(prefix)}.data-* is missing")
+    return prefix
+
+
+def _infer_lower_case(directory: str, vocab) -> bool:
+    tokenizer_config = os.path.join(directory, "tokenizer_config.json")
+    if os.path.exists(tokenizer_config):
+        value = read_json(tokenizer_config).get("do_lower_case")
+        if value is not None:
+            return bool(value)
+    # An uncased vocabulary has no upper-case letters outside its bracketed special tokens.
+    return not any(
+        ch.isupper() for token in vocab if not (token.startswith("[") and token.endswith("]"))
+        for ch in token
+    )
+
+
+def _write_atomic(path: str, text: str) -> None:
+    tmp = f"{path}.tmp-{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)

@@ -1,0 +1,128 @@
+"""The project's text encoder: Model Garden's BertEncoderV2 plus optional role/turn embeddings."""
+import tensorflow as tf
+import tf_keras
+from official.modeling import activations
+from official.nlp.modeling import layers as nlp_layers
+from official.nlp.modeling.networks import BertEncoderV2
+
+from tfdialemb.encoders.config import EncoderConfig
+from tfdialemb.encoders.pooling import pool
+
+_ACTIVATIONS = {
+    "gelu": "gelu",  # tf_keras' gelu is the exact (erf) form by default.
+    "gelu_approximate": activations.gelu,  # Model Garden's registered tanh approximation.
+    "relu": "relu",
+}
+
+
+class Encoder(tf_keras.Model):
+    """BERT encoder over `input_word_ids`, `input_mask` and optional `input_type_ids`.
+
+    With `role_vocab_size` or `turn_vocab_size` set in the config, `role_ids` / `turn_ids` inputs
+    add learned embeddings to the word embeddings, as PLATO adds role and turn embeddings to token,
+    position and segment embeddings (dial2vec, Sec. 3.1). The sum then passes through BERT's
+    embedding layer norm unchanged.
+    """
+
+    def __init__(self, config: EncoderConfig, **kwargs):
+        super().__init__(**kwargs)
+        self.encoder_config = config
+        initializer = tf_keras.initializers.TruncatedNormal(stddev=config.initializer_range)
+        self.bert = BertEncoderV2(
+            vocab_size=config.vocab_size,
+            hidden_size=config.hidden_size,
+            num_layers=config.num_layers,
+            num_attention_heads=config.num_attention_heads,
+            max_sequence_length=config.max_position_embeddings,
+            type_vocab_size=config.type_vocab_size,
+            inner_dim=config.intermediate_size,
+            inner_activation=_ACTIVATIONS[config.hidden_act],
+            output_dropout=config.hidden_dropout,
+            attention_dropout=config.attention_dropout,
+            initializer=initializer,
+            name="bert_encoder_v2",
+        )
+        self.extra_embeddings = {}
+        for key, size in (("role_ids", config.role_vocab_size), ("turn_ids", config.turn_vocab_size)):
+            if size:
+                self.extra_embeddings[key] = nlp_layers.OnDeviceEmbedding(
+                    vocab_size=size,
+                    embedding_width=config.hidden_size,
+                    initializer=tf_keras.initializers.TruncatedNormal(
+                        stddev=config.initializer_range
+                    ),
+                    name=key.replace("_ids", "_embeddings"),
+                )
+
+    def call(self, inputs, training=None):
+        word_ids = inputs["input_word_ids"]
+        bert_inputs = {
+            "input_word_ids": word_ids,
+            "input_mask": inputs["input_mask"],
+            "input_type_ids": inputs.get("input_type_ids", tf.zeros_like(word_ids)),
+        }
+        extra = [key for key in ("role_ids", "turn_ids") if key in inputs]
+        for key in extra:
+            if key not in self.extra_embeddings:
+                raise ValueError(
+                    f"input {key!r} given but the encoder has no {key} embeddings; set "
+                    f"{key.replace('_ids', '_vocab_size')} in its config"
+                )
+        if extra:
+            embeddings = self.bert.get_embedding_layer()(word_ids)
+            for key in extra:
+                embeddings += self.extra_embeddings[key](inputs[key])
+            bert_inputs["input_word_embeddings"] = embeddings
+        outputs = self.bert(bert_inputs, training=training)
+        return {
+            "sequence_output": outputs["sequence_output"],
+            "pooled_output": outputs["pooled_output"],
+        }
+
+    def embed(self, inputs, pooling: str = "mean", training=None) -> tf.Tensor:
+        """Sentence embeddings [B, H]: `pooling` over the last layer's valid tokens."""
+        sequence = self(inputs, training=training)["sequence_output"]
+        return pool(sequence, inputs["input_mask"], pooling)
+
+    def build_variables(self) -> "Encoder":
+        """Creates every variable with a dummy call, so that weights can be assigned or restored."""
+        ids = tf.zeros([1, 2], tf.int32)
+        inputs = {"input_word_ids": ids, "input_mask": tf.ones_like(ids)}
+        # BERT first, so its variables are named inside it whatever extra inputs follow.
+        self.bert(dict(inputs, input_type_ids=ids), training=False)
+        for key in self.extra_embeddings:
+            inputs[key] = ids
+        self(inputs, training=False)
+        return self
+
+    def freeze_bottom(self, num_layers: int) -> None:
+        """Freezes the embeddings and the bottom `num_layers` transformer layers.
+
+        `num_layers=0` freezes nothing. DialogueCSE and dial2vec freeze the embeddings and the
+        bottom 6 layers. Extra role/turn embeddings are new parameters and stay trainable.
+        """
+        layers = self.bert.transformer_layers
+        if not 0 <= num_layers <= len(layers):
+            raise ValueError(
+                f"cannot freeze {num_layers} layers of a {len(layers)}-layer encoder"
+            )
+        if num_layers == 0:
+            return
+        bert = self.bert
+        embedding_layers = [
+            bert.get_embedding_layer(),
+            bert._position_embedding_layer,  # pylint: disable=protected-access
+            bert._type_embedding_layer,  # pylint: disable=protected-access
+            bert._embedding_norm_layer,  # pylint: disable=protected-access
+        ]
+        for layer in embedding_layers:
+            layer.trainable = False
+        for layer in layers[:num_layers]:
+            layer.trainable = False
+
+    def get_config(self):
+        return {"config": self.encoder_config.to_dict(), "name": self.name}
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        return cls(EncoderConfig.from_dict(config["config"]), name=config.get("name"))

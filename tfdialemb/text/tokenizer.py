@@ -1,0 +1,174 @@
+"""In-graph BERT WordPiece tokenizer (tensorflow-text), identical in ids to transformers' BertTokenizer.
+
+One object serves tf.data pipelines, training code and exported SavedModels. Basic tokenization
+follows BERT's reference steps, written as string ops so that it runs inside the graph:
+  1. special tokens ([CLS], [SEP], [EOT], ...) in the text are kept whole, as transformers does;
+  2. control and unassigned characters are dropped and every whitespace becomes a space;
+  3. CJK ideographs are split into single-character words;
+  4. NFC normalisation; with lower-casing, lower case then NFD with combining marks removed;
+  5. split on whitespace and on every punctuation character (ASCII symbols count as punctuation);
+  6. WordPiece, greedy longest-match-first; a word over `max_chars_per_word` characters, or one
+     that cannot be pieced, becomes [UNK].
+"""
+import re
+from typing import Dict, Mapping, Optional, Sequence
+
+import tensorflow as tf
+import tensorflow_text as tf_text
+
+from tfdialemb.text.special_tokens import BERT_SPECIAL_TOKENS, map_special_tokens
+
+_WHITESPACE = r"[\t\n\r\p{Zs}]"
+# Python's unicodedata "C*" categories: RE2's \p{C} lacks unassigned code points (Cn), which are
+# the characters outside every assigned category.
+_CONTROL = r"\p{C}|[^\p{L}\p{M}\p{N}\p{P}\p{S}\p{Z}\p{C}]|\x{FFFD}"
+_CJK = (
+    r"[\x{4E00}-\x{9FFF}\x{3400}-\x{4DBF}\x{20000}-\x{2A6DF}\x{2A700}-\x{2B73F}"
+    r"\x{2B740}-\x{2B81F}\x{2B820}-\x{2CEAF}\x{F900}-\x{FAFF}\x{2F800}-\x{2FA1F}]"
+)
+_PUNCTUATION = r"[!-/:-@\[-`{-~\p{P}]"
+_SPLIT = r"[\s\p{Z}]+|" + _PUNCTUATION
+
+MODEL_INPUT_KEYS = ("input_word_ids", "input_mask", "input_type_ids")
+
+
+class BertTokenizer(tf.Module):
+    """Text → WordPiece ids → `[CLS] a [SEP] (b [SEP])` model inputs, all as TensorFlow ops.
+
+    Args:
+      vocab: the vocabulary, one token per id (the lines of `vocab.txt`).
+      lower_case: lower-case and strip accents (uncased checkpoints).
+      special_tokens: overrides for the project's special-token slots, see `map_special_tokens`.
+      max_chars_per_word: longer words become [UNK] (BERT's default 100).
+    """
+
+    def __init__(
+        self,
+        vocab: Sequence[str],
+        lower_case: bool,
+        special_tokens: Optional[Mapping[str, str]] = None,
+        max_chars_per_word: int = 100,
+        name: Optional[str] = None,
+    ):
+        super().__init__(name=name)
+        self.vocab = list(vocab)
+        missing = [t for t in BERT_SPECIAL_TOKENS if t not in self.vocab]
+        if missing:
+            raise ValueError(f"the vocabulary lacks BERT's special tokens {missing}")
+        self.lower_case = bool(lower_case)
+        self.max_chars_per_word = int(max_chars_per_word)
+        self.special_tokens = map_special_tokens(self.vocab, special_tokens)
+        self._ids = {token: i for i, token in enumerate(self.vocab)}
+        self.cls_id = self._ids["[CLS]"]
+        self.sep_id = self._ids["[SEP]"]
+        self.pad_id = self._ids["[PAD]"]
+        self.unk_id = self._ids["[UNK]"]
+        self.mask_id = self._ids["[MASK]"]
+        whole = {t: self._ids[t] for t in BERT_SPECIAL_TOKENS}
+        whole.update({t: self._ids[v] for t, v in self.special_tokens.items()})
+        self._special_pattern = "|".join(re.escape(t) for t in sorted(whole, key=len, reverse=True))
+        self._special_table = tf.lookup.StaticHashTable(
+            tf.lookup.KeyValueTensorInitializer(
+                tf.constant(list(whole)), tf.constant(list(whole.values()), tf.int32)
+            ),
+            default_value=-1,
+        )
+        # Byte limit well above the character limit, which is enforced separately, as BERT counts
+        # characters.
+        self._wordpiece = tf_text.FastWordpieceTokenizer(
+            vocab=self.vocab,
+            suffix_indicator="##",
+            max_bytes_per_word=4 * self.max_chars_per_word,
+            token_out_type=tf.int32,
+            unknown_token="[UNK]",
+            no_pretokenization=True,
+        )
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self.vocab)
+
+    def token_id(self, token: str) -> int:
+        """Id of a vocabulary token or of a project special token such as "[EOT]"."""
+        token = self.special_tokens.get(token, token)
+        if token not in self._ids:
+            raise KeyError(f"{token!r} is neither in the vocabulary nor a project special token")
+        return self._ids[token]
+
+    def config(self) -> Dict:
+        """What, with the vocabulary, rebuilds this tokenizer (saved next to checkpoints)."""
+        return {
+            "lower_case": self.lower_case,
+            "special_tokens": dict(self.special_tokens),
+            "max_chars_per_word": self.max_chars_per_word,
+        }
+
+    def basic_split(self, texts: tf.Tensor) -> tf.RaggedTensor:
+        """Steps 2-5: strings [N] → words [N, (words)]."""
+        texts = tf.strings.regex_replace(texts, _WHITESPACE, " ")
+        texts = tf.strings.regex_replace(texts, _CONTROL, "")
+        texts = tf.strings.regex_replace(texts, _CJK, r" \0 ")
+        texts = tf_text.normalize_utf8(texts, "NFC")
+        if self.lower_case:
+            texts = tf.strings.lower(texts, encoding="utf-8")
+            texts = tf_text.normalize_utf8(texts, "NFD")
+            texts = tf.strings.regex_replace(texts, r"\p{Mn}", "")
+        return tf_text.regex_split(texts, _SPLIT, keep_delim_regex_pattern=_PUNCTUATION)
+
+    def tokenize(self, texts) -> tf.RaggedTensor:
+        """Strings [N] → WordPiece ids [N, (pieces)] int32, without [CLS] / [SEP]."""
+        texts = tf.convert_to_tensor(texts, tf.string)
+        pieces = tf_text.regex_split(texts, self._special_pattern, self._special_pattern)
+        flat = pieces.flat_values
+        special = self._special_table.lookup(flat)
+        words = self.basic_split(flat)
+        too_long = tf.strings.length(words.flat_values, unit="UTF8_CHAR") > self.max_chars_per_word
+        word_ids = self._wordpiece.tokenize(tf.where(too_long, "[UNK]", words.flat_values))
+        piece_ids = words.with_flat_values(word_ids).merge_dims(1, 2)
+        is_special = special >= 0
+        ordinary = tf.ragged.boolean_mask(
+            piece_ids,
+            tf.logical_and(tf.ones_like(piece_ids, tf.bool), ~is_special[:, tf.newaxis]),
+        )
+        whole = tf.ragged.boolean_mask(special[:, tf.newaxis], is_special[:, tf.newaxis])
+        flat_ids = tf.concat([ordinary, whole], axis=1)
+        return pieces.with_flat_values(flat_ids).merge_dims(1, 2)
+
+    def pack(
+        self, segments: Sequence[tf.RaggedTensor], max_length: int, pad_to: Optional[int] = None
+    ) -> Dict[str, tf.Tensor]:
+        """`[CLS] s1 [SEP] (s2 [SEP])` with round-robin trimming to `max_length` tokens.
+
+        Round-robin trimming keeps the same tokens as transformers' "longest_first". Rows are
+        padded to the longest row of the batch, or to `pad_to` when a fixed shape is needed.
+        """
+        budget = max_length - len(segments) - 1
+        if budget < len(segments):
+            raise ValueError(f"max_length {max_length} leaves no room for {len(segments)} segment(s)")
+        trimmed = tf_text.RoundRobinTrimmer(max_seq_length=budget).trim(list(segments))
+        ids, type_ids = tf_text.combine_segments(trimmed, self.cls_id, self.sep_id)
+        if pad_to is not None:
+            word_ids, mask = tf_text.pad_model_inputs(ids, max_seq_length=pad_to, pad_value=self.pad_id)
+            type_ids, _ = tf_text.pad_model_inputs(type_ids, max_seq_length=pad_to)
+        else:
+            word_ids = ids.to_tensor(default_value=self.pad_id)
+            mask = tf.ones_like(ids).to_tensor()
+            type_ids = type_ids.to_tensor()
+        return {
+            "input_word_ids": tf.cast(word_ids, tf.int32),
+            "input_mask": tf.cast(mask, tf.int32),
+            "input_type_ids": tf.cast(type_ids, tf.int32),
+        }
+
+    def __call__(self, texts, pairs=None, max_length: int = 128, pad_to: Optional[int] = None):
+        """Strings [N] (and optional second segments [N]) → padded model inputs."""
+        segments = [self.tokenize(texts)]
+        if pairs is not None:
+            segments.append(self.tokenize(pairs))
+        return self.pack(segments, max_length=max_length, pad_to=pad_to)
+
+
+def read_vocab(path: str) -> list:
+    """Lines of a BERT `vocab.txt`, one token per line (trailing newline and `\\r` stripped)."""
+    with open(path, encoding="utf-8") as f:
+        return [line.rstrip("\n").rstrip("\r") for line in f]
