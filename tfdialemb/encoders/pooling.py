@@ -17,7 +17,7 @@ def masked_mean(sequence: tf.Tensor, mask: tf.Tensor) -> tf.Tensor:
 
 def first_token(sequence: tf.Tensor) -> tf.Tensor:
     """The last-layer state of the first ([CLS]) token, without BERT's pooler transform."""
-    return sequence[..., 0, :]
+    return tf.convert_to_tensor(sequence)[..., 0, :]
 
 
 def pool(sequence: tf.Tensor, mask: tf.Tensor, method: str) -> tf.Tensor:

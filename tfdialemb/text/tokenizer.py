@@ -104,9 +104,7 @@ class BertTokenizer(tf.Module):
         }
 
     def basic_split(self, texts: tf.Tensor) -> tf.RaggedTensor:
-        """Steps 2-5: strings [N] → words [N, (words)]."""
-        texts = tf.strings.regex_replace(texts, _WHITESPACE, " ")
-        texts = tf.strings.regex_replace(texts, _CONTROL, "")
+        """Steps 3-5: cleaned strings [N] → words [N, (words)]."""
         texts = tf.strings.regex_replace(texts, _CJK, r" \0 ")
         texts = tf_text.normalize_utf8(texts, "NFC")
         if self.lower_case:
@@ -118,6 +116,9 @@ class BertTokenizer(tf.Module):
     def tokenize(self, texts) -> tf.RaggedTensor:
         """Strings [N] → WordPiece ids [N, (pieces)] int32, without [CLS] / [SEP]."""
         texts = tf.convert_to_tensor(texts, tf.string)
+        # Step 2 comes first: regex_split stops at a NUL byte, which cleaning removes.
+        texts = tf.strings.regex_replace(texts, _WHITESPACE, " ")
+        texts = tf.strings.regex_replace(texts, _CONTROL, "")
         pieces = tf_text.regex_split(texts, self._special_pattern, self._special_pattern)
         flat = pieces.flat_values
         special = self._special_table.lookup(flat)
