@@ -36,3 +36,20 @@ def hf_safetensors_dir(tmp_path_factory, tiny_state):
 def reference_model(tiny_state):
     """transformers' TFBertModel holding tiny_state, loaded by transformers' own PyTorch→TF code."""
     return tiny_bert.transformers_model(tiny_state)
+
+
+def pytest_addoption(parser):
+    parser.addoption("--runslow", action="store_true", help="also run tests marked slow (over a minute)")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "slow: end-to-end test over a minute; runs with --runslow")
+
+
+def pytest_collection_modifyitems(config, items):
+    if config.getoption("--runslow"):
+        return
+    skip = pytest.mark.skip(reason="slow; run with --runslow")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)

@@ -1,0 +1,19 @@
+from tfdialemb.bench import CONFIGS, bench_encoder, encoder_flops_per_token
+from tfdialemb.encoders import EncoderConfig
+
+
+def test_flops_per_token_hand_worked():
+    # One layer, H=2, I=4, T=3: 8*4 + 4*2*4 + 4*3*2 = 32 + 32 + 24.
+    config = EncoderConfig(vocab_size=10, hidden_size=2, num_layers=1, num_attention_heads=1,
+                           intermediate_size=4)
+    assert encoder_flops_per_token(config, 3) == 88
+    mini = EncoderConfig(**CONFIGS["mini"])
+    assert encoder_flops_per_token(mini, 128) == 6 * (8 * 384**2 + 4 * 384 * 1536 + 4 * 128 * 384)
+
+
+def test_tiny_benchmark_reports_every_figure():
+    report = bench_encoder("tiny", seq_len=16, batch=4, steps=1, warmup=1, matmul_size=64,
+                           jit_compile=False)
+    for key in ("forward_tokens_per_s", "forward_backward_tokens_per_s", "matmul_flops_per_s",
+                "forward_mfu", "forward_backward_mfu", "train_vs_forward_time_ratio"):
+        assert report[key] > 0, key

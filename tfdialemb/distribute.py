@@ -1,0 +1,72 @@
+"""Chooses the tf.distribute strategy from a flag: one device, several GPUs, or several machines."""
+import json
+import os
+from typing import Optional, Sequence
+
+import tensorflow as tf
+from absl import flags
+
+STRATEGIES = ("auto", "default", "mirrored", "multi_worker")
+
+
+def define_flags() -> None:
+    """Adds --strategy and --devices to a CLI's absl flags."""
+    flags.DEFINE_enum(
+        "strategy", "auto", STRATEGIES,
+        "auto: mirrored when several GPUs are visible, else one device; mirrored: all local GPUs "
+        "(or --devices); multi_worker: several machines described by the TF_CONFIG variable.",
+    )
+    flags.DEFINE_list("devices", None, "Devices for --strategy=mirrored, e.g. /gpu:0,/gpu:1.")
+
+
+def make_strategy(name: str = "auto", devices: Optional[Sequence[str]] = None) -> tf.distribute.Strategy:
+    """The strategy called `name` (see STRATEGIES)."""
+    if name not in STRATEGIES:
+        raise ValueError(f"unknown strategy {name!r}; expected one of {STRATEGIES}")
+    gpus = tf.config.list_logical_devices("GPU")
+    if name == "auto":
+        name = "mirrored" if len(gpus) > 1 or (devices and len(devices) > 1) else "default"
+    if name == "default":
+        return tf.distribute.get_strategy()
+    if name == "mirrored":
+        return tf.distribute.MirroredStrategy(devices=list(devices) if devices else None)
+    if devices:
+        raise ValueError("--devices applies to --strategy=mirrored; multi_worker uses every local GPU")
+    _check_tf_config()
+    implementation = (
+        tf.distribute.experimental.CommunicationImplementation.NCCL
+        if gpus
+        else tf.distribute.experimental.CommunicationImplementation.RING
+    )
+    return tf.distribute.MultiWorkerMirroredStrategy(
+        communication_options=tf.distribute.experimental.CommunicationOptions(
+            implementation=implementation
+        )
+    )
+
+
+def is_chief(strategy: tf.distribute.Strategy) -> bool:
+    """Whether this process writes shared outputs (worker 0, or the only process)."""
+    resolver = getattr(strategy, "cluster_resolver", None)
+    if resolver is None or not resolver.cluster_spec().as_dict():
+        return True
+    return resolver.task_type in (None, "chief") or (
+        resolver.task_type == "worker" and resolver.task_id == 0
+        and "chief" not in resolver.cluster_spec().as_dict()
+    )
+
+
+def _check_tf_config() -> None:
+    raw = os.environ.get("TF_CONFIG")
+    if not raw:
+        raise ValueError(
+            "--strategy=multi_worker needs the TF_CONFIG environment variable, e.g. "
+            '{"cluster": {"worker": ["host1:12345", "host2:12345"]}, "task": {"type": "worker", '
+            '"index": 0}} on the first machine and index 1 on the second'
+        )
+    try:
+        config = json.loads(raw)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"TF_CONFIG is not valid JSON: {e}") from None
+    if "cluster" not in config or "task" not in config:
+        raise ValueError("TF_CONFIG needs both 'cluster' and 'task' entries")

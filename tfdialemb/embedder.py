@@ -1,0 +1,47 @@
+"""Sentence embeddings for lists of strings: tokenizer and encoder in one traced graph."""
+from typing import Callable, Optional, Sequence
+
+import numpy as np
+import tensorflow as tf
+
+from tfdialemb.encoders import Encoder, Pretrained
+from tfdialemb.text import BertTokenizer
+
+
+class SentenceEmbedder(tf.Module):
+    """Strings in, pooled last-layer embeddings out.
+
+    Inputs are sorted by length and batched so that each batch pads only to its own longest
+    sentence; the output keeps the input order. One trace serves every batch shape.
+    """
+
+    def __init__(self, encoder: Encoder, tokenizer: BertTokenizer, pooling: str = "mean",
+                 max_length: int = 128):
+        super().__init__()
+        self.encoder = encoder
+        self.tokenizer = tokenizer
+        self.pooling = pooling
+        self.max_length = max_length
+
+    @classmethod
+    def from_pretrained(cls, pretrained: Pretrained, **kwargs) -> "SentenceEmbedder":
+        return cls(pretrained.encoder, pretrained.tokenizer, **kwargs)
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string)], reduce_retracing=True)
+    def embed_batch(self, texts):
+        inputs = self.tokenizer(texts, max_length=self.max_length)
+        return self.encoder.embed(inputs, pooling=self.pooling, training=False)
+
+    def embed(self, texts: Sequence[str], batch_size: int = 64,
+              on_batch: Optional[Callable[[int], None]] = None) -> np.ndarray:
+        """Embeddings [len(texts), hidden] float32; `on_batch(n)` is told after each batch of n."""
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be positive, got {batch_size}")
+        order = np.argsort([len(t) for t in texts], kind="stable")
+        output = np.zeros([len(texts), self.encoder.encoder_config.hidden_size], np.float32)
+        for start in range(0, len(texts), batch_size):
+            index = order[start:start + batch_size]
+            output[index] = self.embed_batch(tf.constant([texts[i] for i in index])).numpy()
+            if on_batch is not None:
+                on_batch(len(index))
+        return output
