@@ -35,3 +35,9 @@ def test_dict_round_trip_and_unknown_keys():
 def test_unsupported_values_are_named(change, message):
     with pytest.raises(ConfigError, match=message):
         EncoderConfig.from_huggingface(dict(tiny_bert.HF_CONFIG, **change))
+
+
+def test_missing_required_key_is_named():
+    values = {k: v for k, v in tiny_bert.HF_CONFIG.items() if k != "num_hidden_layers"}
+    with pytest.raises(ConfigError, match="bert_config.json: required key 'num_hidden_layers' is missing"):
+        EncoderConfig.from_google(values)

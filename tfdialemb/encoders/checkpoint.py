@@ -105,12 +105,12 @@ def load_pretrained(
                 f"{directory}/{OWN_CONFIG}: format_version {saved.get('format_version')} is not "
                 f"{FORMAT_VERSION}"
             )
-        config = EncoderConfig.from_dict(saved["encoder"]).replace(**extra)
+        saved_config = EncoderConfig.from_dict(saved["encoder"])
         tokenizer_config = dict(saved["tokenizer"])
         if lower_case is not None:
             tokenizer_config["lower_case"] = lower_case
-        encoder = Encoder(config).build_variables()
-        _restore_own(encoder, directory, EncoderConfig.from_dict(saved["encoder"]))
+        encoder = Encoder(saved_config.replace(**extra)).build_variables()
+        _restore_own(encoder, directory, saved_config)
         tokenizer = BertTokenizer(vocab, **tokenizer_config)
     else:
         if kind == "huggingface":

@@ -82,39 +82,35 @@ class EncoderConfig:
                 "(only 'absolute')"
             )
         _check_epsilon(values.get("layer_norm_eps", LAYER_NORM_EPSILON), source)
-        return cls(
-            vocab_size=values["vocab_size"],
-            hidden_size=values["hidden_size"],
-            num_layers=values["num_hidden_layers"],
-            num_attention_heads=values["num_attention_heads"],
-            intermediate_size=values["intermediate_size"],
-            hidden_act=_map_activation(values.get("hidden_act", "gelu"), _HF_ACTIVATIONS, source),
-            max_position_embeddings=values["max_position_embeddings"],
-            type_vocab_size=values.get("type_vocab_size", 2),
-            hidden_dropout=values.get("hidden_dropout_prob", 0.1),
-            attention_dropout=values.get("attention_probs_dropout_prob", 0.1),
-            initializer_range=values.get("initializer_range", 0.02),
-        )
+        return cls._from_bert_json(values, _HF_ACTIVATIONS, source)
 
     @classmethod
     def from_google(cls, values: dict, source: str = "bert_config.json") -> "EncoderConfig":
         """Reads a Google TF1 BERT `bert_config.json` dictionary."""
         embedding_size = values.get("embedding_size")
-        if embedding_size not in (None, values["hidden_size"]):
+        if embedding_size not in (None, values.get("hidden_size")):
             raise ConfigError(f"{source}: factorised embeddings (ALBERT style) are not supported")
-        return cls(
-            vocab_size=values["vocab_size"],
-            hidden_size=values["hidden_size"],
-            num_layers=values["num_hidden_layers"],
-            num_attention_heads=values["num_attention_heads"],
-            intermediate_size=values["intermediate_size"],
-            hidden_act=_map_activation(values.get("hidden_act", "gelu"), _GOOGLE_ACTIVATIONS, source),
-            max_position_embeddings=values["max_position_embeddings"],
-            type_vocab_size=values.get("type_vocab_size", 2),
-            hidden_dropout=values.get("hidden_dropout_prob", 0.1),
-            attention_dropout=values.get("attention_probs_dropout_prob", 0.1),
-            initializer_range=values.get("initializer_range", 0.02),
-        )
+        return cls._from_bert_json(values, _GOOGLE_ACTIVATIONS, source)
+
+    @classmethod
+    def _from_bert_json(cls, values: dict, activations: dict, source: str) -> "EncoderConfig":
+        """The keys both BERT config formats share; `activations` maps their `hidden_act` names."""
+        try:
+            return cls(
+                vocab_size=values["vocab_size"],
+                hidden_size=values["hidden_size"],
+                num_layers=values["num_hidden_layers"],
+                num_attention_heads=values["num_attention_heads"],
+                intermediate_size=values["intermediate_size"],
+                hidden_act=_map_activation(values.get("hidden_act", "gelu"), activations, source),
+                max_position_embeddings=values["max_position_embeddings"],
+                type_vocab_size=values.get("type_vocab_size", 2),
+                hidden_dropout=values.get("hidden_dropout_prob", 0.1),
+                attention_dropout=values.get("attention_probs_dropout_prob", 0.1),
+                initializer_range=values.get("initializer_range", 0.02),
+            )
+        except KeyError as e:
+            raise ConfigError(f"{source}: required key {e.args[0]!r} is missing") from None
 
 
 def read_json(path: str) -> dict:

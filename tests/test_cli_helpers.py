@@ -1,0 +1,57 @@
+"""Shared CLI pieces and the demo's neighbour search, on hand-worked cases."""
+import io
+import os
+
+import numpy as np
+import pytest
+
+from tfdialemb.cli import Progress, read_lines, save_npy_atomic
+from tfdialemb.demo import nearest_neighbours
+
+
+def test_nearest_neighbours_hand_worked():
+    # Unit vectors at 0°, 10°, 90° and 100°: each one's neighbour is its 10° partner.
+    angles = np.deg2rad([0.0, 10.0, 90.0, 100.0])
+    vectors = np.stack([np.cos(angles), np.sin(angles)], axis=1) * [[1.0], [3.0], [0.5], [2.0]]
+    order, cosine = nearest_neighbours(vectors, 2)
+    np.testing.assert_array_equal(order[:, 0], [1, 0, 3, 2])
+    np.testing.assert_allclose(cosine[:, 0], np.cos(np.deg2rad(10.0)))
+    np.testing.assert_array_equal(order[0], [1, 2])
+    np.testing.assert_allclose(cosine[0, 1], 0.0, atol=1e-12)
+
+
+def test_read_lines_skips_blank_lines_and_explains_bad_files(tmp_path):
+    good = tmp_path / "good.txt"
+    good.write_text("one\n\n  \ntwo\r\n", encoding="utf-8")
+    assert read_lines(str(good)) == ["one", "two"]
+    (tmp_path / "blank.txt").write_text("\n \n")
+    with pytest.raises(ValueError, match="has no non-empty lines"):
+        read_lines(str(tmp_path / "blank.txt"))
+    (tmp_path / "latin1.txt").write_bytes("café\n".encode("latin-1"))
+    with pytest.raises(ValueError, match="not UTF-8 text"):
+        read_lines(str(tmp_path / "latin1.txt"))
+    with pytest.raises(FileNotFoundError, match="input file does not exist"):
+        read_lines(str(tmp_path / "missing.txt"))
+
+
+def test_atomic_save_writes_only_the_final_file(tmp_path):
+    path = tmp_path / "deep" / "out.npy"
+    save_npy_atomic(str(path), np.arange(3, dtype=np.float32))
+    np.testing.assert_array_equal(np.load(path), [0, 1, 2])
+    assert os.listdir(path.parent) == ["out.npy"]
+    with pytest.raises(RuntimeError, match="cannot be saved"):
+        save_npy_atomic(str(tmp_path / "bad.npy"), _Unsaveable())
+    assert not [n for n in os.listdir(tmp_path) if n != "deep"]
+
+
+class _Unsaveable:
+    def __array__(self, *args, **kwargs):
+        raise RuntimeError("cannot be saved")
+
+
+def test_progress_counts_to_the_total():
+    stream = io.StringIO()
+    progress = Progress(5, "sentences", stream=stream)
+    progress.advance(3)
+    progress.advance(2)
+    assert "5/5 sentences" in stream.getvalue() and stream.getvalue().endswith("\n")
