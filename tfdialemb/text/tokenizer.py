@@ -2,8 +2,8 @@
 
 One object serves tf.data pipelines, training code and exported SavedModels. Basic tokenization
 follows BERT's reference steps, written as string ops so that it runs inside the graph:
-  1. special tokens ([CLS], [SEP], [EOT], ...) in the text are kept whole, as transformers does;
-  2. control and unassigned characters are dropped and every whitespace becomes a space;
+  1. control and unassigned characters are dropped and every whitespace becomes a space;
+  2. special tokens ([CLS], [SEP], [EOT], ...) in the text are kept whole, as transformers does;
   3. CJK ideographs are split into single-character words;
   4. NFC normalisation; with lower-casing, lower case then NFD with combining marks removed;
   5. split on whitespace and on every punctuation character (ASCII symbols count as punctuation);
@@ -116,7 +116,7 @@ class BertTokenizer(tf.Module):
     def tokenize(self, texts) -> tf.RaggedTensor:
         """Strings [N] → WordPiece ids [N, (pieces)] int32, without [CLS] / [SEP]."""
         texts = tf.convert_to_tensor(texts, tf.string)
-        # Step 2 comes first: regex_split stops at a NUL byte, which cleaning removes.
+        # Cleaning comes before any regex_split, which stops at a NUL byte.
         texts = tf.strings.regex_replace(texts, _WHITESPACE, " ")
         texts = tf.strings.regex_replace(texts, _CONTROL, "")
         pieces = tf_text.regex_split(texts, self._special_pattern, self._special_pattern)
