@@ -1,0 +1,109 @@
+"""Canonical JSONL: validation messages for every kind of bad line, and the papers' operations."""
+import json
+
+import pytest
+
+from tfdialemb.dialogue import (Dialogue, DialogueFormatError, ErrorPolicy, Turn, drop_short,
+                                merge_consecutive_turns, read_dialogues, role_ids, split_of,
+                                write_dialogues)
+
+GOOD = {"id": "g1", "turns": [{"speaker": "user", "text": "hi", "intent": "greet"},
+                              {"speaker": "agent", "text": "hello"}], "labels": {"domain": "x"}}
+
+# (line bytes, expected reason) — one kind of bad line each.
+BAD_LINES = [
+    (b'{"id": "a", "turns": [', "malformed JSON"),
+    (b'["not", "an", "object"]', "expected a JSON object, got list"),
+    (b'{"turns": [{"speaker": "u", "text": "x"}]}', "'id' must be a non-empty string"),
+    (b'{"id": 7, "turns": [{"speaker": "u", "text": "x"}]}', "'id' must be a non-empty string"),
+    (b'{"id": "b", "turns": []}', "no turns"),
+    (b'{"id": "c"}', "'turns' must be a list"),
+    (b'{"id": "d", "turns": ["hi"]}', "turn 0 is not an object"),
+    (b'{"id": "e", "turns": [{"text": "hi"}]}', "turn 0 has no 'speaker'"),
+    (b'{"id": "f", "turns": [{"speaker": " ", "text": "hi"}]}', "turn 0: 'speaker' must be a non-empty string"),
+    (b'{"id": "g", "turns": [{"speaker": "u"}]}', "turn 0 has no 'text'"),
+    (b'{"id": "h", "turns": [{"speaker": "u", "text": "  "}]}', "turn 0 has empty text"),
+    (b'{"id": "i", "turns": [{"speaker": "u", "text": ["x"]}]}', "turn 0: 'text' must be a string"),
+    (b'{"id": "j", "turns": [{"speaker": "u", "text": "x"}], "labels": []}', "'labels' must be an object"),
+    (b'{"id": "k", "turns": [{"speaker": "u", "text": "x"}], "meta": 1}', "unknown top-level keys ['meta']"),
+    (b'{"id": "l", "turns": [{"speaker": "u", "text": "caf\xe9"}]}', "not UTF-8 (byte 51"),
+    (b"", "blank line"),
+    (json.dumps(GOOD).encode(), "duplicate id 'g1'"),
+]
+
+
+def _write(tmp_path, lines):
+    path = tmp_path / "d.jsonl"
+    path.write_bytes(b"".join(line + b"\n" for line in lines))
+    return str(path)
+
+
+@pytest.mark.parametrize("line, reason", BAD_LINES, ids=[r for _, r in BAD_LINES])
+def test_each_bad_line_fails_with_file_line_and_reason(tmp_path, line, reason):
+    path = _write(tmp_path, [json.dumps(GOOD).encode(), line])
+    with pytest.raises(DialogueFormatError) as error:
+        list(read_dialogues(path))
+    assert str(error.value).startswith(f"{path}:2: ")
+    assert reason in str(error.value)
+
+
+def test_skip_keeps_every_good_line_and_counts_the_bad(tmp_path):
+    goods = [dict(GOOD, id=f"good{i}") for i in range(3)]
+    lines = [json.dumps(goods[0]).encode()]
+    for line, _ in BAD_LINES[:-1]:
+        lines.append(line)
+    lines += [json.dumps(g).encode() for g in goods[1:]]
+    errors = ErrorPolicy("skip")
+    dialogues = list(read_dialogues(_write(tmp_path, lines), errors))
+    assert [d.id for d in dialogues] == ["good0", "good1", "good2"]
+    assert errors.skipped == len(BAD_LINES) - 1
+    assert dialogues[0].turns[0] == Turn("user", "hi", {"intent": "greet"})
+    assert dialogues[0].labels == {"domain": "x"}
+
+
+def test_write_then_read_round_trip(tmp_path):
+    dialogues = [Dialogue("x", (Turn("a", "你好"), Turn("b", "hi", {"intent": "greet"})), {"domain": "d"}),
+                 Dialogue("y", (Turn("a", "only"),))]
+    path = str(tmp_path / "sub" / "out.jsonl")
+    assert write_dialogues(dialogues, path) == 2
+    assert list(read_dialogues(path)) == dialogues
+    assert "你好" in open(path, encoding="utf-8").read()
+    assert sorted(p.name for p in (tmp_path / "sub").iterdir()) == ["out.jsonl"]
+
+
+def test_interrupted_write_leaves_no_file(tmp_path):
+    def broken():
+        yield Dialogue("x", (Turn("a", "t"),))
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        write_dialogues(broken(), str(tmp_path / "out.jsonl"))
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_merge_drop_roles_hand_worked():
+    dialogue = Dialogue("m", (Turn("u", "hi", {"intent": "greet"}), Turn("u", "there"), Turn("s", "yes"),
+                              Turn("u", "ok"), Turn("u", "bye")))
+    merged = merge_consecutive_turns(dialogue)
+    assert [(t.speaker, t.text) for t in merged.turns] == [("u", "hi there"), ("s", "yes"), ("u", "ok bye")]
+    assert merged.turns[0].fields == {"intent": "greet"}
+    assert role_ids(merged) == [0, 1, 0]
+    assert role_ids(Dialogue("r", (Turn("s", "a"), Turn("u", "b"), Turn("t", "c"), Turn("s", "d")))) == [0, 1, 2, 0]
+    assert [d.id for d in drop_short([dialogue, merged], 4)] == ["m"]
+
+
+def test_splits_are_deterministic_and_follow_the_fractions():
+    ids = [f"dialogue-{i}" for i in range(20000)]
+    splits = [split_of(i, seed=3) for i in ids]
+    assert splits == [split_of(i, seed=3) for i in ids]
+    counts = {s: splits.count(s) / len(ids) for s in ("train", "dev", "test")}
+    assert abs(counts["train"] - 0.8) < 0.015 and abs(counts["dev"] - 0.1) < 0.01
+    assert splits != [split_of(i, seed=4) for i in ids]
+    assert {split_of(i, 0, (0.0, 0.0, 1.0)) for i in ids[:100]} == {"test"}
+    with pytest.raises(ValueError, match="summing to 1"):
+        split_of("x", 0, (0.5, 0.5, 0.5))
+
+
+def test_error_policy_rejects_unknown_mode():
+    with pytest.raises(ValueError, match="on_error must be one of"):
+        ErrorPolicy("ignore")

@@ -1,0 +1,1 @@
+"""Dialogues → training examples → TFRecord shards → tf.data pipelines."""

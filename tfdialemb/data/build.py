@@ -1,0 +1,188 @@
+"""Streams a canonical dialogue file through an example builder into sharded TFRecords.
+
+Memory holds one chunk of examples and, for builders that sample negatives, the bounded utterance
+pool; never the corpus. Shards are written into a temporary sibling directory and the manifest
+last; the directory is renamed into place only when complete.
+"""
+import dataclasses
+import hashlib
+import os
+import shutil
+import tempfile
+from typing import Callable, Dict, Iterator, List, Optional
+
+import numpy as np
+import tensorflow as tf
+
+from tfdialemb.data.examples import ExampleBuilder
+from tfdialemb.data.records import SEQUENCE, SEQUENCE_LIST, serialize_example, shard_name, write_manifest
+from tfdialemb.data.sampling import UtterancePool
+from tfdialemb.dialogue import Dialogue, ErrorPolicy, drop_short, merge_consecutive_turns, read_dialogues
+from tfdialemb.text import BertTokenizer
+
+CHUNK_EXAMPLES = 512
+
+
+@dataclasses.dataclass(frozen=True)
+class BuildOptions:
+    max_length: int = 128
+    seed: int = 0
+    num_shards: int = 4
+    merge_consecutive_turns: bool = True
+    min_turns: int = 2
+    overwrite: bool = False
+
+
+def vocab_sha256(tokenizer: BertTokenizer) -> str:
+    """Identifies the vocabulary the ids index, so a build cannot meet the wrong checkpoint."""
+    return hashlib.sha256("\n".join(tokenizer.vocab).encode("utf-8")).hexdigest()
+
+
+def preprocessed_dialogues(path: str, options: BuildOptions, errors: ErrorPolicy) -> Iterator[Dialogue]:
+    """The papers' pre-processing: merge same-speaker runs, then drop dialogues under min_turns."""
+    dialogues = read_dialogues(path, errors)
+    if options.merge_consecutive_turns:
+        dialogues = (merge_consecutive_turns(d) for d in dialogues)
+    return drop_short(dialogues, options.min_turns)
+
+
+class _Tokenizing:
+    """Turns the text features of a chunk of examples into `[CLS] ... [SEP]` id lists at once."""
+
+    def __init__(self, tokenizer: BertTokenizer, schema: Dict[str, str], max_length: int):
+        if max_length < 3:
+            raise ValueError(f"max_length must be at least 3, got {max_length}")
+        self.schema = schema
+        self.cls, self.sep = tokenizer.cls_id, tokenizer.sep_id
+        self.keep = max_length - 2
+        self._tokenize = tf.function(tokenizer.tokenize, input_signature=[tf.TensorSpec([None], tf.string)])
+        self.max_lengths = {name: 0 for name, kind in schema.items() if kind != "int"}
+
+    def __call__(self, examples: List[Dict]) -> List[Dict]:
+        texts: List[str] = []
+        for example in examples:
+            for name, kind in self.schema.items():
+                if kind == SEQUENCE:
+                    texts.append(example[name])
+                elif kind == SEQUENCE_LIST:
+                    texts.extend(example[name])
+        ids = iter(self._tokenize(tf.constant(texts, tf.string)).to_list() if texts else [])
+        encoded = []
+        for example in examples:
+            row = {}
+            for name, kind in self.schema.items():
+                if kind == SEQUENCE:
+                    row[name] = self._pack(next(ids), name)
+                elif kind == SEQUENCE_LIST:
+                    row[name] = [self._pack(next(ids), name) for _ in example[name]]
+                else:
+                    row[name] = int(example[name])
+            encoded.append(row)
+        return encoded
+
+    def _pack(self, pieces: List[int], name: str) -> List[int]:
+        packed = [self.cls] + pieces[: self.keep] + [self.sep]
+        self.max_lengths[name] = max(self.max_lengths[name], len(packed))
+        return packed
+
+
+def build(
+    input_path: str,
+    output_dir: str,
+    builder: ExampleBuilder,
+    tokenizer: BertTokenizer,
+    options: BuildOptions = BuildOptions(),
+    errors: Optional[ErrorPolicy] = None,
+    on_dialogue: Optional[Callable[[int], None]] = None,
+) -> Dict:
+    """Builds `output_dir` from the JSONL at `input_path`; returns the manifest written.
+
+    `on_dialogue(n)` reports progress (dialogues of the final pass).
+    """
+    errors = errors or ErrorPolicy("fail")
+    output_dir = os.path.abspath(output_dir)
+    if os.path.exists(output_dir) and not options.overwrite:
+        raise FileExistsError(f"{output_dir}: already exists (pass overwrite to replace it)")
+    if options.num_shards < 1:
+        raise ValueError(f"num_shards must be positive, got {options.num_shards}")
+    pool = None
+    if builder.uses_pool:
+        pool = UtterancePool(builder.params.pool_size, options.seed)
+        for index, dialogue in enumerate(preprocessed_dialogues(input_path, options, ErrorPolicy(errors.mode))):
+            pool.add(index, [turn.text for turn in dialogue.turns])
+    parent = os.path.dirname(output_dir)
+    os.makedirs(parent, exist_ok=True)
+    staging = tempfile.mkdtemp(prefix=f".tmp-{os.path.basename(output_dir)}-", dir=parent)
+    try:
+        manifest = _write_shards(input_path, staging, builder, tokenizer, options, errors, pool, on_dialogue)
+        write_manifest(staging, manifest)
+        _move_into_place(staging, output_dir)
+    finally:
+        if os.path.exists(staging):
+            shutil.rmtree(staging)
+    return manifest
+
+
+def _write_shards(input_path, staging, builder, tokenizer, options, errors, pool, on_dialogue) -> Dict:
+    tokenizing = _Tokenizing(tokenizer, dict(builder.schema), options.max_length)
+    names = [shard_name(i, options.num_shards) for i in range(options.num_shards)]
+    writers = [tf.io.TFRecordWriter(os.path.join(staging, n)) for n in names]
+    per_shard = [0] * options.num_shards
+    written = dialogues = 0
+    chunk: List[Dict] = []
+
+    def flush():
+        nonlocal written
+        for example in tokenizing(chunk):
+            shard = written % options.num_shards
+            writers[shard].write(serialize_example(example, builder.schema))
+            per_shard[shard] += 1
+            written += 1
+        chunk.clear()
+
+    try:
+        for index, dialogue in enumerate(preprocessed_dialogues(input_path, options, errors)):
+            rng = np.random.default_rng([options.seed, index])
+            chunk.extend(builder.examples(dialogue, index, rng, pool))
+            dialogues += 1
+            if len(chunk) >= CHUNK_EXAMPLES:
+                flush()
+            if on_dialogue is not None:
+                on_dialogue(1)
+        flush()
+    finally:
+        for writer in writers:
+            writer.close()
+    if written == 0:
+        raise ValueError(f"{input_path}: no examples were built (no dialogue passed pre-processing)")
+    return {
+        "builder": builder.describe(),
+        "source": os.path.abspath(input_path),
+        "seed": options.seed,
+        "max_length": options.max_length,
+        "max_lengths": tokenizing.max_lengths,
+        "merge_consecutive_turns": options.merge_consecutive_turns,
+        "min_turns": options.min_turns,
+        "vocab_sha256": vocab_sha256(tokenizer),
+        "vocab_size": tokenizer.vocab_size,
+        "lower_case": tokenizer.lower_case,
+        "pad_id": tokenizer.pad_id,
+        "counts": {
+            "dialogues": dialogues,
+            "skipped_lines": errors.skipped,
+            "examples": written,
+            "per_shard": per_shard,
+            "pool_utterances": len(pool.texts) if pool else 0,
+        },
+        "shards": names,
+    }
+
+
+def _move_into_place(staging: str, output_dir: str) -> None:
+    if os.path.exists(output_dir):
+        old = tempfile.mkdtemp(prefix=f".old-{os.path.basename(output_dir)}-", dir=os.path.dirname(output_dir))
+        os.rename(output_dir, os.path.join(old, "previous"))
+        os.rename(staging, output_dir)
+        shutil.rmtree(old)
+    else:
+        os.rename(staging, output_dir)

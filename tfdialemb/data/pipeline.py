@@ -1,0 +1,107 @@
+"""tf.data input pipelines over built shards: interleave, shuffle, batched parsing, length
+bucketing, dynamic padding, prefetch, and per-worker sharding through `tf.distribute.InputContext`.
+
+Batches are dicts of dense int32 tensors: a "sequence" feature NAME becomes `NAME` [B, T] and
+`NAME_mask` [B, T]; a "sequence_list" feature becomes `NAME` [B, N, T], `NAME_mask` [B, N, T]
+(rows with no tokens are all-zero); an "int" feature stays [B]. T is the longest sequence of the
+batch, not the build's max_length.
+"""
+from typing import Dict, Mapping, Optional, Sequence
+
+import tensorflow as tf
+
+from tfdialemb.data.records import INT, SEQUENCE, SEQUENCE_LIST, parse_spec, read_manifest, shard_paths
+
+PARSE_BATCH = 256
+DEFAULT_BOUNDARIES = (16, 24, 32, 48, 64, 96, 128, 192, 256, 384)
+
+
+def example_length(example: Mapping[str, tf.Tensor], schema: Mapping[str, str]) -> tf.Tensor:
+    """Longest token sequence of one parsed (ragged) example: the length it pads to."""
+    lengths = [tf.constant(0, tf.int64)]
+    for name, kind in schema.items():
+        if kind == SEQUENCE:
+            lengths.append(tf.size(example[name], out_type=tf.int64))
+        elif kind == SEQUENCE_LIST:
+            rows = example[name].row_lengths()
+            lengths.append(tf.reduce_max(tf.concat([rows, [0]], axis=0)))
+    return tf.reduce_max(tf.stack(lengths))
+
+
+def to_dense(batch: Mapping[str, tf.Tensor], schema: Mapping[str, str], pad_id: int = 0,
+             pad_to: Optional[int] = None) -> Dict[str, tf.Tensor]:
+    """Pads a batch of ragged examples to its longest sequence (or to `pad_to`)."""
+    dense = {}
+    for name, kind in schema.items():
+        value = batch[name]
+        if kind == INT:
+            dense[name] = tf.cast(value, tf.int32)
+            continue
+        mask = tf.ones_like(value, tf.int32)
+        shape = None
+        if pad_to is not None:
+            shape = [None, pad_to] if kind == SEQUENCE else [None, None, pad_to]
+        dense[name] = tf.cast(value.to_tensor(default_value=pad_id, shape=shape), tf.int32)
+        dense[f"{name}_mask"] = mask.to_tensor(default_value=0, shape=shape)
+    return dense
+
+
+def make_dataset(
+    directory: str,
+    batch_size: int,
+    training: bool = True,
+    input_context: Optional[tf.distribute.InputContext] = None,
+    seed: Optional[int] = None,
+    shuffle_buffer: int = 10_000,
+    bucket_boundaries: Optional[Sequence[int]] = DEFAULT_BOUNDARIES,
+    pad_to: Optional[int] = None,
+    repeat: bool = False,
+) -> tf.data.Dataset:
+    """Batches of a build directory.
+
+    `batch_size` is global; with an `input_context` (from `distribute_datasets_from_function`)
+    each input pipeline reads its own shards and yields per-replica batches. Training shuffles
+    files and records (seeded when `seed` is given) and groups examples of similar length into the
+    same batch (`bucket_boundaries`; None turns bucketing off). Evaluation keeps file order.
+    """
+    manifest = read_manifest(directory)
+    schema = manifest["builder"]["schema"]
+    files = shard_paths(directory, manifest)
+    if input_context is not None:
+        batch_size = input_context.get_per_replica_batch_size(batch_size)
+        if input_context.num_input_pipelines > 1:
+            if len(files) < input_context.num_input_pipelines:
+                raise ValueError(
+                    f"{directory}: {len(files)} shards cannot feed {input_context.num_input_pipelines} "
+                    "input pipelines; rebuild with --num_shards at least the number of workers"
+                )
+            files = files[input_context.input_pipeline_id::input_context.num_input_pipelines]
+    dataset = tf.data.Dataset.from_tensor_slices(files)
+    if training:
+        dataset = dataset.shuffle(len(files), seed=seed, reshuffle_each_iteration=True)
+    dataset = dataset.interleave(
+        tf.data.TFRecordDataset,
+        cycle_length=min(len(files), 8),
+        num_parallel_calls=tf.data.AUTOTUNE,
+        deterministic=not training or seed is not None,
+    )
+    if repeat:
+        dataset = dataset.repeat()
+    if training:
+        dataset = dataset.shuffle(shuffle_buffer, seed=seed, reshuffle_each_iteration=True)
+    spec = parse_spec(schema)
+    dataset = dataset.batch(PARSE_BATCH).map(
+        lambda records: tf.io.parse_example(records, spec), num_parallel_calls=tf.data.AUTOTUNE
+    ).unbatch()
+    if training and bucket_boundaries:
+        boundaries = tf.constant(list(bucket_boundaries), tf.int64)
+        dataset = dataset.group_by_window(
+            key_func=lambda ex: tf.reduce_sum(tf.cast(example_length(ex, schema) > boundaries, tf.int64)),
+            reduce_func=lambda _, window: window.batch(batch_size),
+            window_size=batch_size,
+        )
+    else:
+        dataset = dataset.batch(batch_size)
+    pad_id = manifest.get("pad_id", 0)
+    dataset = dataset.map(lambda b: to_dense(b, schema, pad_id, pad_to), num_parallel_calls=tf.data.AUTOTUNE)
+    return dataset.prefetch(tf.data.AUTOTUNE)

@@ -1,0 +1,100 @@
+"""TFRecord schema of built examples, and the manifest that makes a shard set complete.
+
+Each feature has a kind:
+  - "sequence": one token-id sequence, stored as an Int64List, parsed to [batch, (tokens)];
+  - "sequence_list": several sequences (context turns, candidates), stored as `NAME/values` and
+    `NAME/row_lengths`, parsed to [batch, (sequences), (tokens)];
+  - "int": one integer per example.
+A build directory holds `examples-SSSSS-of-NNNNN.tfrecord` shards and `manifest.json`, written last,
+so a directory without a manifest is never a complete build.
+"""
+import json
+import os
+from typing import Dict, List, Mapping
+
+import tensorflow as tf
+
+SEQUENCE = "sequence"
+SEQUENCE_LIST = "sequence_list"
+INT = "int"
+KINDS = (SEQUENCE, SEQUENCE_LIST, INT)
+MANIFEST = "manifest.json"
+FORMAT_VERSION = 1
+
+
+class IncompleteBuildError(FileNotFoundError):
+    """A build directory that lacks its manifest or shards (missing, or interrupted)."""
+
+
+def shard_name(index: int, count: int) -> str:
+    return f"examples-{index:05d}-of-{count:05d}.tfrecord"
+
+
+def serialize_example(features: Mapping, schema: Mapping[str, str]) -> bytes:
+    """One tf.train.Example from token ids: lists for sequences, lists of lists for lists."""
+    encoded = {}
+    for name, kind in schema.items():
+        value = features[name]
+        if kind == SEQUENCE:
+            encoded[name] = _ints(value)
+        elif kind == SEQUENCE_LIST:
+            encoded[f"{name}/values"] = _ints([token for row in value for token in row])
+            encoded[f"{name}/row_lengths"] = _ints([len(row) for row in value])
+        elif kind == INT:
+            encoded[name] = _ints([value])
+        else:
+            raise ValueError(f"feature {name!r} has unknown kind {kind!r}; expected one of {KINDS}")
+    return tf.train.Example(features=tf.train.Features(feature=encoded)).SerializeToString()
+
+
+def parse_spec(schema: Mapping[str, str]) -> Dict[str, object]:
+    """`tf.io.parse_example` features that give back what `serialize_example` stored."""
+    spec = {}
+    for name, kind in schema.items():
+        if kind == SEQUENCE:
+            spec[name] = tf.io.RaggedFeature(tf.int64, value_key=name, row_splits_dtype=tf.int64)
+        elif kind == SEQUENCE_LIST:
+            spec[name] = tf.io.RaggedFeature(
+                tf.int64,
+                value_key=f"{name}/values",
+                partitions=[tf.io.RaggedFeature.RowLengths(f"{name}/row_lengths")],
+                row_splits_dtype=tf.int64,
+            )
+        else:
+            spec[name] = tf.io.FixedLenFeature([], tf.int64)
+    return spec
+
+
+def write_manifest(directory: str, manifest: Mapping) -> None:
+    """Writes the manifest with sorted keys, so equal builds give equal bytes."""
+    tmp = os.path.join(directory, MANIFEST + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(dict(manifest, format_version=FORMAT_VERSION), f, indent=2, sort_keys=True)
+        f.write("\n")
+    os.replace(tmp, os.path.join(directory, MANIFEST))
+
+
+def read_manifest(directory: str) -> Dict:
+    """The manifest of a complete build; IncompleteBuildError names what is missing otherwise."""
+    path = os.path.join(directory, MANIFEST)
+    if not os.path.isfile(path):
+        raise IncompleteBuildError(
+            f"{directory}: no {MANIFEST}, so not a complete build (an interrupted build leaves "
+            "none); build it with `python -m tfdialemb.data build`"
+        )
+    with open(path, encoding="utf-8") as f:
+        manifest = json.load(f)
+    if manifest.get("format_version") != FORMAT_VERSION:
+        raise IncompleteBuildError(f"{path}: format_version {manifest.get('format_version')} is not {FORMAT_VERSION}")
+    missing = [s for s in manifest["shards"] if not os.path.isfile(os.path.join(directory, s))]
+    if missing:
+        raise IncompleteBuildError(f"{directory}: shards named in {MANIFEST} are missing: {missing}")
+    return manifest
+
+
+def shard_paths(directory: str, manifest: Mapping) -> List[str]:
+    return [os.path.join(directory, name) for name in manifest["shards"]]
+
+
+def _ints(values) -> tf.train.Feature:
+    return tf.train.Feature(int64_list=tf.train.Int64List(value=[int(v) for v in values]))

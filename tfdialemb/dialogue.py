@@ -1,0 +1,226 @@
+"""The canonical dialogue: JSON Lines, one dialogue per line, validated line by line.
+
+  {"id": "d1", "turns": [{"speaker": "user", "text": "hi", "intent": "greet"}, ...],
+   "labels": {"domain": "hotel"}}
+
+`id` is a non-empty string unique in its file, `turns` a non-empty list of objects each with a
+non-empty string `speaker` and a non-empty string `text` (other turn fields, e.g. `intent`, are
+kept), `labels` an optional object. Every method reads dialogues through `read_dialogues`; every
+converter writes them through `write_dialogues`.
+"""
+import dataclasses
+import hashlib
+import json
+import logging
+import os
+import tempfile
+from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
+
+ON_ERROR = ("fail", "skip")
+SPLITS = ("train", "dev", "test")
+_log = logging.getLogger(__name__)
+
+
+class DialogueFormatError(ValueError):
+    """A bad line of a dialogue file, native or canonical: names the file, line and reason."""
+
+    def __init__(self, path: str, location: Union[int, str], reason: str):
+        """`location` is a 1-based line number, or for JSON documents the record's key or index."""
+        super().__init__(f"{path}:{location}: {reason}")
+        self.path, self.location, self.reason = path, location, reason
+
+
+class ErrorPolicy:
+    """What to do with a bad input line: `fail` raises at once, `skip` counts it and goes on.
+
+    Skipped lines are logged (the first `log_limit` in full) and counted in `skipped`.
+    """
+
+    def __init__(self, mode: str = "fail", log_limit: int = 20):
+        if mode not in ON_ERROR:
+            raise ValueError(f"on_error must be one of {ON_ERROR}, got {mode!r}")
+        self.mode = mode
+        self.log_limit = log_limit
+        self.skipped = 0
+        self.messages: List[str] = []
+
+    def report(self, path: str, location: Union[int, str], reason: str) -> None:
+        error = DialogueFormatError(path, location, reason)
+        if self.mode == "fail":
+            raise error
+        self.skipped += 1
+        if len(self.messages) < self.log_limit:
+            self.messages.append(str(error))
+            _log.warning("skipped %s", error)
+
+
+@dataclasses.dataclass(frozen=True)
+class Turn:
+    speaker: str
+    text: str
+    fields: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+
+    def to_json(self) -> Dict[str, Any]:
+        return {"speaker": self.speaker, "text": self.text, **self.fields}
+
+
+@dataclasses.dataclass(frozen=True)
+class Dialogue:
+    id: str
+    turns: Tuple[Turn, ...]
+    labels: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+
+    def __post_init__(self):
+        object.__setattr__(self, "turns", tuple(self.turns))
+
+    @property
+    def speakers(self) -> List[str]:
+        """Distinct speakers in order of first appearance."""
+        return list(dict.fromkeys(turn.speaker for turn in self.turns))
+
+    def to_json(self) -> Dict[str, Any]:
+        record = {"id": self.id, "turns": [turn.to_json() for turn in self.turns]}
+        if self.labels:
+            record["labels"] = dict(self.labels)
+        return record
+
+    def to_line(self) -> str:
+        return json.dumps(self.to_json(), ensure_ascii=False, sort_keys=False)
+
+
+def parse_dialogue(record: Any) -> Dialogue:
+    """A Dialogue from a decoded JSON value; ValueError with the reason when it is not one."""
+    if not isinstance(record, dict):
+        raise ValueError(f"expected a JSON object, got {type(record).__name__}")
+    unknown = sorted(set(record) - {"id", "turns", "labels"})
+    if unknown:
+        raise ValueError(f"unknown top-level keys {unknown}")
+    dialogue_id = record.get("id")
+    if not isinstance(dialogue_id, str) or not dialogue_id:
+        raise ValueError("'id' must be a non-empty string")
+    turns = record.get("turns")
+    if not isinstance(turns, list):
+        raise ValueError("'turns' must be a list")
+    if not turns:
+        raise ValueError("no turns")
+    parsed = []
+    for index, turn in enumerate(turns):
+        if not isinstance(turn, dict):
+            raise ValueError(f"turn {index} is not an object")
+        speaker, text = turn.get("speaker"), turn.get("text")
+        if "speaker" not in turn:
+            raise ValueError(f"turn {index} has no 'speaker'")
+        if not isinstance(speaker, str) or not speaker.strip():
+            raise ValueError(f"turn {index}: 'speaker' must be a non-empty string")
+        if "text" not in turn:
+            raise ValueError(f"turn {index} has no 'text'")
+        if not isinstance(text, str):
+            raise ValueError(f"turn {index}: 'text' must be a string")
+        if not text.strip():
+            raise ValueError(f"turn {index} has empty text")
+        fields = {k: v for k, v in turn.items() if k not in ("speaker", "text")}
+        parsed.append(Turn(speaker, text, fields))
+    labels = record.get("labels", {})
+    if not isinstance(labels, dict):
+        raise ValueError("'labels' must be an object")
+    return Dialogue(dialogue_id, tuple(parsed), labels)
+
+
+def read_dialogues(path: str, errors: Optional[ErrorPolicy] = None) -> Iterator[Dialogue]:
+    """Streams the dialogues of a canonical JSONL file, validating every line.
+
+    Bad lines (malformed JSON, non-UTF-8 bytes, a blank line, a duplicate id, or a record that
+    `parse_dialogue` rejects) go to `errors` (default: fail on the first). Memory holds one line
+    and the set of ids seen.
+    """
+    errors = errors or ErrorPolicy("fail")
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"{path}: dialogue file does not exist")
+    seen = set()
+    with open(path, "rb") as f:
+        for number, raw in enumerate(f, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                errors.report(path, number, f"not UTF-8 (byte {e.start}: {raw[e.start:e.start + 1]!r})")
+                continue
+            if not line.strip():
+                errors.report(path, number, "blank line")
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as e:
+                errors.report(path, number, f"malformed JSON ({e.msg} at column {e.colno})")
+                continue
+            try:
+                dialogue = parse_dialogue(record)
+            except ValueError as e:
+                errors.report(path, number, str(e))
+                continue
+            if dialogue.id in seen:
+                errors.report(path, number, f"duplicate id {dialogue.id!r}")
+                continue
+            seen.add(dialogue.id)
+            yield dialogue
+
+
+def write_dialogues(dialogues: Iterable[Dialogue], path: str) -> int:
+    """Writes JSONL to `path` atomically (temporary file, renamed when complete); returns the count."""
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    handle, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".jsonl", dir=directory)
+    count = 0
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as f:
+            for dialogue in dialogues:
+                f.write(dialogue.to_line() + "\n")
+                count += 1
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+    return count
+
+
+def merge_consecutive_turns(dialogue: Dialogue, separator: str = " ") -> Dialogue:
+    """Joins consecutive turns of the same speaker into one (DialogueCSE and dial2vec do this).
+
+    The merged turn keeps the fields (e.g. intent) of the first turn of its run.
+    """
+    merged: List[Turn] = []
+    for turn in dialogue.turns:
+        if merged and merged[-1].speaker == turn.speaker:
+            last = merged[-1]
+            merged[-1] = Turn(last.speaker, last.text + separator + turn.text, last.fields)
+        else:
+            merged.append(turn)
+    return dataclasses.replace(dialogue, turns=tuple(merged))
+
+
+def drop_short(dialogues: Iterable[Dialogue], min_turns: int) -> Iterator[Dialogue]:
+    """Dialogues with at least `min_turns` turns (DialogueCSE drops JDDC/ECD dialogues under 4)."""
+    return (d for d in dialogues if len(d.turns) >= min_turns)
+
+
+def role_ids(dialogue: Dialogue) -> List[int]:
+    """Per turn, the index of its speaker in order of first appearance (0, 1, ...)."""
+    index = {speaker: i for i, speaker in enumerate(dialogue.speakers)}
+    return [index[turn.speaker] for turn in dialogue.turns]
+
+
+def split_of(dialogue_id: str, seed: int, fractions: Sequence[float] = (0.8, 0.1, 0.1)) -> str:
+    """The split ("train", "dev", "test") a dialogue belongs to, from a hash of seed and id.
+
+    Independent of file order and of the other dialogues, so a corpus splits while streaming and
+    a dialogue keeps its split when the corpus grows.
+    """
+    if len(fractions) != len(SPLITS) or abs(sum(fractions) - 1.0) > 1e-9 or min(fractions) < 0:
+        raise ValueError(f"fractions must be three non-negative numbers summing to 1, got {fractions}")
+    digest = hashlib.sha256(f"{seed}\x00{dialogue_id}".encode("utf-8")).digest()
+    point = int.from_bytes(digest[:8], "big") / 2**64
+    bound = 0.0
+    for split, fraction in zip(SPLITS, fractions):
+        bound += fraction
+        if point < bound:
+            return split
+    return SPLITS[-1]
