@@ -1,10 +1,11 @@
 """Pieces every command-line tool shares: progress bars and atomic output files."""
 import os
 import sys
-import tempfile
 import time
 
 import numpy as np
+
+from tfdialemb.files import atomic_open
 
 
 class Progress:
@@ -35,16 +36,8 @@ class Progress:
 
 def save_npy_atomic(path: str, array: np.ndarray) -> None:
     """Writes `path` only once complete, so an interrupted run leaves no partial file."""
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    handle, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".npy", dir=directory)
-    try:
-        with os.fdopen(handle, "wb") as f:
-            np.save(f, array)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+    with atomic_open(path, "wb") as f:
+        np.save(f, array)
 
 
 def read_lines(path: str) -> list:

@@ -8,13 +8,15 @@ non-empty string `speaker` and a non-empty string `text` (other turn fields, e.g
 kept), `labels` an optional object. Every method reads dialogues through `read_dialogues`; every
 converter writes them through `write_dialogues`.
 """
+import contextlib
 import dataclasses
 import hashlib
 import json
 import logging
 import os
-import tempfile
 from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
+
+from tfdialemb.files import atomic_open
 
 ON_ERROR = ("fail", "skip")
 SPLITS = ("train", "dev", "test")
@@ -126,6 +128,23 @@ def parse_dialogue(record: Any) -> Dialogue:
     return Dialogue(dialogue_id, tuple(parsed), labels)
 
 
+def iter_lines(path: str, errors: ErrorPolicy) -> Iterator[Tuple[int, str]]:
+    """(1-based line number, line without its newline) for each UTF-8 line of `path`.
+
+    A line that is not UTF-8 goes to `errors`; blank lines are passed on for the caller to judge.
+    """
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"{path}: input file does not exist")
+    with open(path, "rb") as f:
+        for number, raw in enumerate(f, start=1):
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                errors.report(path, number, f"not UTF-8 (byte {e.start}: {raw[e.start:e.start + 1]!r})")
+                continue
+            yield number, text.rstrip("\n").rstrip("\r")
+
+
 def read_dialogues(path: str, errors: Optional[ErrorPolicy] = None) -> Iterator[Dialogue]:
     """Streams the dialogues of a canonical JSONL file, validating every line.
 
@@ -134,52 +153,54 @@ def read_dialogues(path: str, errors: Optional[ErrorPolicy] = None) -> Iterator[
     and the set of ids seen.
     """
     errors = errors or ErrorPolicy("fail")
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"{path}: dialogue file does not exist")
     seen = set()
-    with open(path, "rb") as f:
-        for number, raw in enumerate(f, start=1):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as e:
-                errors.report(path, number, f"not UTF-8 (byte {e.start}: {raw[e.start:e.start + 1]!r})")
-                continue
-            if not line.strip():
-                errors.report(path, number, "blank line")
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as e:
-                errors.report(path, number, f"malformed JSON ({e.msg} at column {e.colno})")
-                continue
-            try:
-                dialogue = parse_dialogue(record)
-            except ValueError as e:
-                errors.report(path, number, str(e))
-                continue
-            if dialogue.id in seen:
-                errors.report(path, number, f"duplicate id {dialogue.id!r}")
-                continue
-            seen.add(dialogue.id)
-            yield dialogue
+    for number, line in iter_lines(path, errors):
+        if not line.strip():
+            errors.report(path, number, "blank line")
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as e:
+            errors.report(path, number, f"malformed JSON ({e.msg} at column {e.colno})")
+            continue
+        try:
+            dialogue = parse_dialogue(record)
+        except ValueError as e:
+            errors.report(path, number, str(e))
+            continue
+        if dialogue.id in seen:
+            errors.report(path, number, f"duplicate id {dialogue.id!r}")
+            continue
+        seen.add(dialogue.id)
+        yield dialogue
 
 
 def write_dialogues(dialogues: Iterable[Dialogue], path: str) -> int:
     """Writes JSONL to `path` atomically (temporary file, renamed when complete); returns the count."""
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    handle, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".jsonl", dir=directory)
     count = 0
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as f:
-            for dialogue in dialogues:
-                f.write(dialogue.to_line() + "\n")
-                count += 1
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+    with atomic_open(path) as f:
+        for dialogue in dialogues:
+            f.write(dialogue.to_line() + "\n")
+            count += 1
     return count
+
+
+def split_dialogues(path: str, output_dir: str, seed: int,
+                    fractions: Sequence[float] = (0.8, 0.1, 0.1),
+                    errors: Optional[ErrorPolicy] = None) -> Dict[str, int]:
+    """Streams `path` into `output_dir/{train,dev,test}.jsonl` by `split_of`; returns the counts.
+
+    The three files are renamed into place together once the input has been read to the end.
+    """
+    counts = {split: 0 for split in SPLITS}
+    with contextlib.ExitStack() as stack:
+        files = {split: stack.enter_context(atomic_open(os.path.join(output_dir, f"{split}.jsonl")))
+                 for split in SPLITS}
+        for dialogue in read_dialogues(path, errors):
+            split = split_of(dialogue.id, seed, fractions)
+            files[split].write(dialogue.to_line() + "\n")
+            counts[split] += 1
+    return counts
 
 
 def merge_consecutive_turns(dialogue: Dialogue, separator: str = " ") -> Dialogue:

@@ -23,6 +23,7 @@ from tfdialemb.encoders.encoder import Encoder
 from tfdialemb.encoders.google import read_google_checkpoint
 from tfdialemb.encoders.huggingface import pytorch_to_model_garden, read_safetensors, read_tf_h5
 from tfdialemb.encoders.weights import CheckpointError, assign_bert_weights
+from tfdialemb.files import atomic_open
 from tfdialemb.text.tokenizer import BertTokenizer, read_vocab
 
 OWN_CONFIG = "tfdialemb_encoder.json"
@@ -143,8 +144,10 @@ def write_model_files(directory: str, encoder: Encoder, tokenizer: BertTokenizer
         "encoder": encoder.encoder_config.to_dict(),
         "tokenizer": tokenizer.config(),
     }
-    _write_atomic(os.path.join(directory, OWN_CONFIG), json.dumps(payload, indent=2) + "\n")
-    _write_atomic(os.path.join(directory, "vocab.txt"), "".join(t + "\n" for t in tokenizer.vocab))
+    with atomic_open(os.path.join(directory, OWN_CONFIG)) as f:
+        f.write(json.dumps(payload, indent=2) + "\n")
+    with atomic_open(os.path.join(directory, "vocab.txt")) as f:
+        f.write("".join(t + "\n" for t in tokenizer.vocab))
 
 
 def save_pretrained(encoder: Encoder, tokenizer: BertTokenizer, directory: str) -> str:
@@ -231,10 +234,3 @@ def _infer_lower_case(directory: str, vocab) -> bool:
         ch.isupper() for token in vocab if not (token.startswith("[") and token.endswith("]"))
         for ch in token
     )
-
-
-def _write_atomic(path: str, text: str) -> None:
-    tmp = f"{path}.tmp-{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)

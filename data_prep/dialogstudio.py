@@ -1,0 +1,117 @@
+"""Salesforce DialogStudio dataset files to canonical dialogues.
+
+Native layout: one folder per dataset, one folder per split (train/, val/, test/), files
+`dialogues_<n>.json` (other JSON files, such as SGD's copied `schema.json`, `otgy.json` or the
+`*_examples.json` samples, are not dialogue files and are ignored). Each file is a JSON object:
+
+    {"<dataset>--<split>--<n>": {
+        "original dialog id": str, "new dialog id": str, "dialog index": int,
+        "original dialog info": {...dataset specific...},
+        "log": [{"turn id": int, "user utterance": str, "system response": str,
+                 "dialog history": str, "original user side information": {...},
+                 "original system side information": {...}, "dst": str,
+                 "dst accumulated": str, "intent": str (some datasets)}, ...],
+        "external knowledge non-flat": {...}, "external knowledge": str, "dst knowledge": str,
+        "intent knowledge": str, "prompt": [str, ...]}, ...}
+
+Each log entry is a user utterance and the system response to it. Confirmed in
+salesforce/DialogStudio README.md (the dialogue fields), code/utils/constant.py (the key names),
+code/preprocess_data_TOD.py (`save_dial` writes `<dataset>/<split>/dialogues_<n>.json` keyed by
+"<dataset>--<split>--<n>"; "dialog ends at user side" leaves the last entry's system response
+empty) and task-oriented-dialogues/{SGD,MULTIWOZ2_2,MultiWOZ_2.1,MetaLWOZ,BiTOD}/
+converted_examples.json ("original dialog info" per dataset).
+Input: one `dialogues_<n>.json` file, or any folder above such files (a dataset folder, or the
+whole collection), searched recursively.
+
+Conversion:
+- id: the "<dataset>--<split>--<n>" key, unique across the collection ("original dialog id"
+  repeats across SGD splits);
+- turns: per log entry a "user" turn, then a "system" turn; texts stripped of surrounding
+  whitespace. The one empty side kept out rather than reported is the system response of the
+  last entry (a dialogue that ends on the user side); any other empty or missing utterance is
+  reported. Order is the log order (each entry pairs one user and one system utterance);
+- user turns keep DialogStudio's "intent" of the entry when it is a non-empty string (its
+  constant.py notes that it falls back to dialogue acts where a corpus has no intents);
+- labels: {"dataset": the key's dataset name}, plus {"domains", "domain" when single} where
+  "original dialog info" has one of the shapes that carry domains: "services" (a list of
+  strings: SGD, MULTIWOZ2_2), "goal" holding every MultiWOZ domain (MultiWOZ_2.1; domains as in
+  multiwoz.py) or "domain" (a string: MetaLWOZ). Other shapes, e.g. BiTOD's task names in
+  "Scenario", give no domain labels rather than a guess.
+"""
+from typing import Any, Dict, Iterator, List, Optional
+
+from data_prep.multiwoz import (
+    MULTIWOZ_DOMAINS,
+    BadRecord,
+    Location,
+    convert_json_files,
+    domain_labels,
+    goal_domains,
+    input_files,
+    is_string_list,
+    keyed_records,
+    utterance_text,
+)
+from tfdialemb.dialogue import Dialogue, ErrorPolicy, Turn
+
+USER_UTTERANCE = "user utterance"
+SYSTEM_RESPONSE = "system response"
+KEY_SEPARATOR = "--"
+
+
+def convert_dialogstudio(input_path: str, errors: ErrorPolicy) -> Iterator[Dialogue]:
+    """Streams the dialogues of a DialogStudio file, or of every dialogue file under a folder."""
+    files = input_files(input_path, "dialogues_*.json", recursive=True)
+    yield from convert_json_files(files, errors, keyed_records, _dialogstudio_dialogue)
+
+
+def _dialogstudio_dialogue(key: Location, record: Any) -> Dialogue:
+    parts = str(key).rsplit(KEY_SEPARATOR, 2)
+    if len(parts) != 3 or not all(parts):
+        raise BadRecord(f"key {key!r} is not '<dataset>--<split>--<n>'")
+    if not isinstance(record, dict):
+        raise BadRecord("dialogue is not a JSON object")
+    log = record.get("log")
+    if not isinstance(log, list) or not log:
+        raise BadRecord("'log' must be a non-empty list")
+    turns: List[Turn] = []
+    for index, entry in enumerate(log):
+        if not isinstance(entry, dict):
+            raise BadRecord(f"log entry {index} is not an object")
+        user = utterance_text(entry.get(USER_UTTERANCE), f"log entry {index} {USER_UTTERANCE}")
+        turns.append(Turn("user", user, _intent_field(index, entry)))
+        response = entry.get(SYSTEM_RESPONSE)
+        ends_on_user_side = index == len(log) - 1 and isinstance(response, str)
+        if ends_on_user_side and not response.strip():
+            continue
+        system = utterance_text(response, f"log entry {index} {SYSTEM_RESPONSE}")
+        turns.append(Turn("system", system))
+    labels = {"dataset": parts[0], **_domain_labels(record.get("original dialog info"))}
+    return Dialogue(str(key), turns, labels)
+
+
+def _intent_field(index: int, entry: Dict[str, Any]) -> Dict[str, str]:
+    intent = entry.get("intent", "")
+    if not isinstance(intent, str):
+        raise BadRecord(f"log entry {index}: 'intent' must be a string")
+    return {"intent": intent.strip()} if intent.strip() else {}
+
+
+def _domain_labels(info: Any) -> Dict[str, Any]:
+    domains = _info_domains(info) if isinstance(info, dict) else None
+    return {} if domains is None else domain_labels(domains)
+
+
+def _info_domains(info: Dict[str, Any]) -> Optional[List[str]]:
+    """The domains that "original dialog info" names; None for shapes not known to hold them."""
+    services, goal, domain = info.get("services"), info.get("goal"), info.get("domain")
+    if is_string_list(services):
+        return services
+    if isinstance(goal, dict) and set(MULTIWOZ_DOMAINS) <= set(goal):
+        return goal_domains(goal)
+    if isinstance(domain, str) and domain.strip():
+        return [domain.strip()]
+    return None
+
+
+FORMATS = {"dialogstudio": convert_dialogstudio}

@@ -1,0 +1,65 @@
+"""Douban Conversation Corpus response-selection lines -> canonical dialogues, on fixtures."""
+import os
+
+import pytest
+
+from data_prep.response_selection import FORMATS
+from tfdialemb.dialogue import Dialogue, DialogueFormatError, ErrorPolicy, Turn
+
+FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "douban")
+convert = FORMATS["douban"]
+
+MOVIE = (
+    Turn("A", "周末 有 什么 好看 的 电影 推荐 吗"),
+    Turn("B", "最近 上映 的 那部 科幻片 不错"),
+    Turn("A", "在 哪个 影院 看 比较 好"),
+)
+
+
+def candidate(number, response, label, context_id=0):
+    return Dialogue(f"test-{number}", MOVIE + (Turn("B", response),),
+                    {"label": label, "context_id": context_id})
+
+
+def test_a_test_block_of_ten_candidates_shares_one_context_id():
+    # Douban's human-labelled test blocks may hold several positives: here lines 1 and 3.
+    dialogues = list(convert(os.path.join(FIXTURES, "test.txt"), ErrorPolicy("fail")))
+    assert dialogues == [
+        candidate(1, "万达 的 IMAX 厅 效果 最好", 1),
+        candidate(2, "我 家 猫 今天 又 打翻 了 水杯", 0),
+        candidate(3, "市中心 那家 新开 的 影城 音响 很 棒", 1),
+        candidate(4, "明天 要 下雨 记得 带 伞", 0),
+        candidate(5, "这 道 数学 题 怎么 做", 0),
+        candidate(6, "求 推荐 好用 的 护手霜", 0),
+        candidate(7, "火车票 已经 买好 了", 0),
+        candidate(8, "楼主 的 头像 好 可爱", 0),
+        candidate(9, "周一 早上 开会 别 迟到", 0),
+        candidate(10, "这 首 歌 的 吉他 谱 哪里 有", 0),
+    ]
+
+
+def test_bad_line_fails_with_file_and_line():
+    path = os.path.join(FIXTURES, "bad", "test.txt")
+    with pytest.raises(DialogueFormatError, match="label must be 0 or 1, got 'yes'") as caught:
+        list(convert(path, ErrorPolicy("fail")))
+    assert (caught.value.path, caught.value.location) == (path, 2)
+
+
+def test_skip_mode_keeps_good_lines():
+    # Line 2 has label "yes", line 4 empty turns; line 5 starts a new context.
+    errors = ErrorPolicy("skip")
+    dialogues = list(convert(os.path.join(FIXTURES, "bad", "test.txt"), errors))
+    assert dialogues == [
+        candidate(1, "万达 的 IMAX 厅 效果 最好", 1),
+        candidate(3, "明天 要 下雨 记得 带 伞", 0),
+        Dialogue("test-5", (Turn("A", "有 人 喜欢 喝 普洱 吗"), Turn("B", "熟 普 比较 温和"),
+                            Turn("A", "生 普 要 放 几年 再 喝")),
+                 {"label": 1, "context_id": 1}),
+    ]
+    assert errors.skipped == 2
+    assert "empty turn(s) [2, 3]" in errors.messages[1]
+
+
+def test_missing_file_names_the_path(tmp_path):
+    with pytest.raises(FileNotFoundError, match="dev.txt"):
+        list(convert(str(tmp_path / "dev.txt"), ErrorPolicy("fail")))
