@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from tfdialemb.cli import Progress, read_lines, save_npy_atomic
-from tfdialemb.demo import nearest_neighbours
+from tfdialemb.similarity import nearest_neighbours
 
 
 def test_nearest_neighbours_hand_worked():
@@ -55,3 +55,14 @@ def test_progress_counts_to_the_total():
     progress.advance(3)
     progress.advance(2)
     assert "5/5 sentences" in stream.getvalue() and stream.getvalue().endswith("\n")
+    progress.finish()
+    assert stream.getvalue().count("\n") == 1
+
+
+def test_progress_without_a_total_counts_until_finished():
+    stream = io.StringIO()
+    progress = Progress(None, "dialogues", stream=stream, interval=0.0)
+    for _ in range(4):
+        progress.advance(1)
+    progress.finish()
+    assert stream.getvalue().rstrip("\n").endswith("/s") and "\r4 dialogues" in stream.getvalue()

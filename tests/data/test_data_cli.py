@@ -1,0 +1,130 @@
+"""`python -m tfdialemb.data`: every command, its messages and exit statuses (run in-process)."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from absl import flags
+
+import tfdialemb.data.__main__ as data_cli
+from tfdialemb.data.records import read_manifest
+from tfdialemb.dialogue import read_dialogues
+
+FIXTURES = os.path.join(os.path.dirname(__file__), "..", "data_prep", "fixtures")
+
+
+@pytest.fixture
+def run(capsys):
+    def call(*args):
+        flags.FLAGS.unparse_flags()
+        argv = flags.FLAGS(["tfdialemb.data", *args])
+        status = data_cli.main(argv)
+        out, err = capsys.readouterr()
+        return status, out, err
+
+    yield call
+    flags.FLAGS.unparse_flags()
+
+
+def _jsonl(tmp_path, records, name="d.jsonl"):
+    path = tmp_path / name
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return str(path)
+
+
+def _dialogue(i, texts, **labels):
+    return {"id": f"d{i}", "turns": [{"speaker": "ab"[k % 2], "text": t} for k, t in enumerate(texts)],
+            "labels": labels}
+
+
+def test_convert_then_validate(run, tmp_path):
+    out = str(tmp_path / "ubuntu.jsonl")
+    status, stdout, _ = run("convert", "--format=ubuntu", f"--input={FIXTURES}/ubuntu/train.txt",
+                            f"--output={out}")
+    assert status == 0 and stdout.startswith("wrote ")
+    count = len(list(read_dialogues(out)))
+    status, stdout, _ = run("validate", f"--input={out}")
+    assert status == 0 and f"{count} valid dialogues, 0 bad line(s)" in stdout
+
+
+def test_convert_bad_native_lines_fail_or_skip(run, tmp_path):
+    bad = os.path.join(FIXTURES, "ubuntu", "bad")
+    source = os.path.join(bad, sorted(os.listdir(bad))[0])
+    status, _, stderr = run("convert", "--format=ubuntu", f"--input={source}", f"--output={tmp_path}/x.jsonl")
+    assert status == 1 and f"{source}:" in stderr and "--on_error=skip" in stderr
+    assert not os.path.exists(tmp_path / "x.jsonl")
+    status, _, stderr = run("convert", "--format=ubuntu", f"--input={source}", f"--output={tmp_path}/x.jsonl",
+                            "--on_error=skip")
+    assert status == 0 and "skipped" in stderr and os.path.exists(tmp_path / "x.jsonl")
+
+
+def test_validate_lists_every_bad_line(run, tmp_path):
+    path = tmp_path / "bad.jsonl"
+    path.write_text(json.dumps(_dialogue(0, ["hi"])) + "\n{oops\n" + '{"id": "x", "turns": []}\n')
+    status, stdout, stderr = run("validate", f"--input={path}")
+    assert status == 1
+    assert f"{path}:2: malformed JSON" in stderr and f"{path}:3: no turns" in stderr
+    assert "1 valid dialogues, 2 bad line(s)" in stdout
+
+
+def test_usage_errors_exit_2(run, tmp_path):
+    assert run("frobnicate")[0] == 2
+    status, _, stderr = run("convert", "--format=nope", "--input=a", "--output=b")
+    assert status == 2 and "unknown --format=nope; known: dailydialog" in stderr
+    status, stdout, _ = run("convert", "--format=help")
+    assert status == 0 and "multiwoz22" in stdout
+    status, _, stderr = run("validate", f"--input={tmp_path}/missing.jsonl")
+    assert status == 2 and "does not exist" in stderr
+    assert run("split", f"--input={tmp_path}/x.jsonl")[0] == 2  # no --output_dir
+
+
+def test_stats_hand_worked(run, tmp_path):
+    # Basic words per turn: "hello there !" = 3, "hi" = 1, "book a taxi please" = 4, "你好" = 2, "ok" = 1.
+    path = _jsonl(tmp_path, [_dialogue(0, ["hello there!", "hi"], domain="x"),
+                             _dialogue(1, ["book a taxi please", "你好", "ok"], domain="y"),
+                             _dialogue(2, ["ok", "ok"], domain="x")])
+    status, stdout, _ = run("stats", f"--input={path}", f"--output={tmp_path}/s.json")
+    report = json.loads(stdout)
+    assert status == 0 and report == json.loads((tmp_path / "s.json").read_text())
+    assert (report["dialogues"], report["turns"], report["distinct_speakers"]) == (3, 7, 2)
+    # Turn lengths sorted: 1 1 1 1 2 3 4 -> p50 = 4th value = 1, p90 = 7th = 4.
+    assert report["tokens_per_turn"] == {"p50": 1, "p90": 4, "p95": 4, "p99": 4, "p100": 4}
+    # Dialogue lengths: 4, 7, 2 -> p50 = 4.
+    assert report["tokens_per_dialogue"]["p50"] == 4 and report["tokens_per_dialogue"]["p100"] == 7
+    assert report["labels"] == {"domain": {"x": 2, "y": 1}}
+    assert report["turns_per_dialogue"]["p100"] == 3
+
+
+def test_split_is_deterministic(run, tmp_path):
+    path = _jsonl(tmp_path, [_dialogue(i, ["hello", "hi"]) for i in range(200)])
+    assert run("split", f"--input={path}", f"--output_dir={tmp_path}/a", "--seed=1")[0] == 0
+    assert run("split", f"--input={path}", f"--output_dir={tmp_path}/b", "--seed=1")[0] == 0
+    for name in ("train", "dev", "test"):
+        assert (tmp_path / "a" / f"{name}.jsonl").read_bytes() == (tmp_path / "b" / f"{name}.jsonl").read_bytes()
+    total = sum(len(list(read_dialogues(str(tmp_path / "a" / f"{n}.jsonl")))) for n in ("train", "dev", "test"))
+    assert total == 200
+
+
+def test_build_and_its_errors(run, tmp_path, hf_safetensors_dir):
+    path = _jsonl(tmp_path, [_dialogue(i, ["hello world", "good morning", "fine thanks"]) for i in range(6)])
+    args = ["build", "--method=mge", f"--input={path}", f"--output_dir={tmp_path}/out",
+            f"--init_checkpoint={hf_safetensors_dir}", "--builder_param=negatives=2", "--num_shards=2",
+            "--max_length=16"]
+    status, stdout, stderr = run(*args)
+    assert status == 0, stderr
+    assert "built 18 mge examples from 6 dialogues into 2 shards" in stdout
+    assert "6 dialogues" in stderr  # the progress line
+    assert read_manifest(str(tmp_path / "out"))["builder"]["params"]["negatives"] == 2
+    status, _, stderr = run(*args)
+    assert status == 2 and "already exists" in stderr
+    status, _, stderr = run(*args[:1], "--method=nope", *args[2:])
+    assert status == 2 and "no example builder for method 'nope'" in stderr
+    status, _, stderr = run(*args, "--builder_param=oops")
+    assert status == 2 and "key=value" in stderr
+
+
+def test_module_entry_point():
+    result = subprocess.run([sys.executable, "-m", "tfdialemb.data", "convert", "--format=help"],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0 and "dialoguecse_sr" in result.stdout

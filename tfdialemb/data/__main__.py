@@ -1,0 +1,184 @@
+r"""The data command line: convert, validate, stats, split and build.
+
+  python -m tfdialemb.data convert  --format=NAME --input=PATH --output=x.jsonl [--on_error=skip]
+  python -m tfdialemb.data validate --input=x.jsonl
+  python -m tfdialemb.data stats    --input=x.jsonl [--init_checkpoint=DIR] [--output=stats.json]
+  python -m tfdialemb.data split    --input=x.jsonl --output_dir=DIR [--seed=0] [--fractions=0.8,0.1,0.1]
+  python -m tfdialemb.data build    --method=M --input=x.jsonl --output_dir=DIR --init_checkpoint=DIR \
+      [--max_length=128] [--seed=0] [--num_shards=4] [--builder_param=negatives=9 ...]
+
+Exit status: 0 done; 1 the input has bad lines (reported with file, line and reason; with
+--on_error=skip they are counted and skipped instead); 2 the command itself is wrong (unknown
+format or method, missing file or checkpoint, existing output).
+"""
+import json
+import sys
+
+from absl import app, flags
+
+COMMANDS = ("convert", "validate", "stats", "split", "build")
+FLAGS = flags.FLAGS
+flags.DEFINE_string("input", None, "Input file (native corpus for convert, canonical JSONL otherwise).")
+flags.DEFINE_string("output", None, "Output file (convert: JSONL; stats: JSON report).")
+flags.DEFINE_string("output_dir", None, "Output directory (split, build).")
+flags.DEFINE_string("format", None, "Native format for convert; see `convert --format=help`.")
+flags.DEFINE_enum("on_error", "fail", ["fail", "skip"], "Bad input lines: stop, or skip and count.")
+flags.DEFINE_string("init_checkpoint", None, "Checkpoint whose vocabulary tokenizes (build, stats).")
+flags.DEFINE_string("method", None, "Example builder for build (e.g. mlm, mge).")
+flags.DEFINE_multi_string("builder_param", [], "Builder parameter as key=value; repeatable.")
+flags.DEFINE_integer("max_length", 128, "Tokens per sequence, [CLS] and [SEP] included (build).")
+flags.DEFINE_integer("seed", 0, "Seed for negative sampling (build) and splits (split).")
+flags.DEFINE_integer("num_shards", 4, "TFRecord shards (build); at least the number of workers.")
+flags.DEFINE_bool("merge_consecutive_turns", True, "Merge same-speaker runs before building.")
+flags.DEFINE_integer("min_turns", 2, "Drop dialogues with fewer turns before building.")
+flags.DEFINE_bool("overwrite", False, "Replace an existing build directory (build).")
+flags.DEFINE_list("fractions", ["0.8", "0.1", "0.1"], "train,dev,test fractions (split).")
+
+
+class UsageError(Exception):
+    """The command line is wrong; exit status 2."""
+
+
+def _require(*names):
+    missing = [f"--{n}" for n in names if getattr(FLAGS, n) in (None, "")]
+    if missing:
+        raise UsageError(f"missing {', '.join(missing)}")
+
+
+def _errors():
+    from tfdialemb.dialogue import ErrorPolicy  # pylint: disable=import-outside-toplevel
+
+    return ErrorPolicy(FLAGS.on_error)
+
+
+def _report_skipped(errors) -> None:
+    """Prints the kept messages of skipped lines and how many there were."""
+    for message in errors.messages:
+        print(f"skipped {message}", file=sys.stderr)
+    if errors.skipped:
+        more = errors.skipped - len(errors.messages)
+        print(f"skipped {errors.skipped} bad line(s)" + (f" ({more} not shown)" if more else ""),
+              file=sys.stderr)
+
+
+def convert() -> int:
+    from data_prep import converters  # pylint: disable=import-outside-toplevel
+    from tfdialemb.dialogue import write_dialogues  # pylint: disable=import-outside-toplevel
+
+    table = converters()
+    if FLAGS.format == "help" or FLAGS.format not in table:
+        known = ", ".join(sorted(table))
+        if FLAGS.format == "help":
+            print(f"formats: {known}")
+            return 0
+        raise UsageError(f"unknown --format={FLAGS.format}; known: {known}")
+    _require("input", "output")
+    errors = _errors()
+    count = write_dialogues(table[FLAGS.format](FLAGS.input, errors), FLAGS.output)
+    print(f"wrote {count} dialogues to {FLAGS.output}")
+    _report_skipped(errors)
+    return 0
+
+
+def validate() -> int:
+    from tfdialemb.dialogue import ErrorPolicy, read_dialogues  # pylint: disable=import-outside-toplevel
+
+    _require("input")
+    errors = ErrorPolicy("skip", keep=1000)
+    count = sum(1 for _ in read_dialogues(FLAGS.input, errors))
+    _report_skipped(errors)
+    print(f"{FLAGS.input}: {count} valid dialogues, {errors.skipped} bad line(s)")
+    return 1 if errors.skipped else 0
+
+
+def stats() -> int:
+    from tfdialemb.data.stats import corpus_stats  # pylint: disable=import-outside-toplevel
+    from tfdialemb.dialogue import read_dialogues  # pylint: disable=import-outside-toplevel
+    from tfdialemb.files import atomic_open  # pylint: disable=import-outside-toplevel
+
+    _require("input")
+    tokenizer = _load_tokenizer() if FLAGS.init_checkpoint else None
+    errors = _errors()
+    report = corpus_stats(read_dialogues(FLAGS.input, errors), tokenizer)
+    report["skipped_lines"] = errors.skipped
+    _report_skipped(errors)
+    text = json.dumps(report, indent=2, ensure_ascii=False)
+    print(text)
+    if FLAGS.output:
+        with atomic_open(FLAGS.output) as f:
+            f.write(text + "\n")
+    return 0
+
+
+def split() -> int:
+    from tfdialemb.dialogue import split_dialogues  # pylint: disable=import-outside-toplevel
+
+    _require("input", "output_dir")
+    try:
+        fractions = [float(x) for x in FLAGS.fractions]
+    except ValueError:
+        raise UsageError(f"--fractions must be three numbers, got {FLAGS.fractions}") from None
+    errors = _errors()
+    counts = split_dialogues(FLAGS.input, FLAGS.output_dir, FLAGS.seed, fractions, errors)
+    print(", ".join(f"{name}: {n}" for name, n in counts.items()) + f" (in {FLAGS.output_dir})")
+    _report_skipped(errors)
+    return 0
+
+
+def build() -> int:
+    from tfdialemb.cli import Progress  # pylint: disable=import-outside-toplevel
+    from tfdialemb.data.build import BuildOptions, build as build_shards  # pylint: disable=import-outside-toplevel
+    from tfdialemb.data.examples import make_builder  # pylint: disable=import-outside-toplevel
+
+    _require("method", "input", "output_dir", "init_checkpoint")
+    params = {}
+    for item in FLAGS.builder_param:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise UsageError(f"--builder_param must be key=value, got {item!r}")
+        params[key] = value
+    builder = make_builder(FLAGS.method, params)
+    tokenizer = _load_tokenizer()
+    options = BuildOptions(
+        max_length=FLAGS.max_length, seed=FLAGS.seed, num_shards=FLAGS.num_shards,
+        merge_consecutive_turns=FLAGS.merge_consecutive_turns, min_turns=FLAGS.min_turns,
+        overwrite=FLAGS.overwrite,
+    )
+    progress = Progress(None, "dialogues")
+    errors = _errors()
+    manifest = build_shards(FLAGS.input, FLAGS.output_dir, builder, tokenizer, options, errors,
+                            on_dialogue=progress.advance)
+    progress.finish()
+    _report_skipped(errors)
+    counts = manifest["counts"]
+    print(f"built {counts['examples']} {FLAGS.method} examples from {counts['dialogues']} dialogues "
+          f"into {len(manifest['shards'])} shards in {FLAGS.output_dir}")
+    return 0
+
+
+def _load_tokenizer():
+    from tfdialemb.encoders import load_pretrained  # pylint: disable=import-outside-toplevel
+
+    return load_pretrained(FLAGS.init_checkpoint).tokenizer
+
+
+def main(argv):
+    if len(argv) != 2 or argv[1] not in COMMANDS:
+        print(f"usage: python -m tfdialemb.data {{{'|'.join(COMMANDS)}}} --flags...", file=sys.stderr)
+        return 2
+    from tfdialemb.dialogue import DialogueFormatError  # pylint: disable=import-outside-toplevel
+
+    command = globals()[argv[1]]
+    try:
+        return command()
+    except DialogueFormatError as e:
+        print(f"error: {e}", file=sys.stderr)
+        print("(use --on_error=skip to skip and count bad lines)", file=sys.stderr)
+        return 1
+    except (UsageError, OSError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    app.run(main)

@@ -1,0 +1,86 @@
+"""Corpus statistics in one streaming pass: dialogues, turns, speakers, token-length percentiles.
+
+Lengths are WordPiece tokens when a tokenizer is given, else BERT's basic (pre-WordPiece) words.
+Histograms rather than lists keep memory constant however large the corpus is.
+"""
+import collections
+from typing import Dict, Iterable, Mapping, Optional
+
+import numpy as np
+import tensorflow as tf
+
+from tfdialemb.dialogue import Dialogue
+from tfdialemb.text import BertTokenizer, basic_tokenize
+
+PERCENTILES = (50, 90, 95, 99, 100)
+_BATCH = 2048
+_TOP_LABELS = 20
+
+
+def percentiles(histogram: Mapping[int, int], points=PERCENTILES) -> Dict[str, int]:
+    """`p50`, ... of the values counted in `histogram` (value → count), by the nearest-rank rule."""
+    if not histogram:
+        return {f"p{p}": 0 for p in points}
+    values = np.array(sorted(histogram))
+    cumulative = np.cumsum([histogram[v] for v in values])
+    total = cumulative[-1]
+    result = {}
+    for p in points:
+        rank = max(1, int(np.ceil(p / 100 * total)))
+        result[f"p{p}"] = int(values[np.searchsorted(cumulative, rank)])
+    return result
+
+
+def corpus_stats(dialogues: Iterable[Dialogue], tokenizer: Optional[BertTokenizer] = None) -> Dict:
+    if tokenizer is not None:
+        count = tf.function(lambda t: tokenizer.tokenize(t).row_lengths(),
+                            input_signature=[tf.TensorSpec([None], tf.string)])
+    else:
+        count = tf.function(lambda t: basic_tokenize(t, lower_case=True).row_lengths(),
+                            input_signature=[tf.TensorSpec([None], tf.string)])
+    turn_lengths: collections.Counter = collections.Counter()
+    dialogue_lengths: collections.Counter = collections.Counter()
+    turns_per_dialogue: collections.Counter = collections.Counter()
+    speakers: collections.Counter = collections.Counter()
+    labels: Dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
+    pending_texts, pending_owner, totals = [], [], []
+
+    def flush():
+        """Counts the pending turns; every dialogue in `totals` is complete at this point."""
+        if pending_texts:
+            for owner, length in zip(pending_owner, count(tf.constant(pending_texts)).numpy()):
+                turn_lengths[int(length)] += 1
+                totals[owner] += int(length)
+        for total in totals:
+            dialogue_lengths[total] += 1
+        pending_texts.clear()
+        pending_owner.clear()
+        totals.clear()
+
+    for dialogue in dialogues:
+        turns_per_dialogue[len(dialogue.turns)] += 1
+        for name in dialogue.speakers:
+            speakers[name] += 1
+        for key, value in dialogue.labels.items():
+            if isinstance(value, (str, int, bool)):
+                labels[key][str(value)] += 1
+        owner = len(totals)
+        totals.append(0)
+        for turn in dialogue.turns:
+            pending_texts.append(turn.text)
+            pending_owner.append(owner)
+        if len(pending_texts) >= _BATCH:
+            flush()
+    flush()
+    total_dialogues = sum(turns_per_dialogue.values())
+    return {
+        "dialogues": total_dialogues,
+        "turns": sum(n * c for n, c in turns_per_dialogue.items()),
+        "distinct_speakers": len(speakers),
+        "speakers": dict(speakers.most_common(_TOP_LABELS)),
+        "turns_per_dialogue": percentiles(turns_per_dialogue),
+        "tokens_per_turn": percentiles(turn_lengths),
+        "tokens_per_dialogue": percentiles(dialogue_lengths),
+        "token_unit": "wordpiece" if tokenizer is not None else "basic",
+        "labels": {key: dict(c.most_common(_TOP_LABELS)) for key, c in sorted(labels.items())},
+    }
