@@ -32,7 +32,7 @@ setuptools.setup(
     entry_points={
         "console_scripts": [
             "tfdialemb-encode=tfdialemb.encode:run",
-            "tfdialemb-bench=tfdialemb.bench:run",
+            "tfdialemb-bench=tfdialemb.bench.__main__:run",
         ]
     },
 )

@@ -1,4 +1,4 @@
-from tfdialemb.bench import CONFIGS, bench_encoder, encoder_flops_per_token
+from tfdialemb.bench.encoder import CONFIGS, bench_encoder, encoder_flops_per_token
 from tfdialemb.encoders import EncoderConfig
 
 
@@ -17,3 +17,24 @@ def test_tiny_benchmark_reports_every_figure():
     for key in ("forward_tokens_per_s", "forward_backward_tokens_per_s", "matmul_flops_per_s",
                 "forward_mfu", "forward_backward_mfu", "train_vs_forward_time_ratio"):
         assert report[key] > 0, key
+
+
+def test_batch_tokens_hand_worked():
+    import tensorflow as tf
+
+    from tfdialemb.bench.pipeline import batch_tokens
+
+    batch = {"a": tf.zeros([2, 3]), "a_mask": tf.constant([[1, 1, 0], [1, 0, 0]]),
+             "b": tf.zeros([1, 2, 2]), "b_mask": tf.constant([[[1, 1], [0, 0]]])}
+    assert batch_tokens(batch) == (5, 10)
+
+
+def test_pipeline_benchmark_on_a_tiny_checkpoint(hf_safetensors_dir):
+    from tfdialemb.bench.pipeline import bench_pipeline
+
+    report = bench_pipeline(60, "mlm", max_length=24, batch=8, checkpoint=hf_safetensors_dir, steps=1,
+                            warmup=1)
+    assert report["examples"] > 60
+    assert 0 < report["padding_efficiency_max_length"] <= report["padding_efficiency_dynamic"] <= 1
+    assert report["padding_efficiency_bucketed"] >= report["padding_efficiency_dynamic"] - 0.05
+    assert report["pipeline_vs_encoder"] > 0

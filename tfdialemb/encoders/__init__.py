@@ -1,5 +1,6 @@
 """BERT encoders: Model Garden BertEncoderV2, pooling, freezing and checkpoint loading."""
-from tfdialemb.encoders.checkpoint import Pretrained, detect_kind, load_pretrained, save_pretrained
+from tfdialemb.encoders.checkpoint import (Pretrained, detect_kind, load_pretrained,
+                                           packaged_minilm_path, save_pretrained)
 from tfdialemb.encoders.config import ConfigError, EncoderConfig
 from tfdialemb.encoders.encoder import Encoder
 from tfdialemb.encoders.pooling import POOLING_METHODS, masked_mean, pool
@@ -15,6 +16,7 @@ __all__ = [
     "detect_kind",
     "load_pretrained",
     "masked_mean",
+    "packaged_minilm_path",
     "pool",
     "save_pretrained",
 ]

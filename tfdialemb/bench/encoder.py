@@ -1,28 +1,8 @@
-r"""Speed benchmarks, reported as throughput and ratios measured in one run.
-
-  python -m tfdialemb.bench --what=encoder --config=mini --seq_len=128 --batch=32
-
-`--what=encoder` times the encoder with random weights: forward and forward+backward tokens/s, the
-machine's dense float32 matmul FLOP/s measured the same way, and the model-FLOPs utilisation
-(MFU) the encoder reaches against that measured peak.
-"""
-import json
-import time
-
+"""Encoder speed: forward and forward+backward tokens/s with random weights, and the model-FLOPs
+utilisation (MFU) against the machine's dense matmul rate measured in the same run."""
 import numpy as np
-from absl import app, flags
 
-FLAGS = flags.FLAGS
-flags.DEFINE_enum("what", "encoder", ["encoder"], "What to benchmark.")
-flags.DEFINE_enum("config", "mini", ["base", "mini", "tiny"],
-                  "base: BERT-base (12 x 768); mini: MiniLM-L6 (6 x 384); tiny: 2 x 32.")
-flags.DEFINE_integer("seq_len", 128, "Tokens per sequence.")
-flags.DEFINE_integer("batch", 32, "Sequences per step.")
-flags.DEFINE_integer("steps", 10, "Timed steps (after warm-up).")
-flags.DEFINE_integer("warmup", 2, "Untimed steps that trace and warm caches.")
-flags.DEFINE_integer("matmul_size", 2048, "Square matrix size for the matmul FLOP/s probe.")
-flags.DEFINE_bool("jit_compile", False, "Compile the timed steps with XLA.")
-flags.DEFINE_string("output", None, "Also write the figures to this JSON file.")
+from tfdialemb.bench.timing import matmul_flops, time_call
 
 CONFIGS = {
     "base": dict(vocab_size=30522, hidden_size=768, num_layers=12, num_attention_heads=12,
@@ -41,42 +21,14 @@ def encoder_flops_per_token(config, seq_len: int) -> float:
     return config.num_layers * (8 * h * h + 4 * h * i + 4 * seq_len * h)
 
 
-def time_call(fn, steps: int, warmup: int) -> float:
-    """Median seconds per call of `fn` (which must block until its result is ready)."""
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(steps):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return float(np.median(times))
-
-
-def matmul_flops(shapes, steps: int, warmup: int) -> float:
-    """Best dense float32 matmul FLOP/s over `shapes` [(m, k, n), ...]: the attainable peak."""
+def time_encoder(encoder, batch: int, seq_len: int, steps: int, warmup: int, jit_compile: bool = False):
+    """Median seconds of a forward and of a forward+backward pass on random [batch, seq_len] ids."""
     import tensorflow as tf  # pylint: disable=import-outside-toplevel
 
-    best = 0.0
-    for m, k, n in shapes:
-        a = tf.random.normal([m, k])
-        b = tf.random.normal([k, n])
-        matmul = tf.function(lambda a=a, b=b: tf.reduce_sum(tf.matmul(a, b)), autograph=False)
-        seconds = time_call(lambda: matmul().numpy(), steps, warmup)
-        best = max(best, 2.0 * m * k * n / seconds)
-    return best
-
-
-def bench_encoder(config_name, seq_len, batch, steps, warmup, matmul_size, jit_compile):
-    import tensorflow as tf  # pylint: disable=import-outside-toplevel
-
-    from tfdialemb.encoders import Encoder, EncoderConfig  # pylint: disable=import-outside-toplevel
-
-    config = EncoderConfig(max_position_embeddings=max(512, seq_len), **CONFIGS[config_name])
-    encoder = Encoder(config).build_variables()
     rng = np.random.default_rng(0)
+    vocab_size = encoder.encoder_config.vocab_size
     inputs = {
-        "input_word_ids": tf.constant(rng.integers(5, config.vocab_size, [batch, seq_len]), tf.int32),
+        "input_word_ids": tf.constant(rng.integers(5, vocab_size, [batch, seq_len]), tf.int32),
         "input_mask": tf.ones([batch, seq_len], tf.int32),
     }
 
@@ -91,9 +43,18 @@ def bench_encoder(config_name, seq_len, batch, steps, warmup, matmul_size, jit_c
         grads = tape.gradient(loss, encoder.trainable_variables)
         return tf.add_n([tf.reduce_sum(tf.convert_to_tensor(g)) for g in grads if g is not None])
 
-    tokens = batch * seq_len
     forward_s = time_call(lambda: forward().numpy(), steps, warmup)
     train_s = time_call(lambda: forward_backward().numpy(), steps, warmup)
+    return forward_s, train_s
+
+
+def bench_encoder(config_name, seq_len, batch, steps, warmup, matmul_size, jit_compile):
+    from tfdialemb.encoders import Encoder, EncoderConfig  # pylint: disable=import-outside-toplevel
+
+    config = EncoderConfig(max_position_embeddings=max(512, seq_len), **CONFIGS[config_name])
+    encoder = Encoder(config).build_variables()
+    forward_s, train_s = time_encoder(encoder, batch, seq_len, steps, warmup, jit_compile)
+    tokens = batch * seq_len
     # The square probe and the encoder's own feed-forward shape; whichever runs faster is the peak.
     peak = matmul_flops(
         [(matmul_size,) * 3, (tokens, config.hidden_size, config.intermediate_size)], steps, warmup
@@ -128,21 +89,3 @@ def format_report(report: dict) -> str:
         f"  measured dense fp32 matmul peak: {report['matmul_flops_per_s'] / 1e9:,.1f} GFLOP/s",
     ]
     return "\n".join(lines)
-
-
-def main(argv):
-    del argv
-    report = bench_encoder(FLAGS.config, FLAGS.seq_len, FLAGS.batch, FLAGS.steps, FLAGS.warmup,
-                           FLAGS.matmul_size, FLAGS.jit_compile)
-    print(format_report(report))
-    if FLAGS.output:
-        with open(FLAGS.output, "w") as f:
-            json.dump(report, f, indent=2)
-
-
-def run():
-    app.run(main)
-
-
-if __name__ == "__main__":
-    run()
