@@ -6,27 +6,11 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-import tiny_bert
 from tfdialemb.data.build import BuildOptions, build, vocab_sha256
 from tfdialemb.data.examples import make_builder
 from tfdialemb.data.records import IncompleteBuildError, parse_spec, read_manifest
-from tfdialemb.dialogue import Dialogue, Turn, write_dialogues
-from tfdialemb.text import BertTokenizer
-
-TOKENIZER = BertTokenizer(list(tiny_bert.WORDS), lower_case=True)
-WORDS = ["hello", "world", "good", "morning", "how", "are", "you", "fine", "thanks", "book", "taxi",
-         "hotel", "please", "need", "help", "cafe"]
-
-
-def corpus(n=12, seed=0):
-    rng = np.random.default_rng(seed)
-    dialogues = []
-    for i in range(n):
-        turns = [Turn("ab"[t % 2], " ".join(rng.choice(WORDS, size=rng.integers(1, 6))))
-                 for t in range(int(rng.integers(2, 7)))]
-        dialogues.append(Dialogue(f"d{i}", tuple(turns)))
-    return dialogues
-
+from tfdialemb.dialogue import write_dialogues
+from tiny_corpus import TOKENIZER, corpus, packed_ids as _ids
 
 @pytest.fixture
 def jsonl(tmp_path):
@@ -45,11 +29,6 @@ def _records(directory):
             out.append({k: v.to_list() if isinstance(v, tf.RaggedTensor) else v.numpy().tolist()
                         for k, v in parsed.items()})
     return manifest, out
-
-
-def _ids(text, max_length):
-    pieces = TOKENIZER.tokenize([text]).to_list()[0]
-    return [TOKENIZER.cls_id] + pieces[: max_length - 2] + [TOKENIZER.sep_id]
 
 
 def test_mlm_shards_hold_exactly_the_utterances(tmp_path, jsonl):

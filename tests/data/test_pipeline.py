@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from test_build import TOKENIZER, _ids, corpus
+from tiny_corpus import TOKENIZER, corpus, packed_ids as _ids
 from tfdialemb.data.build import BuildOptions, build
 from tfdialemb.data.examples import make_builder
 from tfdialemb.data.pipeline import make_dataset

@@ -1,0 +1,1 @@
+"""Losses, one per module, as pure functions of plain tensors (each docstring cites its equation)."""

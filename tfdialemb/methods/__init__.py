@@ -1,0 +1,1 @@
+"""One trainable model per method, all driven by the shared training loop."""

@@ -1,0 +1,24 @@
+"""What the shared training loop needs from a method."""
+from typing import Dict, Tuple
+
+import tensorflow as tf
+import tf_keras
+
+from tfdialemb.encoders import Encoder
+
+
+class Method(tf_keras.Model):
+    """An encoder plus a method's own layers, trained through `per_example_loss`.
+
+    The training loop averages the per-example losses over the global batch (so N replicas at
+    global batch B train exactly as one device at batch B), applies gradients to
+    `trainable_variables`, and checkpoints the model with the encoder reachable as `encoder`.
+    """
+
+    def __init__(self, encoder: Encoder, **kwargs):
+        super().__init__(**kwargs)
+        self.encoder = encoder
+
+    def per_example_loss(self, batch: Dict[str, tf.Tensor], training: bool) -> Tuple[tf.Tensor, Dict[str, tf.Tensor]]:
+        """(losses [local batch], metrics {name: per-example values [local batch]}) for one batch."""
+        raise TypeError(f"{type(self).__name__} must define per_example_loss()")

@@ -1,0 +1,1 @@
+"""The training loop every method shares: optimizer, distribution, checkpoints and resume."""

@@ -1,0 +1,173 @@
+"""The shared training loop: a custom train step under any tf.distribute strategy, checkpoints
+every N steps, exact resume after an interruption, TensorBoard scalars, a progress bar and
+validation hooks.
+
+Resume is exact in data: the input pipeline is deterministic for a seed, so a restarted run skips
+the batches the restored step count says were consumed and continues with the next one — no batch
+is repeated or skipped. (Dropout masks after a restart differ from an uninterrupted run.)
+"""
+import dataclasses
+import logging
+import os
+import shutil
+import signal
+from typing import Callable, Dict, Optional
+
+import tensorflow as tf
+
+from tfdialemb.cli import Progress
+from tfdialemb.distribute import is_chief
+from tfdialemb.encoders.checkpoint import write_model_files
+from tfdialemb.methods.base import Method
+from tfdialemb.text import BertTokenizer
+from tfdialemb.training.optimizer import OptimizerConfig, create_optimizer
+
+_log = logging.getLogger(__name__)
+
+
+@dataclasses.dataclass(frozen=True)
+class LoopConfig:
+    model_dir: str
+    max_steps: int
+    global_batch_size: int
+    optimizer: OptimizerConfig = OptimizerConfig()
+    checkpoint_every: int = 200
+    keep_checkpoints: int = 3
+    log_every: int = 50
+    validate_every: int = 0
+    seed: int = 0
+
+
+class TrainingLoop:
+    """Trains `build_method()` on `dataset_fn(input_context)` until `config.max_steps`.
+
+    `dataset_fn` returns an infinite, deterministic per-replica-batched dataset for one input
+    pipeline; `validate(method, step)` (optional) returns named metrics logged with the losses.
+    The model directory holds `ckpt-STEP` checkpoints whose root has `encoder`, so it loads with
+    `load_pretrained` (and as `--init_checkpoint`), plus the config and vocabulary files.
+    """
+
+    def __init__(self, strategy: tf.distribute.Strategy, build_method: Callable[[], Method],
+                 dataset_fn: Callable[[tf.distribute.InputContext], tf.data.Dataset],
+                 tokenizer: BertTokenizer, config: LoopConfig,
+                 validate: Optional[Callable[[Method, int], Dict[str, float]]] = None):
+        if config.max_steps < 1:
+            raise ValueError(f"max_steps must be positive, got {config.max_steps}")
+        self.strategy = strategy
+        self.config = config
+        self.tokenizer = tokenizer
+        self.dataset_fn = dataset_fn
+        self.validate = validate
+        self.chief = is_chief(strategy)
+        with strategy.scope():
+            self.method = build_method()
+            self.optimizer = create_optimizer(config.optimizer, config.max_steps)
+            self.step = tf.Variable(0, dtype=tf.int64, trainable=False, name="global_step")
+        self.checkpoint = tf.train.Checkpoint(
+            encoder=self.method.encoder, model=self.method, optimizer=self.optimizer, step=self.step)
+        self._checkpoint_dir = config.model_dir if self.chief else os.path.join(
+            config.model_dir, f".worker-{strategy.cluster_resolver.task_id}")
+        self.manager = tf.train.CheckpointManager(
+            self.checkpoint, self._checkpoint_dir, max_to_keep=config.keep_checkpoints,
+            step_counter=self.step)
+
+    def restore(self) -> int:
+        """Restores the latest checkpoint of the model directory, if any; returns its step."""
+        latest = tf.train.latest_checkpoint(self.config.model_dir)
+        if latest:
+            self.checkpoint.read(latest).assert_existing_objects_matched()
+            _log.info("resumed from %s at step %d", latest, int(self.step.numpy()))
+        return int(self.step.numpy())
+
+    def run(self) -> Dict[str, float]:
+        """Trains to `max_steps`; returns the last logged scalars. Ctrl-C / SIGTERM save first."""
+        start = self.restore()
+        if self.chief:
+            write_model_files(self.config.model_dir, self.method.encoder, self.tokenizer)
+        if start >= self.config.max_steps:
+            return {"step": float(start)}
+        dataset = self.strategy.distribute_datasets_from_function(
+            lambda context: self.dataset_fn(context).skip(start))
+        iterator = iter(dataset)
+        train_step = self._make_train_step()
+        writer = tf.summary.create_file_writer(
+            os.path.join(self.config.model_dir, "train")) if self.chief else tf.summary.create_noop_writer()
+        progress = Progress(self.config.max_steps - start, "steps") if self.chief else None
+        scalars: Dict[str, float] = {}
+        previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+        try:
+            with writer.as_default():
+                while int(self.step.numpy()) < self.config.max_steps:
+                    loss, metrics = train_step(iterator)
+                    step = int(self.step.numpy())
+                    scalars = {"loss": float(loss), **{k: float(v) for k, v in metrics.items()}}
+                    if step % self.config.log_every == 0 or step == self.config.max_steps:
+                        self._log_scalars(step, scalars)
+                    if self.validate and self.config.validate_every and step % self.config.validate_every == 0:
+                        self._log_scalars(step, {f"validation/{k}": v for k, v in self.validate(self.method, step).items()})
+                    if step % self.config.checkpoint_every == 0:
+                        self._save()
+                    if progress:
+                        progress.advance(1)
+            self._save()
+        except KeyboardInterrupt:
+            self._save()
+            _log.warning("interrupted: saved step %d to %s", int(self.step.numpy()), self.config.model_dir)
+            raise
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+            if progress:
+                progress.finish()
+            self._clean_worker_dir()
+        return dict(scalars, step=float(self.step.numpy()))
+
+    def _make_train_step(self):
+        method, optimizer, strategy = self.method, self.optimizer, self.strategy
+
+        def replica_step(batch):
+            with tf.GradientTape() as tape:
+                losses, metrics = method.per_example_loss(batch, training=True)
+                local = tf.cast(tf.shape(losses)[0], tf.float32)
+                # The global number of examples, so partial batches weigh by their true size.
+                total = tf.distribute.get_replica_context().all_reduce(tf.distribute.ReduceOp.SUM, local)
+                loss = tf.reduce_sum(losses) / total
+            variables = method.trainable_variables
+            grads = tape.gradient(loss, variables)
+            optimizer.apply_gradients(
+                [(g, v) for g, v in zip(grads, variables) if g is not None])
+            means = {name: tf.reduce_sum(tf.cast(value, tf.float32)) / total for name, value in metrics.items()}
+            return loss, means
+
+        @tf.function
+        def train_step(iterator):
+            loss, metrics = strategy.run(replica_step, args=(next(iterator),))
+            self.step.assign_add(1)
+            reduce = lambda value: strategy.reduce(tf.distribute.ReduceOp.SUM, value, axis=None)  # noqa: E731
+            return reduce(loss), {name: reduce(value) for name, value in metrics.items()}
+
+        return train_step
+
+    def _log_scalars(self, step: int, scalars: Dict[str, float]) -> None:
+        for name, value in scalars.items():
+            tf.summary.scalar(name, value, step=step)
+        lr = self.optimizer.learning_rate
+        if callable(lr):
+            tf.summary.scalar("learning_rate", lr(step), step=step)
+        if self.chief:
+            _log.info("step %d: %s", step, ", ".join(f"{k} {v:.4f}" for k, v in scalars.items()))
+
+    def _save(self) -> None:
+        """Saves `ckpt-STEP` unless this step is already saved (every worker must call it)."""
+        step = int(self.step.numpy())
+        latest = self.manager.latest_checkpoint
+        if step > 0 and (latest is None or not latest.endswith(f"ckpt-{step}")):
+            self.manager.save(checkpoint_number=step)
+
+    def _clean_worker_dir(self) -> None:
+        if not self.chief and os.path.isdir(self._checkpoint_dir):
+            shutil.rmtree(self._checkpoint_dir, ignore_errors=True)
+
+
+def _raise_interrupt(signum, frame):
+    del signum, frame
+    raise KeyboardInterrupt
