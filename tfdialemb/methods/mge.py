@@ -1,0 +1,115 @@
+"""DialogueCSE: contrastive learning through the matching-guided embedding (MGE).
+
+Each context utterance and each candidate response is encoded separately by the shared encoder
+(Sec. 3.1); MatchingGuidedEmbedding turns them into similarity logits (Eq. 3-7) and the
+candidate NT-Xent (Eq. 8) pulls the true response's context-aware and context-free embeddings
+together against the negatives sampled from other dialogues.
+
+Context (`turns`): the paper's variant takes the `turns` utterances nearest to the response,
+⌈turns/2⌉ preceding and ⌊turns/2⌋ following it, the other side making up for a side that has
+fewer (turns=3 → u_{k-2}, u_{k-1}, u_{k+1}); the released code's variant takes `turns`
+preceding and `turns` following utterances. Batches come from the `mge` example builder.
+"""
+from typing import Dict, Tuple
+
+import tensorflow as tf
+
+from tfdialemb.encoders import Encoder
+from tfdialemb.layers.matching_guided_embedding import MatchingGuidedEmbedding
+from tfdialemb.losses.candidate_nt_xent import candidate_nt_xent
+from tfdialemb.methods.base import Method
+
+VARIANTS = ("paper", "released")
+
+
+def encode_rows(encoder: Encoder, ids: tf.Tensor, mask: tf.Tensor, training: bool) -> tf.Tensor:
+    """Token states [B, R, T, H] of a stack of sequences [B, R, T], encoding only non-empty rows.
+
+    Empty rows (padded turns) stay all-zero and cost nothing.
+    """
+    shape = tf.shape(ids)
+    flat_ids = tf.reshape(ids, [-1, shape[2]])
+    flat_mask = tf.reshape(mask, [-1, shape[2]])
+    present = tf.where(tf.reduce_any(flat_mask > 0, axis=-1))[:, 0]
+    states = encoder({"input_word_ids": tf.gather(flat_ids, present),
+                      "input_mask": tf.gather(flat_mask, present)}, training=training)["sequence_output"]
+    hidden = encoder.encoder_config.hidden_size
+    full = tf.scatter_nd(present[:, tf.newaxis], states,
+                         tf.stack([tf.cast(shape[0] * shape[1], tf.int64), tf.cast(shape[2], tf.int64), hidden]))
+    return tf.reshape(full, [shape[0], shape[1], shape[2], hidden])
+
+
+def select_context(before: tf.Tensor, before_mask: tf.Tensor, after: tf.Tensor,
+                   after_mask: tf.Tensor, turns: int, variant: str
+                   ) -> Tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
+    """Context rows [B, 2·turns, T]: `turns` preceding slots, then `turns` following slots, each
+    side filled chronologically from its first slot (the released code's layout: the most recent
+    preceding utterance sits at the last used slot); mask [B, 2·turns, T] and turn mask
+    [B, 2·turns]. Unused slots have all-zero masks."""
+    before_count = tf.reduce_sum(tf.cast(tf.reduce_any(before_mask > 0, -1), tf.int32), -1)
+    after_count = tf.reduce_sum(tf.cast(tf.reduce_any(after_mask > 0, -1), tf.int32), -1)
+    if variant == "released":
+        take_before = tf.minimum(before_count, turns)
+        take_after = tf.minimum(after_count, turns)
+    else:
+        take_before = tf.minimum(before_count, tf.maximum((turns + 1) // 2, turns - after_count))
+        take_after = tf.minimum(after_count, turns - take_before)
+    slots = tf.range(turns)[tf.newaxis, :]
+    before_index = before_count[:, tf.newaxis] - take_before[:, tf.newaxis] + slots
+    before_used = slots < take_before[:, tf.newaxis]
+    after_used = slots < take_after[:, tf.newaxis]
+
+    def pick(rows, mask, index, used):
+        # One padding row and token keep the gather valid when a batch has no such turns at all.
+        rows = tf.pad(rows, [[0, 0], [0, 1], [0, 1]])
+        mask = tf.pad(mask, [[0, 0], [0, 1], [0, 1]])
+        index = tf.clip_by_value(index, 0, tf.shape(rows)[1] - 1)
+        keep = tf.cast(used, rows.dtype)[:, :, tf.newaxis]
+        return (tf.gather(rows, index, batch_dims=1) * keep,
+                tf.gather(mask, index, batch_dims=1) * tf.cast(keep, mask.dtype))
+
+    before_rows, before_rows_mask = pick(before, before_mask, before_index, before_used)
+    after_rows, after_rows_mask = pick(after, after_mask, tf.broadcast_to(slots, tf.shape(before_index)),
+                                       after_used)
+    length = tf.maximum(tf.shape(before_rows)[2], tf.shape(after_rows)[2])
+    pad = lambda x: tf.pad(x, [[0, 0], [0, 0], [0, length - tf.shape(x)[2]]])  # noqa: E731
+    rows = tf.concat([pad(before_rows), pad(after_rows)], axis=1)
+    mask = tf.concat([pad(before_rows_mask), pad(after_rows_mask)], axis=1)
+    turn_mask = tf.cast(tf.concat([before_used, after_used], axis=1), tf.int32)
+    return rows, mask, turn_mask
+
+
+class MatchingGuidedEmbeddingModel(Method):
+    """`per_example_loss` on `mge` batches: NT-Xent over 1 positive + `negatives` candidates."""
+
+    def __init__(self, encoder: Encoder, turns: int = 3, negatives: int = 9,
+                 aggregation: str = "i2", temperature: float = 0.1, variant: str = "paper", **kwargs):
+        super().__init__(encoder, **kwargs)
+        if variant not in VARIANTS:
+            raise ValueError(f"unknown mge variant {variant!r}; expected one of {VARIANTS}")
+        if turns < 1 or negatives < 1:
+            raise ValueError(f"turns and negatives must be positive, got {turns} and {negatives}")
+        self.turns = turns
+        self.negatives = negatives
+        self.variant = variant
+        self.mge = MatchingGuidedEmbedding(
+            aggregation=None if variant == "released" else aggregation, variant=variant,
+            temperature=None if variant == "released" else temperature,
+            num_preceding_turns=turns, name="matching_guided_embedding")
+
+    def per_example_loss(self, batch: Dict[str, tf.Tensor], training: bool):
+        stored = tf.shape(batch["candidates"])[1]
+        tf.debugging.assert_greater_equal(
+            stored, self.negatives + 1,
+            message="the build stores fewer negatives than --negatives asks for; rebuild")
+        candidates = batch["candidates"][:, : self.negatives + 1]
+        candidates_mask = batch["candidates_mask"][:, : self.negatives + 1]
+        context, context_mask, turn_mask = select_context(
+            batch["context_before"], batch["context_before_mask"], batch["context_after"],
+            batch["context_after_mask"], self.turns, self.variant)
+        logits = self.mge(
+            encode_rows(self.encoder, context, context_mask, training), context_mask, turn_mask,
+            encode_rows(self.encoder, candidates, candidates_mask, training), candidates_mask)
+        losses = candidate_nt_xent(logits, positive_index=0, variant=self.variant)
+        accuracy = tf.cast(tf.equal(tf.argmax(logits, axis=-1), 0), tf.float32)
+        return losses, {"accuracy": accuracy}
