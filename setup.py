@@ -15,6 +15,7 @@ INSTALL_REQUIRES = [
     "absl-py",
     "safetensors",
     "h5py",
+    "bm25s",
 ]
 
 setuptools.setup(

@@ -22,6 +22,15 @@ import tiny_bert  # noqa: E402
 
 
 @pytest.fixture(scope="session")
+def two_replicas():
+    """One MirroredStrategy over the two logical CPUs for the whole session: several strategies
+    running collectives in one process step on each other's collective keys."""
+    from tfdialemb.distribute import make_strategy
+
+    return make_strategy("mirrored", devices=["/cpu:0", "/cpu:1"])
+
+
+@pytest.fixture(scope="session")
 def tiny_state():
     """A random PyTorch-layout state dict for tiny_bert.HF_CONFIG."""
     return tiny_bert.random_pytorch_state(seed=0)

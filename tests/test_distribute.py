@@ -17,8 +17,8 @@ def test_auto_is_one_device_without_gpus():
     assert is_chief(strategy)
 
 
-def test_mirrored_over_two_logical_cpus():
-    strategy = make_strategy("mirrored", devices=["/cpu:0", "/cpu:1"])
+def test_mirrored_over_two_logical_cpus(two_replicas):
+    strategy = two_replicas
     assert strategy.num_replicas_in_sync == 2
     assert make_strategy("auto", devices=["/cpu:0", "/cpu:1"]).num_replicas_in_sync == 2
 
@@ -57,9 +57,9 @@ def _gradients(strategy):
     return loss.numpy(), [g.numpy() for g in grads]
 
 
-def test_two_replicas_give_the_single_device_loss_and_gradients():
+def test_two_replicas_give_the_single_device_loss_and_gradients(two_replicas):
     one_loss, one_grads = _gradients(make_strategy("default"))
-    two_loss, two_grads = _gradients(make_strategy("mirrored", devices=["/cpu:0", "/cpu:1"]))
+    two_loss, two_grads = _gradients(two_replicas)
     np.testing.assert_allclose(two_loss, one_loss, rtol=1e-5)
     for a, b in zip(two_grads, one_grads):
         np.testing.assert_allclose(a, b, atol=1e-5, rtol=1e-4)

@@ -63,7 +63,7 @@ def test_config_that_does_not_fit_the_weights(tmp_path, hf_safetensors_dir):
     with pytest.raises(CheckpointError) as error:
         load_pretrained(directory)
     text = str(error.value)
-    assert "model.safetensors: weights do not fit the encoder config" in text
+    assert "model.safetensors: the weights do not fit the encoder config" in text
     assert "transformer/layer_0/intermediate/kernel: checkpoint (32, 37) vs config (32, 40)" in text
 
 
@@ -109,3 +109,15 @@ def test_lower_case_inferred_from_a_cased_vocabulary(tmp_path, tiny_state):
     tiny_bert.write_vocab(directory, words)
     assert load_pretrained(directory).tokenizer.lower_case is False
     assert load_pretrained(directory, lower_case=True).tokenizer.lower_case is True
+
+
+def test_masked_lm_checkpoint_without_pooler_loads(tmp_path, tiny_state, reference_model):
+    """BertForMaskedLM files have no pooler: the encoder loads, the pooler stays initialised."""
+    state = {k: v for k, v in tiny_state.items() if not k.startswith("pooler.")}
+    directory = tiny_bert.write_hf_safetensors_dir(tmp_path, state, prefix="bert.")
+    encoder = load_pretrained(directory).encoder
+    import numpy as np
+    ids = np.array([[2, 20, 21, 3]], np.int32)
+    ours = encoder({"input_word_ids": ids, "input_mask": np.ones_like(ids)})["sequence_output"].numpy()
+    expected = reference_model(input_ids=ids, training=False).last_hidden_state.numpy()
+    np.testing.assert_allclose(ours, expected, atol=1e-5)

@@ -83,7 +83,7 @@ def test_resume_continues_exactly_where_it_stopped(built, tmp_path):
     assert _loop(make_strategy("default"), built, tmp_path / "resumed", max_steps=8).run()["step"] == 8
 
 
-def test_two_replicas_train_like_one_device(built, tmp_path):
+def test_two_replicas_train_like_one_device(built, tmp_path, two_replicas):
     """Global batch 8: two replicas of 4 each vs one device of 8, same examples in the same order.
 
     Adam's first steps move every weight by about ±lr whatever its gradient's size, so for
@@ -93,7 +93,7 @@ def test_two_replicas_train_like_one_device(built, tmp_path):
     """
     one = _loop(make_strategy("default"), built, tmp_path / "one", max_steps=2, epsilon=1.0)
     one_scalars = one.run()
-    two = _loop(make_strategy("mirrored", devices=["/cpu:0", "/cpu:1"]), built, tmp_path / "two",
+    two = _loop(two_replicas, built, tmp_path / "two",
                 max_steps=2, epsilon=1.0)
     two_scalars = two.run()
     np.testing.assert_allclose(two_scalars["loss"], one_scalars["loss"], rtol=1e-5)

@@ -88,7 +88,7 @@ def detect_kind(directory: str) -> str:
         return "huggingface"
     if has("bert_config.json"):
         require("Google TF1 BERT", ["vocab.txt"])
-        _google_prefix(directory)
+        google_checkpoint_prefix(directory)
         return "google"
     raise CheckpointError(f"{directory}: not a checkpoint directory; expected {_EXPECTED}; found {found}")
 
@@ -213,7 +213,7 @@ def _restore_own(encoder: Encoder, directory: str, saved: EncoderConfig) -> None
 
 def _read_external(directory: str, kind: str, config: EncoderConfig):
     if kind == "google":
-        prefix = _google_prefix(directory)
+        prefix = google_checkpoint_prefix(directory)
         return read_google_checkpoint(prefix, config), prefix
     safetensors_path = os.path.join(directory, "model.safetensors")
     if os.path.exists(safetensors_path):
@@ -224,7 +224,7 @@ def _read_external(directory: str, kind: str, config: EncoderConfig):
     return pytorch_to_model_garden(state, config), source
 
 
-def _google_prefix(directory: str) -> str:
+def google_checkpoint_prefix(directory: str) -> str:
     indexes = sorted(glob.glob(os.path.join(directory, "*.index")))
     if len(indexes) != 1:
         raise CheckpointError(

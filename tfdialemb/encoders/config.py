@@ -1,7 +1,6 @@
 """The encoder's hyper-parameters, read from either BERT config format or the project's own."""
 import dataclasses
 import json
-import os
 
 # Hugging Face names the exact (erf) GELU "gelu"; Google's TF1 BERT always used the tanh
 # approximation under the same name, so the two formats map "gelu" differently.

@@ -8,7 +8,7 @@ from official.nlp.modeling.networks import BertEncoderV2
 from tfdialemb.encoders.config import EncoderConfig
 from tfdialemb.encoders.pooling import pool
 
-_ACTIVATIONS = {
+ACTIVATIONS = {
     "gelu": "gelu",  # tf_keras' gelu is the exact (erf) form by default.
     "gelu_approximate": activations.gelu,  # Model Garden's registered tanh approximation.
     "relu": "relu",
@@ -36,7 +36,7 @@ class Encoder(tf_keras.Model):
             max_sequence_length=config.max_position_embeddings,
             type_vocab_size=config.type_vocab_size,
             inner_dim=config.intermediate_size,
-            inner_activation=_ACTIVATIONS[config.hidden_act],
+            inner_activation=ACTIVATIONS[config.hidden_act],
             output_dropout=config.hidden_dropout,
             attention_dropout=config.attention_dropout,
             initializer=initializer,

@@ -1,16 +1,21 @@
 """Assigns externally read BERT weights to the encoder by Model Garden variable name."""
-from typing import Dict
+import logging
+from typing import Dict, List, Tuple
 
 import numpy as np
+import tensorflow as tf
 
 from tfdialemb.encoders.encoder import Encoder
+
+
+_log = logging.getLogger(__name__)
 
 
 class CheckpointError(ValueError):
     """A checkpoint directory is missing files or holds weights that do not fit the config."""
 
 
-def bert_variables(encoder: Encoder) -> Dict[str, "tf.Variable"]:
+def bert_variables(encoder: Encoder) -> Dict[str, tf.Variable]:
     """BertEncoderV2 variables keyed by their name inside it, e.g. `transformer/layer_0/output/kernel`."""
     prefix = encoder.bert.name + "/"
     named = {}
@@ -20,14 +25,18 @@ def bert_variables(encoder: Encoder) -> Dict[str, "tf.Variable"]:
     return named
 
 
-def assign_bert_weights(encoder: Encoder, weights: Dict[str, np.ndarray], source: str) -> None:
-    """Assigns `weights` (Model Garden names and shapes) to every BertEncoderV2 variable.
+def assign_named_weights(variables: Dict[str, tf.Variable], weights: Dict[str, np.ndarray],
+                         source: str, what: str, optional: Tuple[str, ...] = ()) -> List[str]:
+    """Assigns `weights[name]` to each `variables[name]`; returns the optional names left as
+    initialised.
 
     Raises one CheckpointError naming `source` and listing every missing, unexpected or
-    mis-shaped tensor, so a wrong config or a truncated file is reported in one go.
+    mis-shaped tensor, so a wrong config or a truncated file is reported in one go. Variables whose
+    name starts with one of `optional` may be absent from `weights`.
     """
-    variables = bert_variables(encoder)
-    missing = sorted(set(variables) - set(weights))
+    absent = sorted(set(variables) - set(weights))
+    left = [name for name in absent if name.startswith(optional)] if optional else []
+    missing = [name for name in absent if name not in left]
     unexpected = sorted(set(weights) - set(variables))
     mismatched = sorted(
         f"{name}: checkpoint {tuple(weights[name].shape)} vs config {tuple(variables[name].shape)}"
@@ -42,9 +51,23 @@ def assign_bert_weights(encoder: Encoder, weights: Dict[str, np.ndarray], source
     if mismatched:
         problems.append(f"mismatched shapes: {_preview(mismatched)}")
     if problems:
-        raise CheckpointError(f"{source}: weights do not fit the encoder config; " + "; ".join(problems))
+        raise CheckpointError(f"{source}: {what} do not fit the encoder config; " + "; ".join(problems))
     for name, variable in variables.items():
-        variable.assign(weights[name].astype(variable.dtype.as_numpy_dtype))
+        if name in weights:
+            variable.assign(weights[name].astype(variable.dtype.as_numpy_dtype))
+    return left
+
+
+def assign_bert_weights(encoder: Encoder, weights: Dict[str, np.ndarray], source: str) -> None:
+    """Assigns `weights` (Model Garden names and shapes) to every BertEncoderV2 variable.
+
+    Masked-LM checkpoints (BertForMaskedLM) have no pooler; it then keeps its random
+    initialisation (mean and [CLS] pooling never use it).
+    """
+    left = assign_named_weights(bert_variables(encoder), weights, source, "the weights",
+                                optional=("pooler_transform/",))
+    if left:
+        _log.warning("%s: no pooler weights; the pooler keeps its random initialisation", source)
 
 
 def _preview(items, limit=6):

@@ -1,0 +1,161 @@
+"""The masked-LM head read from each checkpoint layout predicts what transformers' head predicts."""
+import logging
+import os
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import tiny_bert
+from tfdialemb.encoders import CheckpointError, load_pretrained
+from tfdialemb.encoders.mlm_head import read_mlm_head
+from tfdialemb.methods.mlm import MaskedLanguageModel, load_mlm_head
+
+IDS = np.array([[2, 20, 4, 22, 23, 4, 25, 26, 3], [2, 30, 4, 32, 3, 0, 0, 0, 0]], np.int32)
+MASK = (np.arange(IDS.shape[1]) < np.array([[9], [5]])).astype(np.int32)
+POSITIONS = np.array([[2, 5, 7], [1, 2, 0]], np.int32)
+HIDDEN, VOCAB = tiny_bert.HF_CONFIG["hidden_size"], tiny_bert.HF_CONFIG["vocab_size"]
+
+
+@pytest.fixture(scope="module")
+def head():
+    """Random BertForMaskedLM head tensors, PyTorch names and layout (dense weight [out, in])."""
+    rng = np.random.default_rng(7)
+
+    def rand(*shape, scale=0.2):
+        return (rng.standard_normal(shape) * scale).astype(np.float32)
+
+    return {
+        "cls.predictions.transform.dense.weight": rand(HIDDEN, HIDDEN),
+        "cls.predictions.transform.dense.bias": rand(HIDDEN),
+        "cls.predictions.transform.LayerNorm.weight": 1 + rand(HIDDEN, scale=0.1),
+        "cls.predictions.transform.LayerNorm.bias": rand(HIDDEN, scale=0.1),
+        "cls.predictions.bias": rand(VOCAB),
+    }
+
+
+def _full_state(tiny_state, head, nsp=False):
+    """A BertForMaskedLM state dict (BertForPreTraining's with `nsp`)."""
+    state = {"bert." + k: v for k, v in tiny_state.items()}
+    state.update(head)
+    if nsp:
+        state["cls.seq_relationship.weight"] = np.ones([2, HIDDEN], np.float32)
+        state["cls.seq_relationship.bias"] = np.zeros([2], np.float32)
+    return state
+
+
+def _reference(model_class, state, **config):
+    from transformers import BertConfig
+    from transformers.modeling_tf_pytorch_utils import load_pytorch_state_dict_in_tf2_model
+
+    model = model_class(BertConfig(**dict(tiny_bert.HF_CONFIG, **config)))
+    model, info = load_pytorch_state_dict_in_tf2_model(model, state, output_loading_info=True)
+    assert not info["missing_keys"] and not info["mismatched_keys"], info
+    return model
+
+
+def _reference_logits(model):
+    out = model(input_ids=IDS, attention_mask=MASK, training=False)
+    logits = out.logits if hasattr(out, "logits") else out.prediction_logits
+    return np.take_along_axis(logits.numpy(), POSITIONS[..., None], axis=1)
+
+
+def _ours(directory):
+    model = MaskedLanguageModel(load_pretrained(directory).encoder)
+    assert load_mlm_head(model, directory)
+    inputs = {"input_word_ids": IDS, "input_mask": MASK, "masked_lm_positions": POSITIONS}
+    return model(inputs, training=False).numpy()
+
+
+def test_safetensors_head_matches_transformers(tmp_path, tiny_state, head):
+    from transformers import TFBertForMaskedLM
+
+    state = _full_state(tiny_state, head)
+    directory = tiny_bert.write_hf_safetensors_dir(tmp_path, state)
+    reference = _reference(TFBertForMaskedLM, state)
+    np.testing.assert_allclose(_ours(directory), _reference_logits(reference), atol=1e-5, rtol=0)
+
+
+def _write_google_dir_with_head(directory, tiny_state, head):
+    """google-research/bert's names for the encoder and `cls/predictions/*` (kernel [in, out])."""
+    tiny_bert.write_google_dir(directory, tiny_state, with_optimizer_slots=False)
+    tensors = tiny_bert.google_names(tiny_state, tiny_bert.HF_CONFIG["num_hidden_layers"])
+    prefix = "cls/predictions/"
+    tensors.update({
+        prefix + "transform/dense/kernel": head["cls.predictions.transform.dense.weight"].T,
+        prefix + "transform/dense/bias": head["cls.predictions.transform.dense.bias"],
+        prefix + "transform/LayerNorm/gamma": head["cls.predictions.transform.LayerNorm.weight"],
+        prefix + "transform/LayerNorm/beta": head["cls.predictions.transform.LayerNorm.bias"],
+        prefix + "output_bias": head["cls.predictions.bias"],
+    })
+    names = sorted(tensors)
+    tf.raw_ops.SaveV2(prefix=os.path.join(str(directory), "bert_model.ckpt"), tensor_names=names,
+                      shape_and_slices=[""] * len(names), tensors=[tensors[n] for n in names])
+    return str(directory)
+
+
+def test_google_tf1_head_matches_transformers_gelu_new(tmp_path, tiny_state, head):
+    from transformers import TFBertForMaskedLM
+
+    directory = _write_google_dir_with_head(tmp_path, tiny_state, head)
+    # Google's TF1 BERT uses the tanh GELU in the head's transform too: transformers' gelu_new.
+    reference = _reference(TFBertForMaskedLM, _full_state(tiny_state, head), hidden_act="gelu_new")
+    np.testing.assert_allclose(_ours(directory), _reference_logits(reference), atol=1e-5, rtol=0)
+
+
+def test_tf_h5_of_a_pretraining_model_matches_transformers(tmp_path, tiny_state, head):
+    from transformers import TFBertForPreTraining
+
+    reference = _reference(TFBertForPreTraining, _full_state(tiny_state, head, nsp=True))
+    directory = tiny_bert.write_hf_h5_dir(tmp_path, reference)
+    np.testing.assert_allclose(_ours(directory), _reference_logits(reference), atol=1e-5, rtol=0)
+
+
+def test_tf_h5_of_a_masked_lm_model_holds_the_head(tmp_path, tiny_state, head):
+    from transformers import TFBertForMaskedLM
+
+    reference = _reference(TFBertForMaskedLM, _full_state(tiny_state, head))
+    weights = read_mlm_head(tiny_bert.write_hf_h5_dir(tmp_path, reference))
+    np.testing.assert_array_equal(weights["transform/dense/kernel"],
+                                  head["cls.predictions.transform.dense.weight"].T)
+    np.testing.assert_array_equal(weights["output_bias"], head["cls.predictions.bias"])
+    np.testing.assert_array_equal(weights["transform/LayerNorm/beta"],
+                                  head["cls.predictions.transform.LayerNorm.bias"])
+
+
+def test_old_names_gamma_beta_and_decoder_bias(tmp_path, tiny_state, head):
+    renamed = {k.replace("LayerNorm.weight", "LayerNorm.gamma").replace("LayerNorm.bias",
+                                                                         "LayerNorm.beta"): v
+               for k, v in head.items() if k != "cls.predictions.bias"}
+    renamed["cls.predictions.decoder.bias"] = head["cls.predictions.bias"]
+    weights = read_mlm_head(tiny_bert.write_hf_safetensors_dir(
+        tmp_path, _full_state(tiny_state, renamed)))
+    np.testing.assert_array_equal(weights["transform/LayerNorm/gamma"],
+                                  head["cls.predictions.transform.LayerNorm.weight"])
+    np.testing.assert_array_equal(weights["output_bias"], head["cls.predictions.bias"])
+
+
+def test_plain_bert_model_has_no_head_and_the_head_starts_fresh(hf_safetensors_dir, caplog):
+    assert read_mlm_head(hf_safetensors_dir) is None
+    model = MaskedLanguageModel(load_pretrained(hf_safetensors_dir).encoder)
+    bias = model.masked_lm.bias.numpy()
+    with caplog.at_level(logging.WARNING):
+        assert not load_mlm_head(model, hf_safetensors_dir)
+    assert "no masked-LM head" in caplog.text
+    np.testing.assert_array_equal(model.masked_lm.bias.numpy(), bias)
+
+
+def test_partial_head_names_what_is_missing(tmp_path, tiny_state):
+    # tiny_bert's run_pretraining-like checkpoint keeps only cls/predictions/output_bias.
+    directory = tiny_bert.write_google_dir(tmp_path, tiny_state)
+    model = MaskedLanguageModel(load_pretrained(directory).encoder)
+    with pytest.raises(CheckpointError, match=r"missing 4 tensors: transform/LayerNorm/beta.*transform/dense/kernel"):
+        load_mlm_head(model, directory)
+
+
+def test_mis_shaped_head_names_the_tensor(tmp_path, tiny_state, head):
+    wrong = dict(head, **{"cls.predictions.bias": np.zeros(VOCAB + 1, np.float32)})
+    directory = tiny_bert.write_hf_safetensors_dir(tmp_path, _full_state(tiny_state, wrong))
+    model = MaskedLanguageModel(load_pretrained(directory).encoder)
+    with pytest.raises(CheckpointError, match=rf"output_bias: checkpoint \({VOCAB + 1},\)"):
+        load_mlm_head(model, directory)

@@ -1,0 +1,63 @@
+"""`python -m tfdialemb.evaluate` end to end on a tiny checkpoint, and its exit statuses."""
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tfdialemb.embedder import SentenceEmbedder
+from tfdialemb.encoders import load_pretrained
+from tfdialemb.eval.semantic_retrieval import evaluate_semantic_retrieval
+
+SELECT = [
+    "0\thello world\tgreet\t1,2\t3,4",
+    "1\tgood morning\tgreet\t\t",
+    "2\thow are you\tgreet\t\t",
+    "3\tbook taxi please\tbook\t\t",
+    "4\tbook hotel please\tbook\t\t",
+    "5\tbook taxi\tbook\t4,3\t0,1,2",
+]
+
+
+def _run(*args):
+    return subprocess.run([sys.executable, "-m", "tfdialemb.evaluate", *args],
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_sr_report_matches_the_library(tmp_path, hf_safetensors_dir):
+    eval_file = tmp_path / "select.txt"
+    eval_file.write_text("".join(line + "\n" for line in SELECT), encoding="utf-8")
+    output = tmp_path / "out" / "report.json"
+    result = _run("--task=sr", f"--eval_file={eval_file}",
+                  f"--init_checkpoint={hf_safetensors_dir}", f"--output={output}", "--batch_size=2")
+    assert result.returncode == 0, result.stderr[-3000:]
+    report = json.loads(output.read_text(encoding="utf-8"))
+    assert json.loads(result.stdout) == report
+    assert {key: report[key] for key in ("task", "eval_file", "checkpoint", "pooling")} == {
+        "task": "sr", "eval_file": str(eval_file), "checkpoint": str(hf_safetensors_dir),
+        "pooling": "mean"}
+
+    embedder = SentenceEmbedder.from_pretrained(load_pretrained(hf_safetensors_dir))
+    expected = evaluate_semantic_retrieval(str(eval_file), embedder.embed)
+    assert report["metrics"] == pytest.approx(expected, abs=1e-6)
+    assert report["metrics"]["queries"] == 2
+
+
+def test_bad_eval_file_exits_1_missing_file_or_checkpoint_exits_2(tmp_path, hf_safetensors_dir):
+    output = tmp_path / "report.json"
+    bad = tmp_path / "select.txt"
+    bad.write_text("0\thello world\tgreet\t1\t7\n1\tgood morning\tgreet\t\t\n")
+    result = _run("--task=sr", f"--eval_file={bad}", f"--model_dir={hf_safetensors_dir}",
+                  f"--output={output}")
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines()[-1] == f"error: {bad}:1: unknown candidate ids ['7']"
+    result = _run("--task=dsts", f"--eval_file={tmp_path}/none.txt",
+                  f"--model_dir={hf_safetensors_dir}", f"--output={output}")
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines()[-1] == (
+        f"error: {tmp_path}/none.txt: eval file does not exist")
+    (tmp_path / "sts.txt").write_text("1\thello\tworld\n3\tgood\tmorning\n", encoding="utf-8")
+    result = _run("--task=dsts", f"--eval_file={tmp_path}/sts.txt", f"--model_dir={tmp_path}",
+                  f"--output={output}")
+    assert result.returncode == 2 and "not a checkpoint directory" in result.stderr
+    assert not output.exists()

@@ -1,0 +1,1 @@
+"""Evaluation: numpy metrics, the papers' tasks, and JSON reports."""

@@ -1,0 +1,44 @@
+r"""DialogueCSE's dialogue-based STS (D-STS): correlate gold 1-5 scores with embedding cosines.
+
+The set is either the released text file (`score \t s1 \t s2`, read by data_prep's
+"dialoguecse_sts" converter) or its canonical JSONL (two turns, labels `score`). The prediction is
+(cos + 1) / 2, as in the released `eval_sts.py`; both correlations are invariant to that map, which
+keeps predictions in [0, 1] for anyone reading them next to the gold scores.
+"""
+import numbers
+from typing import Dict, List, Tuple
+
+import numpy as np
+
+from data_prep.dialoguecse_eval import convert_sts
+from tfdialemb.dialogue import DialogueFormatError
+from tfdialemb.eval import metrics
+from tfdialemb.eval.inputs import Embed, embed_distinct, read_eval_records
+from tfdialemb.similarity import cosine_matrix
+
+
+def read_pairs(path: str) -> Tuple[List[Tuple[str, str]], List[float]]:
+    """The sentence pairs of a D-STS set and their gold scores."""
+    pairs, gold = [], []
+    for line, record in read_eval_records(path, convert_sts):
+        score = record.labels.get("score")
+        if len(record.turns) != 2 or not isinstance(score, numbers.Real):
+            raise DialogueFormatError(path, line, "a D-STS record has two turns and a numeric "
+                                                  "label 'score'")
+        pairs.append((record.turns[0].text, record.turns[1].text))
+        gold.append(float(score))
+    return pairs, gold
+
+
+def evaluate_dialogue_sts(path: str, embed: Embed) -> Dict[str, float]:
+    """Spearman (the papers' metric) and Pearson between gold scores and (cos + 1) / 2."""
+    pairs, gold = read_pairs(path)
+    if len(pairs) < 2:
+        raise ValueError(f"{path}: a correlation needs at least 2 sentence pairs, got {len(pairs)}")
+    vectors = embed_distinct(embed, (text for pair in pairs for text in pair))
+    cosines = np.array([cosine_matrix(vectors[first][None], vectors[second][None])[0, 0]
+                        for first, second in pairs])
+    predicted = (cosines + 1) / 2
+    return {"spearman": metrics.spearman(gold, predicted),
+            "pearson": metrics.pearson(gold, predicted),
+            "pairs": len(pairs)}

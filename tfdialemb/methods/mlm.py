@@ -1,0 +1,98 @@
+"""Continued masked-LM pre-training (DialogueCSE stage 1): the encoder plus BERT's MLM head.
+
+Batches come from `tfdialemb.data.masking.add_masks`: masked `input_word_ids`, `input_mask` and
+the `masked_lm_positions` / `masked_lm_ids` / `masked_lm_weights` targets.
+"""
+import logging
+import os
+from typing import Dict, Tuple
+
+import numpy as np
+import tensorflow as tf
+import tf_keras
+from official.nlp.modeling.layers import MaskedLM
+
+from tfdialemb.encoders import Encoder
+from tfdialemb.encoders.encoder import ACTIVATIONS
+from tfdialemb.encoders.weights import assign_named_weights
+from tfdialemb.encoders.mlm_head import HEAD_TENSORS, read_mlm_head
+from tfdialemb.methods.base import Method
+
+_log = logging.getLogger(__name__)
+
+
+class MaskedLanguageModel(Method):
+    """Model Garden's `MaskedLM` head over the encoder, its output matrix tied to the encoder's
+    word-embedding table as in BERT; the transform uses the encoder's own GELU kind (exact for
+    Hugging Face "gelu", tanh approximation for Google checkpoints) and initializer range.
+    """
+
+    def __init__(self, encoder: Encoder, **kwargs):
+        super().__init__(encoder, **kwargs)
+        config = encoder.encoder_config
+        encoder.build_variables()  # the head needs the embedding table to exist
+        self.masked_lm = MaskedLM(
+            embedding_table=encoder.bert.get_embedding_table(),
+            activation=ACTIVATIONS[config.hidden_act],
+            initializer=tf_keras.initializers.TruncatedNormal(stddev=config.initializer_range),
+            name="masked_lm",
+        )
+        ids = tf.zeros([1, 2], tf.int32)
+        self({"input_word_ids": ids, "input_mask": tf.ones_like(ids), "masked_lm_positions": ids})
+
+    def call(self, inputs, training=None):
+        """Logits [B, P, vocab] at `masked_lm_positions` [B, P]."""
+        encoder_inputs = {key: inputs[key] for key in ("input_word_ids", "input_mask",
+                                                       "input_type_ids") if key in inputs}
+        sequence = self.encoder(encoder_inputs, training=training)["sequence_output"]
+        return self.masked_lm(sequence, masked_positions=inputs["masked_lm_positions"])
+
+    def per_example_loss(self, batch: Dict[str, tf.Tensor],
+                         training: bool) -> Tuple[tf.Tensor, Dict[str, tf.Tensor]]:
+        """Each sequence's mean cross-entropy over its predicted positions, and its accuracy.
+
+        google-research/bert instead averages over every prediction of the batch (weighted sum /
+        (sum of weights + 1e-5)), so a sequence weighs by its number of predictions. The training
+        loop here averages per-example losses over the global batch, which keeps replicas exact
+        without an all-reduce of prediction counts; with masking's 1-10 predictions per sequence,
+        tokens of short sequences weigh somewhat more. A sequence with nothing to predict (no
+        maskable token) gets loss 0.
+        """
+        logits = tf.cast(self(batch, training=training), tf.float32)
+        labels = batch["masked_lm_ids"]
+        weights = tf.cast(batch["masked_lm_weights"], tf.float32)
+        cross_entropy = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)
+        count = tf.maximum(tf.reduce_sum(weights, axis=1), 1.0)
+        correct = tf.cast(tf.equal(tf.argmax(logits, axis=-1, output_type=labels.dtype), labels),
+                          tf.float32)
+        losses = tf.reduce_sum(cross_entropy * weights, axis=1) / count
+        accuracy = tf.reduce_sum(correct * weights, axis=1) / count
+        return losses, {"masked_lm_accuracy": accuracy}
+
+
+def head_variables(model: MaskedLanguageModel) -> Dict[str, tf.Variable]:
+    """The head's own variables keyed by HEAD_TENSORS; the tied embedding table is the encoder's."""
+    head = model.masked_lm
+    return dict(zip(HEAD_TENSORS, (head.dense.kernel, head.dense.bias, head.layer_norm.gamma,
+                                   head.layer_norm.beta, head.bias)))
+
+
+def assign_mlm_head(model: MaskedLanguageModel, weights: Dict[str, np.ndarray],
+                    source: str) -> None:
+    """Assigns every head variable from `weights`, or raises one CheckpointError naming `source`
+    and every missing or mis-shaped tensor."""
+    assign_named_weights(head_variables(model), weights, source, "the masked-LM head tensors")
+
+
+def load_mlm_head(model: MaskedLanguageModel, directory: str) -> bool:
+    """Loads the checkpoint's masked-LM head into `model`; False (logged) when it has none, so the
+    head keeps its random initialisation."""
+    directory = os.fspath(directory)
+    weights = read_mlm_head(directory)
+    if weights is None:
+        _log.warning("%s has no masked-LM head; the head starts from random initialisation",
+                     directory)
+        return False
+    assign_mlm_head(model, weights, directory)
+    _log.info("loaded the masked-LM head of %s", directory)
+    return True

@@ -1,0 +1,43 @@
+"""Training data for a run: a built shard directory, or a canonical JSONL built on the fly.
+
+A JSONL is built (seeded) into the model directory once; a restarted run finds the same build
+and reuses it, so resuming never rebuilds, and a run whose flags would build different examples
+is refused rather than silently mixed.
+"""
+import os
+from typing import Dict
+
+from tfdialemb.data.build import BuildOptions, build, vocab_sha256
+from tfdialemb.data.examples import ExampleBuilder
+from tfdialemb.data.records import MANIFEST, read_manifest
+from tfdialemb.dialogue import ErrorPolicy
+from tfdialemb.text import BertTokenizer
+
+
+def prepare(train_file: str, data_dir: str, builder: ExampleBuilder, tokenizer: BertTokenizer,
+            options: BuildOptions, errors: ErrorPolicy) -> Dict:
+    """The manifest of the shards to train on; builds `train_file` into `data_dir` if needed."""
+    if os.path.isdir(train_file):
+        manifest = read_manifest(train_file)
+        source = train_file
+    else:
+        if not os.path.isfile(train_file):
+            raise FileNotFoundError(f"{train_file}: training file does not exist")
+        if os.path.isfile(os.path.join(data_dir, MANIFEST)):
+            manifest = read_manifest(data_dir)
+            expected = {"source": os.path.abspath(train_file), "seed": options.seed,
+                        "max_length": options.max_length, "builder": builder.describe()}
+            found = {key: manifest[key] for key in expected}
+            if found != expected:
+                raise ValueError(
+                    f"{data_dir}: holds examples built with {found}, but this run asks for {expected}; "
+                    "use a new --model_dir (or the same flags to resume)")
+        else:
+            manifest = build(train_file, data_dir, builder, tokenizer, options, errors)
+        source = data_dir
+    if manifest["builder"]["method"] != builder.name:
+        raise ValueError(f"{source}: built for method {manifest['builder']['method']!r}, not {builder.name!r}")
+    if manifest["vocab_sha256"] != vocab_sha256(tokenizer):
+        raise ValueError(f"{source}: built with another vocabulary than the checkpoint's vocab.txt; rebuild it")
+    manifest["directory"] = source
+    return manifest
