@@ -1,0 +1,114 @@
+"""What every training command shares: its flags and the run from flags to checkpoints.
+
+`python -m tfdialemb.train` (contrastive methods) and `python -m tfdialemb.pretrain` (continued
+MLM) differ only in the example builder, the model built on the encoder and an optional batch
+transform (masking); everything else — data preparation, strategy, freezing, optimizer, resume —
+is here once.
+"""
+import math
+import os
+import sys
+from typing import Callable, Mapping, Optional
+
+from absl import flags
+
+from tfdialemb import distribute
+
+FLAGS = flags.FLAGS
+
+
+def define_flags(defaults: Mapping[str, object]) -> None:
+    """The shared flags; `defaults` sets the paper's values for one command."""
+    flags.DEFINE_string("train_file", None, "Canonical dialogue JSONL, or a built shard directory.")
+    flags.DEFINE_string("model_dir", None, "Checkpoints, TensorBoard logs and the built data go here.")
+    flags.DEFINE_string("init_checkpoint", None, "Encoder to start from (any checkpoint kind).")
+    flags.DEFINE_integer("max_steps", None, "Training steps (or give --num_epochs).")
+    flags.DEFINE_float("num_epochs", defaults.get("num_epochs"), "Passes over the built examples.")
+    flags.DEFINE_integer("batch_size", defaults["batch_size"], "Global batch size.")
+    flags.DEFINE_float("learning_rate", defaults["learning_rate"], "Peak learning rate.")
+    flags.DEFINE_enum("lr_schedule", "constant", ["constant", "linear"], "Decay after warm-up.")
+    flags.DEFINE_float("warmup_fraction", 0.0, "Fraction of the steps with linear warm-up.")
+    flags.DEFINE_float("weight_decay", 0.0, "Decoupled weight decay (not on biases and norms).")
+    flags.DEFINE_integer("freeze_layers", defaults["freeze_layers"],
+                         "Freeze the embeddings and this many bottom layers (0: none).")
+    flags.DEFINE_integer("max_length", defaults["max_length"], "Tokens per sequence.")
+    flags.DEFINE_integer("seed", 0, "Seed for data building, shuffling and initialisation.")
+    flags.DEFINE_integer("checkpoint_every", 200, "Save a checkpoint every N steps.")
+    flags.DEFINE_integer("log_every", 50, "Log scalars every N steps.")
+    flags.DEFINE_integer("num_shards", 4, "Shards when building --train_file (>= number of workers).")
+    distribute.define_flags()
+
+
+def run(builder, build_model: Callable, transform: Optional[Callable] = None,
+        after_build: Optional[Callable] = None) -> int:
+    """Trains `build_model(encoder)` on `builder`'s examples of --train_file; the exit status.
+
+    `transform(dataset, tokenizer)` rewrites the per-replica batches (e.g. masking);
+    `after_build(model)` runs once the model exists (e.g. loading a pre-training head).
+    """
+    import tensorflow as tf  # pylint: disable=import-outside-toplevel
+
+    from tfdialemb.data.build import BuildOptions  # pylint: disable=import-outside-toplevel
+    from tfdialemb.data.pipeline import make_dataset  # pylint: disable=import-outside-toplevel
+    from tfdialemb.dialogue import DialogueFormatError, ErrorPolicy  # pylint: disable=import-outside-toplevel
+    from tfdialemb.encoders import load_pretrained  # pylint: disable=import-outside-toplevel
+    from tfdialemb.training import data  # pylint: disable=import-outside-toplevel
+    from tfdialemb.training.loop import LoopConfig, TrainingLoop  # pylint: disable=import-outside-toplevel
+    from tfdialemb.training.optimizer import OptimizerConfig  # pylint: disable=import-outside-toplevel
+
+    missing = [f"--{n}" for n in ("train_file", "model_dir", "init_checkpoint") if not getattr(FLAGS, n)]
+    if missing:
+        print(f"error: missing {', '.join(missing)}", file=sys.stderr)
+        return 2
+    if not FLAGS.max_steps and not FLAGS.num_epochs:
+        print("error: give --max_steps or --num_epochs", file=sys.stderr)
+        return 2
+    try:
+        strategy = distribute.make_strategy(FLAGS.strategy, FLAGS.devices)
+        tokenizer = load_pretrained(FLAGS.init_checkpoint).tokenizer
+        data_dir = os.path.join(FLAGS.model_dir, "data" if distribute.is_chief(strategy) else
+                                f".data-worker-{strategy.cluster_resolver.task_id}")
+        options = BuildOptions(max_length=FLAGS.max_length, seed=FLAGS.seed, num_shards=FLAGS.num_shards)
+        manifest = data.prepare(FLAGS.train_file, data_dir, builder, tokenizer, options, ErrorPolicy("fail"))
+    except DialogueFormatError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    except (OSError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    max_steps = FLAGS.max_steps or max(1, math.ceil(
+        FLAGS.num_epochs * manifest["counts"]["examples"] / FLAGS.batch_size))
+
+    def build_method():
+        tf.keras.utils.set_random_seed(FLAGS.seed)
+        encoder = load_pretrained(FLAGS.init_checkpoint).encoder
+        layers = encoder.encoder_config.num_layers
+        if FLAGS.freeze_layers >= layers:
+            raise ValueError(f"--freeze_layers={FLAGS.freeze_layers} would freeze all {layers} layers "
+                             f"of {FLAGS.init_checkpoint}; freeze fewer")
+        encoder.freeze_bottom(FLAGS.freeze_layers)
+        model = build_model(encoder)
+        if after_build is not None:
+            after_build(model)
+        return model
+
+    def dataset_fn(context):
+        dataset = make_dataset(manifest["directory"], FLAGS.batch_size, training=True, input_context=context,
+                               seed=FLAGS.seed, repeat=True)
+        return transform(dataset, tokenizer) if transform else dataset
+
+    config = LoopConfig(
+        model_dir=FLAGS.model_dir, max_steps=max_steps, global_batch_size=FLAGS.batch_size,
+        optimizer=OptimizerConfig(learning_rate=FLAGS.learning_rate, schedule=FLAGS.lr_schedule,
+                                  warmup_steps=int(FLAGS.warmup_fraction * max_steps),
+                                  weight_decay=FLAGS.weight_decay),
+        checkpoint_every=FLAGS.checkpoint_every, log_every=FLAGS.log_every, seed=FLAGS.seed)
+    try:
+        loop = TrainingLoop(strategy, build_method, dataset_fn, tokenizer, config)
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    scalars = loop.run()
+    print(f"trained to step {scalars['step']:.0f} of {max_steps}: "
+          + ", ".join(f"{k} {v:.4f}" for k, v in scalars.items() if k != "step"))
+    return 0
