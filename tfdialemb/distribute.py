@@ -23,7 +23,9 @@ def make_strategy(name: str = "auto", devices: Optional[Sequence[str]] = None) -
     """The strategy called `name` (see STRATEGIES)."""
     if name not in STRATEGIES:
         raise ValueError(f"unknown strategy {name!r}; expected one of {STRATEGIES}")
-    gpus = tf.config.list_logical_devices("GPU")
+    # Physical, not logical, devices: listing logical ones starts the runtime, after which
+    # MultiWorkerMirroredStrategy can no longer configure its collective ops.
+    gpus = tf.config.list_physical_devices("GPU")
     if name == "auto":
         name = "mirrored" if len(gpus) > 1 or (devices and len(devices) > 1) else "default"
     if name == "default":

@@ -1,0 +1,83 @@
+"""Runs as users run them: two MultiWorkerMirroredStrategy processes on 127.0.0.1, and a
+training process killed with SIGKILL, then restarted."""
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from tfdialemb.data.build import BuildOptions, build
+from tfdialemb.data.examples import make_builder
+from tfdialemb.dialogue import write_dialogues
+from tiny_corpus import TOKENIZER, corpus
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _free_ports(count):
+    sockets = [socket.socket() for _ in range(count)]
+    for s in sockets:
+        s.bind(("127.0.0.1", 0))
+    ports = [s.getsockname()[1] for s in sockets]
+    for s in sockets:
+        s.close()
+    return ports
+
+
+@pytest.fixture(scope="module")
+def mge_build(tmp_path_factory):
+    root = tmp_path_factory.mktemp("mw")
+    write_dialogues(corpus(n=24, seed=4), str(root / "train.jsonl"))
+    build(str(root / "train.jsonl"), str(root / "built"), make_builder("mge", {"negatives": 2, "context_before": 2,
+                                                                                "context_after": 2}),
+          TOKENIZER, BuildOptions(max_length=12, num_shards=2, merge_consecutive_turns=False, min_turns=1))
+    return root
+
+
+def test_two_worker_processes_end_with_identical_weights(mge_build, tmp_path):
+    workers = [f"127.0.0.1:{port}" for port in _free_ports(2)]
+    processes = []
+    for index in range(2):
+        env = dict(os.environ, TF_CONFIG=json.dumps({"cluster": {"worker": workers},
+                                                     "task": {"type": "worker", "index": index}}))
+        processes.append(subprocess.Popen(
+            [sys.executable, os.path.join(HERE, "multi_worker_worker.py"), str(mge_build / "built"),
+             str(tmp_path / "model"), str(tmp_path / f"w{index}.npz")],
+            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+    outputs = [p.communicate(timeout=300)[0] for p in processes]
+    for p, out in zip(processes, outputs):
+        assert p.returncode == 0, out[-3000:]
+    first, second = np.load(tmp_path / "w0.npz"), np.load(tmp_path / "w1.npz")
+    assert len(first.files) == len(second.files) > 0
+    for name in first.files:
+        np.testing.assert_array_equal(first[name], second[name])
+    assert sorted(n for n in os.listdir(tmp_path / "model") if n.endswith(".index")) == ["ckpt-2.index", "ckpt-3.index"]
+    assert not [n for n in os.listdir(tmp_path / "model") if n.startswith(".worker")]
+
+
+def test_killed_training_resumes_from_its_last_checkpoint(mge_build, tmp_path, hf_safetensors_dir):
+    command = [sys.executable, "-m", "tfdialemb.train", "--method=mge", f"--train_file={mge_build / 'built'}",
+               f"--model_dir={tmp_path / 'model'}", f"--init_checkpoint={hf_safetensors_dir}", "--max_steps=16",
+               "--batch_size=4", "--checkpoint_every=2", "--freeze_layers=1", "--turns=2", "--negatives=2",
+               "--log_every=1"]
+    first = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 240
+    while time.time() < deadline and not os.path.exists(tmp_path / "model" / "ckpt-4.index"):
+        time.sleep(0.1)
+    first.send_signal(signal.SIGKILL)
+    first.wait()
+    saved = sorted(int(n[5:-6]) for n in os.listdir(tmp_path / "model") if n.endswith(".index"))
+    assert saved and saved[-1] < 16
+    second = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert second.returncode == 0, second.stderr[-3000:]
+    assert f"resumed from {tmp_path / 'model' / f'ckpt-{saved[-1]}'} at step {saved[-1]}" in second.stderr
+    assert "trained to step 16 of 16" in second.stdout
+    # The restart logged every step after the checkpoint exactly once.
+    logged = [int(line.split("step ")[1].split(":")[0]) for line in second.stderr.splitlines()
+              if "loop.py" in line and "] step " in line]
+    assert logged == list(range(saved[-1] + 1, 17))
