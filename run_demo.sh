@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The main job on its embedded default: embeds the bundled dialogue sentences with the packaged
-# all-MiniLM-L6-v2 BERT and prints each sentence's nearest neighbours. Arguments go to
-# `python -m tfdialemb.demo` (e.g. --init_checkpoint=DIR --input=FILE).
+# The main job end to end on the generated demo corpus: corpus, SR and D-STS-style sets, the
+# untrained encoder's scores, continued MLM pre-training, MGE (DialogueCSE) training, evaluation,
+# SavedModel export and a summary table (about 10 minutes on 2 CPU cores). Arguments go to
+# `python -m tfdialemb.demo` (e.g. --workdir=DIR --mge_steps=200); rerunning resumes.
 set -euo pipefail
 cd "$(dirname "$0")"
 source ./run_setup.sh

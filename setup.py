@@ -16,6 +16,7 @@ INSTALL_REQUIRES = [
     "safetensors",
     "h5py",
     "bm25s",
+    "tensorflow-serving-api~=2.20.0",
 ]
 
 setuptools.setup(
@@ -34,6 +35,7 @@ setuptools.setup(
         "console_scripts": [
             "tfdialemb-encode=tfdialemb.encode:run",
             "tfdialemb-bench=tfdialemb.bench.__main__:run",
+            "tfdialemb-export=tfdialemb.export:run",
         ]
     },
 )
