@@ -7,7 +7,7 @@ import tiny_bert
 from tfdialemb.encoders import Encoder, EncoderConfig
 from tfdialemb.layers.matching_guided_embedding import MatchingGuidedEmbedding
 from tfdialemb.losses.candidate_nt_xent import candidate_nt_xent
-from tfdialemb.methods.mge import MatchingGuidedEmbeddingModel, encode_rows, select_context
+from tfdialemb.methods.mge import MatchingGuidedEmbeddingModel, select_context
 
 
 def _rows(counts, width=4, length=3, start=1):
@@ -46,7 +46,7 @@ def test_encode_rows_skips_empty_rows_and_matches_row_by_row():
     encoder = Encoder(config).build_variables()
     ids = np.array([[[2, 20, 3], [0, 0, 0]], [[2, 21, 22], [2, 23, 3]]], np.int32)
     mask = (ids > 0).astype(np.int32)
-    states = encode_rows(encoder, ids, mask, training=False).numpy()
+    states = encoder.encode_rows(ids, mask, training=False).numpy()
     assert not states[0, 1].any()
     for b, r in [(0, 0), (1, 0), (1, 1)]:
         alone = encoder({"input_word_ids": ids[b, r][None], "input_mask": mask[b, r][None]})["sequence_output"]

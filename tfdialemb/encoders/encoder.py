@@ -84,6 +84,22 @@ class Encoder(tf_keras.Model):
         sequence = self(inputs, training=training)["sequence_output"]
         return pool(sequence, inputs["input_mask"], pooling)
 
+    def encode_rows(self, ids: tf.Tensor, mask: tf.Tensor, training=None) -> tf.Tensor:
+        """Token states [B, R, T, H] of a stack of sequences [B, R, T] (context turns,
+        candidates), encoding only the non-empty rows: padded turns stay all-zero and cost
+        nothing."""
+        shape = tf.shape(ids)
+        flat_ids = tf.reshape(ids, [-1, shape[2]])
+        flat_mask = tf.reshape(mask, [-1, shape[2]])
+        present = tf.where(tf.reduce_any(flat_mask > 0, axis=-1))[:, 0]
+        states = self({"input_word_ids": tf.gather(flat_ids, present),
+                       "input_mask": tf.gather(flat_mask, present)}, training=training)["sequence_output"]
+        hidden = self.encoder_config.hidden_size
+        rows = tf.cast(shape[0] * shape[1], tf.int64)
+        full = tf.scatter_nd(present[:, tf.newaxis], states,
+                             tf.stack([rows, tf.cast(shape[2], tf.int64), hidden]))
+        return tf.reshape(full, [shape[0], shape[1], shape[2], hidden])
+
     def build_variables(self) -> "Encoder":
         """Creates every variable with a dummy call, so that weights can be assigned or restored."""
         ids = tf.zeros([1, 2], tf.int32)

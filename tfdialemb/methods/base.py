@@ -22,3 +22,12 @@ class Method(tf_keras.Model):
     def per_example_loss(self, batch: Dict[str, tf.Tensor], training: bool) -> Tuple[tf.Tensor, Dict[str, tf.Tensor]]:
         """(losses [local batch], metrics {name: per-example values [local batch]}) for one batch."""
         raise TypeError(f"{type(self).__name__} must define per_example_loss()")
+
+
+def leading_candidates(batch: Dict[str, tf.Tensor], negatives: int) -> Tuple[tf.Tensor, tf.Tensor]:
+    """The positive and the first `negatives` stored negatives, and their mask: a build may
+    store more negatives than a run uses, never fewer."""
+    tf.debugging.assert_greater_equal(
+        tf.shape(batch["candidates"])[1], negatives + 1,
+        message="the build stores fewer negatives than --negatives asks for; rebuild")
+    return batch["candidates"][:, : negatives + 1], batch["candidates_mask"][:, : negatives + 1]

@@ -17,26 +17,9 @@ import tensorflow as tf
 from tfdialemb.encoders import Encoder
 from tfdialemb.layers.matching_guided_embedding import MatchingGuidedEmbedding
 from tfdialemb.losses.candidate_nt_xent import candidate_nt_xent
-from tfdialemb.methods.base import Method
+from tfdialemb.methods.base import Method, leading_candidates
 
 VARIANTS = ("paper", "released")
-
-
-def encode_rows(encoder: Encoder, ids: tf.Tensor, mask: tf.Tensor, training: bool) -> tf.Tensor:
-    """Token states [B, R, T, H] of a stack of sequences [B, R, T], encoding only non-empty rows.
-
-    Empty rows (padded turns) stay all-zero and cost nothing.
-    """
-    shape = tf.shape(ids)
-    flat_ids = tf.reshape(ids, [-1, shape[2]])
-    flat_mask = tf.reshape(mask, [-1, shape[2]])
-    present = tf.where(tf.reduce_any(flat_mask > 0, axis=-1))[:, 0]
-    states = encoder({"input_word_ids": tf.gather(flat_ids, present),
-                      "input_mask": tf.gather(flat_mask, present)}, training=training)["sequence_output"]
-    hidden = encoder.encoder_config.hidden_size
-    full = tf.scatter_nd(present[:, tf.newaxis], states,
-                         tf.stack([tf.cast(shape[0] * shape[1], tf.int64), tf.cast(shape[2], tf.int64), hidden]))
-    return tf.reshape(full, [shape[0], shape[1], shape[2], hidden])
 
 
 def select_context(before: tf.Tensor, before_mask: tf.Tensor, after: tf.Tensor,
@@ -98,18 +81,13 @@ class MatchingGuidedEmbeddingModel(Method):
             num_preceding_turns=turns, name="matching_guided_embedding")
 
     def per_example_loss(self, batch: Dict[str, tf.Tensor], training: bool):
-        stored = tf.shape(batch["candidates"])[1]
-        tf.debugging.assert_greater_equal(
-            stored, self.negatives + 1,
-            message="the build stores fewer negatives than --negatives asks for; rebuild")
-        candidates = batch["candidates"][:, : self.negatives + 1]
-        candidates_mask = batch["candidates_mask"][:, : self.negatives + 1]
+        candidates, candidates_mask = leading_candidates(batch, self.negatives)
         context, context_mask, turn_mask = select_context(
             batch["context_before"], batch["context_before_mask"], batch["context_after"],
             batch["context_after_mask"], self.turns, self.variant)
         logits = self.mge(
-            encode_rows(self.encoder, context, context_mask, training), context_mask, turn_mask,
-            encode_rows(self.encoder, candidates, candidates_mask, training), candidates_mask)
+            self.encoder.encode_rows(context, context_mask, training), context_mask, turn_mask,
+            self.encoder.encode_rows(candidates, candidates_mask, training), candidates_mask)
         losses = candidate_nt_xent(logits, positive_index=0, variant=self.variant)
         accuracy = tf.cast(tf.equal(tf.argmax(logits, axis=-1), 0), tf.float32)
         return losses, {"accuracy": accuracy}

@@ -1,0 +1,95 @@
+"""The siamese-network baselines of DialogueCSE Table 2: SiameseBERT_S and SiameseBERT_M.
+
+DialogueCSE (Sec. 5.2.2) re-implements both with BERT "according to their original approaches":
+SiameseBERT_S "shares the architecture with Yang et al. (2018); Reimers and Gurevych (2019)" and
+"is equipped with a non-linear activation function in the matching layer"; SiameseBERT_M "has
+the similar architecture as Henderson et al. (2020)", "flattens the multi-turn context" and has
+"an MLP layer on top of the sentence encoders". It gives no further detail, so the matching
+layers follow the cited papers:
+
+  - variant="single" (Yang et al., 2018, input-response prediction): the input u_{k-1} and the
+    response are mean-pooled by the shared encoder; only the response side goes through a
+    feed-forward network (Yang et al. found one side enough to model the input/response
+    asymmetry), and the score is the plain dot product S(x, y) = u · FFN(v).
+  - variant="multi" (ConveRT, Henderson et al., 2020): the flattened context and the response
+    each go through their own feed-forward network on top of the shared encoder, and the score is
+    the scaled cosine S(x, y) = C · cos(h_x, h_y) with a learned scale C (kept as log C, so it
+    stays positive; it starts at 1/`temperature`, DialogueCSE's τ, so both methods start equally
+    sharp).
+
+Neither DialogueCSE nor our reading of the sources fixes the FFN's depth or activation; we chose
+a hidden tanh layer of the encoder's width and a linear output layer, the smallest non-linear
+MLP that fits DialogueCSE's description. Objective: both papers take a softmax over the true
+response and negatives (the other responses of the batch there); here the negatives are the
+`negatives` utterances sampled from other dialogues by the `siamese` builder, exactly
+DialogueCSE's, so Table 2 compares matching layers rather than negative sampling; the loss is
+-log softmax of the true response (`candidate_nt_xent` on the logits). The FFNs only serve
+training: the sentence embedding evaluated is, as for every method, the mean pooling of the
+encoder's last layer.
+"""
+import math
+from typing import Dict
+
+import tensorflow as tf
+import tf_keras
+
+from tfdialemb.encoders import Encoder
+from tfdialemb.encoders.pooling import masked_mean
+from tfdialemb.losses.candidate_nt_xent import candidate_nt_xent
+from tfdialemb.methods.base import Method, leading_candidates
+
+VARIANTS = ("single", "multi")
+CONTEXT_FEATURE = {"single": "previous", "multi": "context"}
+
+
+def feed_forward(width: int, name: str) -> tf_keras.Sequential:
+    """The matching MLP: tanh hidden layer, linear output, both `width` wide, float32."""
+    return tf_keras.Sequential([
+        tf_keras.layers.Dense(width, activation="tanh", dtype="float32", name="hidden"),
+        tf_keras.layers.Dense(width, dtype="float32", name="output"),
+    ], name=name)
+
+
+class SiameseModel(Method):
+    """`per_example_loss` on `siamese` batches: softmax over 1 true response + `negatives`."""
+
+    def __init__(self, encoder: Encoder, variant: str = "single", negatives: int = 9,
+                 temperature: float = 0.1, **kwargs):
+        super().__init__(encoder, **kwargs)
+        if variant not in VARIANTS:
+            raise ValueError(f"unknown siamese variant {variant!r}; expected one of {VARIANTS}")
+        if negatives < 1 or temperature <= 0:
+            raise ValueError(f"negatives and temperature must be positive, got {negatives} and "
+                             f"{temperature}")
+        self.variant = variant
+        self.negatives = negatives
+        width = encoder.encoder_config.hidden_size
+        self.response_mlp = feed_forward(width, "response_mlp")
+        if variant == "multi":
+            self.context_mlp = feed_forward(width, "context_mlp")
+            self.log_scale = self.add_weight(
+                name="log_scale", shape=[], dtype="float32",
+                initializer=tf_keras.initializers.Constant(math.log(1.0 / temperature)))
+
+    def logits(self, context: tf.Tensor, candidates: tf.Tensor) -> tf.Tensor:
+        """Matching scores [B, A] of pooled context [B, H] against pooled candidates [B, A, H]."""
+        responses = self.response_mlp(candidates)
+        if self.variant == "single":
+            return tf.einsum("bh,bah->ba", context, responses)
+        cosine = tf.einsum("bh,bah->ba", tf.math.l2_normalize(self.context_mlp(context), -1),
+                           tf.math.l2_normalize(responses, -1))
+        return tf.exp(self.log_scale) * cosine
+
+    def per_example_loss(self, batch: Dict[str, tf.Tensor], training: bool):
+        candidates, candidates_mask = leading_candidates(batch, self.negatives)
+        feature = CONTEXT_FEATURE[self.variant]
+        context_states = self.encoder({"input_word_ids": batch[feature],
+                                       "input_mask": batch[f"{feature}_mask"]},
+                                      training=training)["sequence_output"]
+        context = masked_mean(tf.cast(context_states, tf.float32), batch[f"{feature}_mask"])
+        candidate_states = self.encoder.encode_rows(candidates, candidates_mask, training)
+        logits = self.logits(context, masked_mean(tf.cast(candidate_states, tf.float32),
+                                                  candidates_mask))
+        losses = candidate_nt_xent(logits, positive_index=0)
+        accuracy = tf.cast(tf.equal(tf.argmax(logits, axis=-1), 0), tf.float32)
+        return losses, {"accuracy": accuracy}
