@@ -34,13 +34,10 @@ from absl import app, flags
 
 from tfdialemb.cli import Progress
 from tfdialemb.dialogue import DialogueFormatError, read_dialogues
-from tfdialemb.eval.dialogue_sts import evaluate_dialogue_sts
 from tfdialemb.eval.inputs import embed_distinct
-from tfdialemb.eval.semantic_retrieval import evaluate_semantic_retrieval
+from tfdialemb.eval.tasks import TASKS
 from tfdialemb.files import atomic_open
 
-TASKS = {"sr": evaluate_semantic_retrieval, "dsts": evaluate_dialogue_sts}
-"""Task name → function(eval_file, embed) → {metric name: value}."""
 EMBEDDINGS = ("encoder", "whitening", "flow", "glove")
 FITTED_EMBEDDINGS = ("whitening", "flow")
 EMBEDDING_FLAGS = {

@@ -37,7 +37,8 @@ def built(tmp_path_factory):
     return str(root / "mlm")
 
 
-def _loop(strategy, built, model_dir, max_steps, batch=8, checkpoint_every=3, buckets=None, epsilon=1e-8):
+def _loop(strategy, built, model_dir, max_steps, batch=8, checkpoint_every=3, buckets=None, epsilon=1e-8,
+          validate=None, validate_every=0):
     config = EncoderConfig.from_huggingface(tiny_bert.HF_CONFIG).replace(hidden_dropout=0.0, attention_dropout=0.0)
 
     def build_method():
@@ -50,8 +51,8 @@ def _loop(strategy, built, model_dir, max_steps, batch=8, checkpoint_every=3, bu
 
     loop_config = LoopConfig(model_dir=str(model_dir), max_steps=max_steps, global_batch_size=batch,
                              optimizer=OptimizerConfig(learning_rate=1e-3, epsilon=epsilon), checkpoint_every=checkpoint_every,
-                             log_every=1)
-    return TrainingLoop(strategy, build_method, dataset_fn, TOKENIZER, loop_config)
+                             log_every=1, validate_every=validate_every)
+    return TrainingLoop(strategy, build_method, dataset_fn, TOKENIZER, loop_config, validate)
 
 
 def _weights(loop):
@@ -98,4 +99,46 @@ def test_two_replicas_train_like_one_device(built, tmp_path, two_replicas):
     two_scalars = two.run()
     np.testing.assert_allclose(two_scalars["loss"], one_scalars["loss"], rtol=1e-5)
     for a, b in zip(_weights(two), _weights(one)):
+        np.testing.assert_allclose(a, b, atol=1e-5)
+
+
+def test_validation_hook_runs_every_n_steps_with_the_current_model(built, tmp_path):
+    calls = []
+
+    def validate(method, step):
+        calls.append((step, float(method.encoder.trainable_variables[0].numpy().sum())))
+        return {"score": float(step)}
+
+    _loop(make_strategy("default"), built, tmp_path / "v", max_steps=5, validate=validate, validate_every=2).run()
+    assert [step for step, _ in calls] == [2, 4]
+    assert calls[0][1] != calls[1][1]  # the weights moved between validations
+
+
+def test_mge_under_two_replicas_trains_like_one_device(tmp_path, two_replicas):
+    """The DialogueCSE model itself: loss and updated weights of 2 x 4 examples vs 1 x 8."""
+    from tfdialemb.methods.mge import MatchingGuidedEmbeddingModel
+
+    write_dialogues(corpus(n=20, seed=6), str(tmp_path / "train.jsonl"))
+    build(str(tmp_path / "train.jsonl"), str(tmp_path / "mge"),
+          make_builder("mge", {"negatives": 3, "context_before": 2, "context_after": 2}), TOKENIZER,
+          BuildOptions(max_length=12, num_shards=2, merge_consecutive_turns=False, min_turns=1))
+    config = EncoderConfig.from_huggingface(tiny_bert.HF_CONFIG).replace(hidden_dropout=0.0, attention_dropout=0.0)
+
+    def run(strategy, name):
+        def build_method():
+            tf.keras.utils.set_random_seed(11)
+            return MatchingGuidedEmbeddingModel(Encoder(config).build_variables(), turns=2, negatives=3)
+
+        loop = TrainingLoop(
+            strategy, build_method,
+            lambda context: make_dataset(str(tmp_path / "mge"), 8, training=True, input_context=context, seed=5,
+                                         repeat=True, bucket_boundaries=None),
+            TOKENIZER, LoopConfig(model_dir=str(tmp_path / name), max_steps=2, global_batch_size=8,
+                                  optimizer=OptimizerConfig(learning_rate=1e-3, epsilon=1.0)))
+        return loop.run(), [v.numpy() for v in loop.method.trainable_variables]
+
+    one_scalars, one_weights = run(make_strategy("default"), "one")
+    two_scalars, two_weights = run(two_replicas, "two")
+    np.testing.assert_allclose(two_scalars["loss"], one_scalars["loss"], rtol=1e-5)
+    for a, b in zip(two_weights, one_weights):
         np.testing.assert_allclose(a, b, atol=1e-5)

@@ -36,6 +36,9 @@ def define_flags(defaults: Mapping[str, object]) -> None:
     flags.DEFINE_integer("checkpoint_every", 200, "Save a checkpoint every N steps.")
     flags.DEFINE_integer("log_every", 50, "Log scalars every N steps.")
     flags.DEFINE_integer("num_shards", 4, "Shards when building --train_file (>= number of workers).")
+    flags.DEFINE_enum("validate_task", "sr", ["sr", "dsts"], "Validation task (with --validate_file).")
+    flags.DEFINE_string("validate_file", None, "Evaluation set scored every --validate_every steps.")
+    flags.DEFINE_integer("validate_every", 0, "Validation interval in steps (0: never).")
     distribute.define_flags()
 
 
@@ -97,14 +100,22 @@ def run(builder, build_model: Callable, transform: Optional[Callable] = None,
                                seed=FLAGS.seed, repeat=True)
         return transform(dataset, tokenizer) if transform else dataset
 
+    validate = None
+    if FLAGS.validate_file and FLAGS.validate_every:
+        if not os.path.isfile(FLAGS.validate_file):
+            print(f"error: {FLAGS.validate_file}: validation file does not exist", file=sys.stderr)
+            return 2
+        validate = _validation(FLAGS.validate_task, FLAGS.validate_file, tokenizer)
+
     config = LoopConfig(
         model_dir=FLAGS.model_dir, max_steps=max_steps, global_batch_size=FLAGS.batch_size,
         optimizer=OptimizerConfig(learning_rate=FLAGS.learning_rate, schedule=FLAGS.lr_schedule,
                                   warmup_steps=int(FLAGS.warmup_fraction * max_steps),
                                   weight_decay=FLAGS.weight_decay),
-        checkpoint_every=FLAGS.checkpoint_every, log_every=FLAGS.log_every, seed=FLAGS.seed)
+        checkpoint_every=FLAGS.checkpoint_every, log_every=FLAGS.log_every,
+        validate_every=FLAGS.validate_every, seed=FLAGS.seed)
     try:
-        loop = TrainingLoop(strategy, build_method, dataset_fn, tokenizer, config)
+        loop = TrainingLoop(strategy, build_method, dataset_fn, tokenizer, config, validate)
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -112,3 +123,16 @@ def run(builder, build_model: Callable, transform: Optional[Callable] = None,
     print(f"trained to step {scalars['step']:.0f} of {max_steps}: "
           + ", ".join(f"{k} {v:.4f}" for k, v in scalars.items() if k != "step"))
     return 0
+
+
+def _validation(task: str, eval_file: str, tokenizer) -> Callable:
+    """A validation hook: `task` on `eval_file` with the method's current encoder (mean pooling)."""
+    from tfdialemb.embedder import SentenceEmbedder  # pylint: disable=import-outside-toplevel
+    from tfdialemb.eval.tasks import TASKS  # pylint: disable=import-outside-toplevel
+
+    def validate(method, step):
+        del step
+        embedder = SentenceEmbedder(method.encoder, tokenizer, pooling="mean", max_length=FLAGS.max_length)
+        return TASKS[task](eval_file, embedder.embed)
+
+    return validate
