@@ -26,14 +26,14 @@ atomically. Exit status: 0 done; 1 a bad input line; 2 a missing input or nothin
 import dataclasses
 import random
 import re
-import sys
 from typing import Dict, Iterable, List, Tuple
 
 import bm25s
 import numpy as np
 from absl import app, flags
 
-from tfdialemb.dialogue import Dialogue, DialogueFormatError, read_dialogues
+from tfdialemb.dialogue import Dialogue, read_dialogues
+from tfdialemb.cli import report_error
 from tfdialemb.files import atomic_open
 
 FLAGS = flags.FLAGS
@@ -144,12 +144,8 @@ def main(argv):
         if not counts["queries"]:
             raise ValueError(f"{FLAGS.input}: no query has both a positive and a negative "
                              f"candidate ({len(pool)} intent-labelled utterances)")
-    except DialogueFormatError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
     except (OSError, ValueError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+        return report_error(e)
     write_sr_set(lines, FLAGS.output)
     print(f"wrote {counts['queries']} queries ({counts['lines']} lines) to {FLAGS.output}; "
           f"pool {counts['utterances']} utterances ({ambiguous} ambiguous dropped); dropped "

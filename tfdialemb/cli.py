@@ -74,3 +74,12 @@ def read_lines(path: str) -> list:
     if not lines:
         raise ValueError(f"{path}: has no non-empty lines to encode")
     return lines
+
+
+def report_error(error: Exception) -> int:
+    """Prints `error` as one line on stderr; returns the exit status every command uses:
+    1 for a bad line of the input data, 2 for anything else (missing file, bad flag value)."""
+    from tfdialemb.dialogue import DialogueFormatError  # pylint: disable=import-outside-toplevel
+
+    print(f"error: {error}", file=sys.stderr)
+    return 1 if isinstance(error, DialogueFormatError) else 2

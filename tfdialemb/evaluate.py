@@ -32,8 +32,8 @@ from typing import List
 import numpy as np
 from absl import app, flags
 
-from tfdialemb.cli import Progress
-from tfdialemb.dialogue import DialogueFormatError, read_dialogues
+from tfdialemb.cli import Progress, report_error
+from tfdialemb.dialogue import read_dialogues
 from tfdialemb.eval.inputs import embed_distinct
 from tfdialemb.eval.tasks import TASKS
 from tfdialemb.files import atomic_open
@@ -183,12 +183,8 @@ def main(argv):
 
     try:
         results = TASKS[FLAGS.task](FLAGS.eval_file, embed)
-    except DialogueFormatError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
     except (OSError, ValueError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+        return report_error(e)
     report = {"task": FLAGS.task, "eval_file": FLAGS.eval_file, "checkpoint": checkpoint,
               "pooling": None if FLAGS.embedding == "glove" else FLAGS.pooling,
               "embedding": embedding, "metrics": results}

@@ -53,7 +53,8 @@ def run(builder, build_model: Callable, transform: Optional[Callable] = None,
 
     from tfdialemb.data.build import BuildOptions  # pylint: disable=import-outside-toplevel
     from tfdialemb.data.pipeline import make_dataset  # pylint: disable=import-outside-toplevel
-    from tfdialemb.dialogue import DialogueFormatError, ErrorPolicy  # pylint: disable=import-outside-toplevel
+    from tfdialemb.cli import report_error  # pylint: disable=import-outside-toplevel
+    from tfdialemb.dialogue import ErrorPolicy  # pylint: disable=import-outside-toplevel
     from tfdialemb.encoders import load_pretrained  # pylint: disable=import-outside-toplevel
     from tfdialemb.training import data  # pylint: disable=import-outside-toplevel
     from tfdialemb.training.loop import LoopConfig, TrainingLoop  # pylint: disable=import-outside-toplevel
@@ -73,12 +74,8 @@ def run(builder, build_model: Callable, transform: Optional[Callable] = None,
                                 f".data-worker-{strategy.cluster_resolver.task_id}")
         options = BuildOptions(max_length=FLAGS.max_length, seed=FLAGS.seed, num_shards=FLAGS.num_shards)
         manifest = data.prepare(FLAGS.train_file, data_dir, builder, tokenizer, options, ErrorPolicy("fail"))
-    except DialogueFormatError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
     except (OSError, ValueError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+        return report_error(e)
     max_steps = FLAGS.max_steps or max(1, math.ceil(
         FLAGS.num_epochs * manifest["counts"]["examples"] / FLAGS.batch_size))
 
