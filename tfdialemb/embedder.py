@@ -1,4 +1,5 @@
 """Sentence embeddings for lists of strings: tokenizer and encoder in one traced graph."""
+import logging
 from typing import Callable, Optional, Sequence
 
 import numpy as np
@@ -18,6 +19,13 @@ class SentenceEmbedder(tf.Module):
     def __init__(self, encoder: Encoder, tokenizer: BertTokenizer, pooling: str = "mean",
                  max_length: int = 128):
         super().__init__()
+        positions = encoder.encoder_config.max_position_embeddings
+        if max_length > positions:
+            # Longer inputs would fail in the position embeddings; BERT truncates instead.
+            logging.getLogger(__name__).warning(
+                "max_length %d exceeds the encoder's %d positions; using %d", max_length, positions,
+                positions)
+            max_length = positions
         self.encoder = encoder
         self.tokenizer = tokenizer
         self.pooling = pooling

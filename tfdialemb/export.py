@@ -120,11 +120,6 @@ def export_saved_model(embedder: SentenceEmbedder, export_dir: str,
     Serving polls `export_dir` and would otherwise load a half-written version.
     """
     target = version_dir(export_dir, version)
-    max_positions = embedder.encoder.encoder_config.max_position_embeddings
-    if embedder.max_length > max_positions:
-        raise ValueError(
-            f"max_length {embedder.max_length} exceeds the encoder's {max_positions} positions; "
-            "the served model would fail on long sentences")
     records = warmup_records(warmup_sentences)
     parent, name = os.path.split(target)
     os.makedirs(parent, exist_ok=True)
