@@ -127,9 +127,14 @@ def _validation(task: str, eval_file: str, tokenizer) -> Callable:
     from tfdialemb.embedder import SentenceEmbedder  # pylint: disable=import-outside-toplevel
     from tfdialemb.eval.tasks import TASKS  # pylint: disable=import-outside-toplevel
 
+    embedders = {}
+
     def validate(method, step):
         del step
-        embedder = SentenceEmbedder(method.encoder, tokenizer, pooling="mean", max_length=FLAGS.max_length)
-        return TASKS[task](eval_file, embedder.embed)
+        # One embedder per encoder, so its graph is traced once, not at every validation.
+        if id(method.encoder) not in embedders:
+            embedders[id(method.encoder)] = SentenceEmbedder(method.encoder, tokenizer, pooling="mean",
+                                                             max_length=FLAGS.max_length)
+        return TASKS[task](eval_file, embedders[id(method.encoder)].embed)
 
     return validate
