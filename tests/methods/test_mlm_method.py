@@ -95,7 +95,7 @@ def test_trains_under_two_replicas(mlm_build, tmp_path, two_replicas):
         return add_masks(batches, seed=5, vocab_size=TOKENIZER.vocab_size,
                          mask_id=TOKENIZER.mask_id, special_ids=specials)
 
-    config = LoopConfig(model_dir=str(tmp_path / "m"), max_steps=4, global_batch_size=8,
+    config = LoopConfig(model_dir=str(tmp_path / "m"), max_steps=4,
                         optimizer=OptimizerConfig(learning_rate=1e-3), checkpoint_every=2,
                         log_every=1)
     loop = TrainingLoop(two_replicas, _model,

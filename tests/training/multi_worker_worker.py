@@ -34,7 +34,7 @@ def build_method():
 loop = TrainingLoop(
     strategy, build_method,
     lambda context: make_dataset(build_dir, 4, training=True, input_context=context, seed=1, repeat=True),
-    TOKENIZER, LoopConfig(model_dir=model_dir, max_steps=3, global_batch_size=4,
-                          optimizer=OptimizerConfig(learning_rate=1e-3), checkpoint_every=2))
+    TOKENIZER, LoopConfig(model_dir=model_dir, max_steps=3, optimizer=OptimizerConfig(learning_rate=1e-3),
+                          checkpoint_every=2))
 loop.run()
 np.savez(weights_out, *[v.numpy() for v in loop.method.trainable_variables])

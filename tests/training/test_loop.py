@@ -49,8 +49,9 @@ def _loop(strategy, built, model_dir, max_steps, batch=8, checkpoint_every=3, bu
         return make_dataset(built, batch, training=True, input_context=context, seed=5, repeat=True,
                             bucket_boundaries=buckets)
 
-    loop_config = LoopConfig(model_dir=str(model_dir), max_steps=max_steps, global_batch_size=batch,
-                             optimizer=OptimizerConfig(learning_rate=1e-3, epsilon=epsilon), checkpoint_every=checkpoint_every,
+    loop_config = LoopConfig(model_dir=str(model_dir), max_steps=max_steps,
+                             optimizer=OptimizerConfig(learning_rate=1e-3, epsilon=epsilon),
+                             checkpoint_every=checkpoint_every,
                              log_every=1, validate_every=validate_every)
     return TrainingLoop(strategy, build_method, dataset_fn, TOKENIZER, loop_config, validate)
 
@@ -133,7 +134,7 @@ def test_mge_under_two_replicas_trains_like_one_device(tmp_path, two_replicas):
             strategy, build_method,
             lambda context: make_dataset(str(tmp_path / "mge"), 8, training=True, input_context=context, seed=5,
                                          repeat=True, bucket_boundaries=None),
-            TOKENIZER, LoopConfig(model_dir=str(tmp_path / name), max_steps=2, global_batch_size=8,
+            TOKENIZER, LoopConfig(model_dir=str(tmp_path / name), max_steps=2,
                                   optimizer=OptimizerConfig(learning_rate=1e-3, epsilon=1.0)))
         return loop.run(), [v.numpy() for v in loop.method.trainable_variables]
 

@@ -105,12 +105,12 @@ def run(builder, build_model: Callable, transform: Optional[Callable] = None,
         validate = _validation(FLAGS.validate_task, FLAGS.validate_file, tokenizer)
 
     config = LoopConfig(
-        model_dir=FLAGS.model_dir, max_steps=max_steps, global_batch_size=FLAGS.batch_size,
+        model_dir=FLAGS.model_dir, max_steps=max_steps,
         optimizer=OptimizerConfig(learning_rate=FLAGS.learning_rate, schedule=FLAGS.lr_schedule,
                                   warmup_steps=int(FLAGS.warmup_fraction * max_steps),
                                   weight_decay=FLAGS.weight_decay),
         checkpoint_every=FLAGS.checkpoint_every, log_every=FLAGS.log_every,
-        validate_every=FLAGS.validate_every, seed=FLAGS.seed)
+        validate_every=FLAGS.validate_every)
     try:
         loop = TrainingLoop(strategy, build_method, dataset_fn, tokenizer, config, validate)
     except ValueError as e:

@@ -29,13 +29,11 @@ _log = logging.getLogger(__name__)
 class LoopConfig:
     model_dir: str
     max_steps: int
-    global_batch_size: int
     optimizer: OptimizerConfig = OptimizerConfig()
     checkpoint_every: int = 200
     keep_checkpoints: int = 3
     log_every: int = 50
     validate_every: int = 0
-    seed: int = 0
 
 
 class TrainingLoop:
