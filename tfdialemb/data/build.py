@@ -56,7 +56,8 @@ class _Tokenizing:
         self.cls, self.sep = tokenizer.cls_id, tokenizer.sep_id
         self.keep = max_length - 2
         self._tokenize = tf.function(tokenizer.tokenize, input_signature=[tf.TensorSpec([None], tf.string)])
-        self.max_lengths = {name: 0 for name, kind in schema.items() if kind != "int"}
+        self.max_lengths = {name: 0 for name, kind in schema.items()
+                            if kind in (SEQUENCE, SEQUENCE_LIST)}
 
     def __call__(self, examples: List[Dict]) -> List[Dict]:
         texts: List[str] = []
@@ -76,7 +77,7 @@ class _Tokenizing:
                 elif kind == SEQUENCE_LIST:
                     row[name] = [self._pack(next(ids), name) for _ in example[name]]
                 else:
-                    row[name] = int(example[name])
+                    row[name] = example[name]
             encoded.append(row)
         return encoded
 

@@ -3,14 +3,15 @@ bucketing, dynamic padding, prefetch, and per-worker sharding through `tf.distri
 
 Batches are dicts of dense int32 tensors: a "sequence" feature NAME becomes `NAME` [B, T] and
 `NAME_mask` [B, T]; a "sequence_list" feature becomes `NAME` [B, N, T], `NAME_mask` [B, N, T]
-(rows with no tokens are all-zero); an "int" feature stays [B]. T is the longest sequence of the
-batch, not the build's max_length.
+(rows with no tokens are all-zero); an "int" feature stays [B]; a "float" feature stays [B] and
+float32. T is the longest sequence of the batch, not the build's max_length.
 """
 from typing import Dict, Mapping, Optional, Sequence
 
 import tensorflow as tf
 
-from tfdialemb.data.records import INT, SEQUENCE, SEQUENCE_LIST, parse_spec, read_manifest, shard_paths
+from tfdialemb.data.records import (
+    FLOAT, INT, SEQUENCE, SEQUENCE_LIST, parse_spec, read_manifest, shard_paths)
 
 PARSE_BATCH = 256
 DEFAULT_BOUNDARIES = (16, 24, 32, 48, 64, 96, 128, 192, 256, 384)
@@ -36,6 +37,9 @@ def to_dense(batch: Mapping[str, tf.Tensor], schema: Mapping[str, str], pad_id: 
         value = batch[name]
         if kind == INT:
             dense[name] = tf.cast(value, tf.int32)
+            continue
+        if kind == FLOAT:
+            dense[name] = value
             continue
         mask = tf.ones_like(value, tf.int32)
         shape = None

@@ -4,7 +4,8 @@ Each feature has a kind:
   - "sequence": one token-id sequence, stored as an Int64List, parsed to [batch, (tokens)];
   - "sequence_list": several sequences (context turns, candidates), stored as `NAME/values` and
     `NAME/row_lengths`, parsed to [batch, (sequences), (tokens)];
-  - "int": one integer per example.
+  - "int": one integer per example;
+  - "float": one float32 per example (a regression target), stored as a FloatList.
 A build directory holds `examples-SSSSS-of-NNNNN.tfrecord` shards and `manifest.json`, written last,
 so a directory without a manifest is never a complete build.
 """
@@ -17,7 +18,8 @@ import tensorflow as tf
 SEQUENCE = "sequence"
 SEQUENCE_LIST = "sequence_list"
 INT = "int"
-KINDS = (SEQUENCE, SEQUENCE_LIST, INT)
+FLOAT = "float"
+KINDS = (SEQUENCE, SEQUENCE_LIST, INT, FLOAT)
 MANIFEST = "manifest.json"
 FORMAT_VERSION = 1
 
@@ -42,6 +44,8 @@ def serialize_example(features: Mapping, schema: Mapping[str, str]) -> bytes:
             encoded[f"{name}/row_lengths"] = _ints([len(row) for row in value])
         elif kind == INT:
             encoded[name] = _ints([value])
+        elif kind == FLOAT:
+            encoded[name] = tf.train.Feature(float_list=tf.train.FloatList(value=[float(value)]))
         else:
             raise ValueError(f"feature {name!r} has unknown kind {kind!r}; expected one of {KINDS}")
     return tf.train.Example(features=tf.train.Features(feature=encoded)).SerializeToString()
@@ -60,6 +64,8 @@ def parse_spec(schema: Mapping[str, str]) -> Dict[str, object]:
                 partitions=[tf.io.RaggedFeature.RowLengths(f"{name}/row_lengths")],
                 row_splits_dtype=tf.int64,
             )
+        elif kind == FLOAT:
+            spec[name] = tf.io.FixedLenFeature([], tf.float32)
         else:
             spec[name] = tf.io.FixedLenFeature([], tf.int64)
     return spec
