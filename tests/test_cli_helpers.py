@@ -66,3 +66,24 @@ def test_progress_without_a_total_counts_until_finished():
         progress.advance(1)
     progress.finish()
     assert stream.getvalue().rstrip("\n").endswith("/s") and "\r4 dialogues" in stream.getvalue()
+
+
+def test_atomic_directory_appears_complete_or_not_at_all(tmp_path):
+    from tfdialemb.files import atomic_directory
+
+    target = tmp_path / "out"
+    with atomic_directory(str(target)) as staging:
+        (tmp_path / staging / "a").write_text("1")
+        assert not target.exists()
+    assert sorted(os.listdir(target)) == ["a"]
+    with pytest.raises(FileExistsError):
+        with atomic_directory(str(target)) as staging:
+            pass
+    with pytest.raises(RuntimeError):
+        with atomic_directory(str(target), replace=True) as staging:
+            (tmp_path / staging / "b").write_text("2")
+            raise RuntimeError("interrupted")
+    assert sorted(os.listdir(target)) == ["a"]
+    with atomic_directory(str(target), replace=True) as staging:
+        (tmp_path / staging / "b").write_text("2")
+    assert sorted(os.listdir(target)) == ["b"] and sorted(os.listdir(tmp_path)) == ["out"]

@@ -27,9 +27,7 @@ version, a max_length the encoder cannot take).
 """
 import os
 import re
-import shutil
 import sys
-import uuid
 from typing import Optional, Sequence
 
 import tensorflow as tf
@@ -39,6 +37,7 @@ from tensorflow_serving.apis import predict_pb2, prediction_log_pb2
 from tfdialemb.cli import read_lines
 from tfdialemb.embedder import SentenceEmbedder
 from tfdialemb.encoders import load_pretrained
+from tfdialemb.files import atomic_directory
 
 SIGNATURE_KEY = "serving_default"
 INPUT_NAME = "sentences"
@@ -121,22 +120,13 @@ def export_saved_model(embedder: SentenceEmbedder, export_dir: str,
     """
     target = version_dir(export_dir, version)
     records = warmup_records(warmup_sentences)
-    parent, name = os.path.split(target)
-    os.makedirs(parent, exist_ok=True)
-    # Not tempfile.mkdtemp: its mode 0700 would hide the model from a server run as another user.
-    staging = os.path.join(parent, f".tmp-{name}-{uuid.uuid4().hex}")
-    os.mkdir(staging)
-    try:
+    with atomic_directory(target) as staging:
         module = serving_module(embedder)
         tf.saved_model.save(module, staging, signatures={SIGNATURE_KEY: module.serve})
         os.makedirs(os.path.dirname(os.path.join(staging, WARMUP_FILE)))
         with tf.io.TFRecordWriter(os.path.join(staging, WARMUP_FILE)) as writer:
             for record in records:
                 writer.write(record)
-        os.rename(staging, target)
-    finally:
-        if os.path.exists(staging):
-            shutil.rmtree(staging)
     return target
 
 

@@ -7,8 +7,6 @@ last; the directory is renamed into place only when complete.
 import dataclasses
 import hashlib
 import os
-import shutil
-import tempfile
 from typing import Callable, Dict, Iterator, List, Optional
 
 import numpy as np
@@ -18,6 +16,7 @@ from tfdialemb.data.examples import ExampleBuilder
 from tfdialemb.data.records import SEQUENCE, SEQUENCE_LIST, serialize_example, shard_name, write_manifest
 from tfdialemb.data.sampling import UtterancePool
 from tfdialemb.dialogue import Dialogue, ErrorPolicy, drop_short, merge_consecutive_turns, read_dialogues
+from tfdialemb.files import atomic_directory
 from tfdialemb.text import BertTokenizer
 
 CHUNK_EXAMPLES = 512
@@ -111,16 +110,9 @@ def build(
         pool = UtterancePool(builder.params.pool_size, options.seed)
         for index, dialogue in enumerate(preprocessed_dialogues(input_path, options, ErrorPolicy(errors.mode))):
             pool.add(index, [turn.text for turn in dialogue.turns])
-    parent = os.path.dirname(output_dir)
-    os.makedirs(parent, exist_ok=True)
-    staging = tempfile.mkdtemp(prefix=f".tmp-{os.path.basename(output_dir)}-", dir=parent)
-    try:
+    with atomic_directory(output_dir, replace=options.overwrite) as staging:
         manifest = _write_shards(input_path, staging, builder, tokenizer, options, errors, pool, on_dialogue)
         write_manifest(staging, manifest)
-        _move_into_place(staging, output_dir)
-    finally:
-        if os.path.exists(staging):
-            shutil.rmtree(staging)
     return manifest
 
 
@@ -177,13 +169,3 @@ def _write_shards(input_path, staging, builder, tokenizer, options, errors, pool
         },
         "shards": names,
     }
-
-
-def _move_into_place(staging: str, output_dir: str) -> None:
-    if os.path.exists(output_dir):
-        old = tempfile.mkdtemp(prefix=f".old-{os.path.basename(output_dir)}-", dir=os.path.dirname(output_dir))
-        os.rename(output_dir, os.path.join(old, "previous"))
-        os.rename(staging, output_dir)
-        shutil.rmtree(old)
-    else:
-        os.rename(staging, output_dir)

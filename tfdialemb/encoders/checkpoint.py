@@ -12,8 +12,6 @@ import glob
 import json
 import logging
 import os
-import shutil
-import tempfile
 from typing import Optional
 
 import tensorflow as tf
@@ -23,7 +21,7 @@ from tfdialemb.encoders.encoder import Encoder
 from tfdialemb.encoders.google import read_google_checkpoint
 from tfdialemb.encoders.huggingface import pytorch_to_model_garden, read_safetensors, read_tf_h5
 from tfdialemb.encoders.weights import CheckpointError, assign_bert_weights
-from tfdialemb.files import atomic_open
+from tfdialemb.files import atomic_directory, atomic_open
 from tfdialemb.text.tokenizer import BertTokenizer, read_vocab
 
 OWN_CONFIG = "tfdialemb_encoder.json"
@@ -173,21 +171,12 @@ def save_pretrained(encoder: Encoder, tokenizer: BertTokenizer, directory: str) 
     directory = os.path.abspath(directory)
     if os.path.exists(directory) and os.listdir(directory):
         raise FileExistsError(f"{directory}: exists and is not empty")
-    parent = os.path.dirname(directory)
-    os.makedirs(parent, exist_ok=True)
-    staging = tempfile.mkdtemp(prefix=".tmp-" + os.path.basename(directory) + "-", dir=parent)
-    try:
+    with atomic_directory(directory) as staging:
         write_model_files(staging, encoder, tokenizer)
         # CheckpointManager records relative paths, so the directory can be renamed and moved.
         tf.train.CheckpointManager(
             tf.train.Checkpoint(encoder=encoder), staging, max_to_keep=1
         ).save(checkpoint_number=0)
-        if os.path.exists(directory):
-            os.rmdir(directory)
-        os.rename(staging, directory)
-    finally:
-        if os.path.exists(staging):
-            shutil.rmtree(staging)
     return directory
 
 
