@@ -16,7 +16,8 @@ from typing import Dict, Iterable, List, Tuple
 
 from absl import app, flags
 
-from tfdialemb.dialogue import Dialogue, DialogueFormatError, read_dialogues
+from tfdialemb.cli import report_error
+from tfdialemb.dialogue import Dialogue, read_dialogues
 from tfdialemb.files import atomic_open
 
 FLAGS = flags.FLAGS
@@ -69,12 +70,8 @@ def main(argv):
     del argv
     try:
         utterances = labelled_utterances(read_dialogues(FLAGS.input))
-    except DialogueFormatError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
-    except FileNotFoundError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    except (OSError, ValueError) as e:
+        return report_error(e)
     if len(utterances) < 2:
         print(f"error: {FLAGS.input}: fewer than two utterances with an intent", file=sys.stderr)
         return 2

@@ -7,7 +7,6 @@ DIR is any checkpoint the project loads (Hugging Face BERT, Google TF1 BERT, or 
 model directory). Empty lines are skipped; row i of the output is the i-th non-empty line.
 Flags may also come from a file: --flagfile=flags/encode.cfg.
 """
-import sys
 
 from absl import app, flags
 
@@ -23,7 +22,8 @@ flags.mark_flags_as_required(["init_checkpoint", "input", "output"])
 
 def main(argv):
     del argv
-    from tfdialemb.cli import Progress, read_lines, save_npy_atomic  # after flag parsing: TF is slow to import
+    # Imported after flag parsing: TensorFlow is slow to import.
+    from tfdialemb.cli import Progress, read_lines, report_error, save_npy_atomic
     from tfdialemb.embedder import SentenceEmbedder
     from tfdialemb.encoders import load_pretrained
 
@@ -31,8 +31,7 @@ def main(argv):
         texts = read_lines(FLAGS.input)
         pretrained = load_pretrained(FLAGS.init_checkpoint)
     except (OSError, ValueError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+        return report_error(e)
     embedder = SentenceEmbedder.from_pretrained(
         pretrained, pooling=FLAGS.pooling, max_length=FLAGS.max_length
     )

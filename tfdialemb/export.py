@@ -27,14 +27,13 @@ version, a max_length the encoder cannot take).
 """
 import os
 import re
-import sys
 from typing import Optional, Sequence
 
 import tensorflow as tf
 from absl import app, flags
 from tensorflow_serving.apis import predict_pb2, prediction_log_pb2
 
-from tfdialemb.cli import read_lines
+from tfdialemb.cli import read_lines, report_error
 from tfdialemb.embedder import SentenceEmbedder
 from tfdialemb.encoders import load_pretrained
 from tfdialemb.files import atomic_directory
@@ -170,8 +169,7 @@ def main(argv):
             pooling=FLAGS.pooling, max_length=FLAGS.max_length)
         target = export_saved_model(embedder, FLAGS.export_dir, sentences, version)
     except (OSError, ValueError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+        return report_error(e)
     print(f"wrote TF Serving model version {version} to {target}")
     print(f"signature {describe_signature(embedder)}")
     print(f"warm-up: {len(sentences)} sentences in {os.path.join(target, WARMUP_FILE)}")
