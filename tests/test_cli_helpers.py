@@ -1,4 +1,4 @@
-"""Shared CLI pieces and the demo's neighbour search, on hand-worked cases."""
+"""Shared CLI and file-writing pieces, on hand-worked cases."""
 import io
 import os
 
@@ -6,18 +6,6 @@ import numpy as np
 import pytest
 
 from tfdialemb.cli import Progress, read_lines, save_npy_atomic
-from tfdialemb.similarity import nearest_neighbours
-
-
-def test_nearest_neighbours_hand_worked():
-    # Unit vectors at 0°, 10°, 90° and 100°: each one's neighbour is its 10° partner.
-    angles = np.deg2rad([0.0, 10.0, 90.0, 100.0])
-    vectors = np.stack([np.cos(angles), np.sin(angles)], axis=1) * [[1.0], [3.0], [0.5], [2.0]]
-    order, cosine = nearest_neighbours(vectors, 2)
-    np.testing.assert_array_equal(order[:, 0], [1, 0, 3, 2])
-    np.testing.assert_allclose(cosine[:, 0], np.cos(np.deg2rad(10.0)))
-    np.testing.assert_array_equal(order[0], [1, 2])
-    np.testing.assert_allclose(cosine[0, 1], 0.0, atol=1e-12)
 
 
 def test_read_lines_skips_blank_lines_and_explains_bad_files(tmp_path):
