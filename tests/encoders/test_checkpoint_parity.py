@@ -104,3 +104,15 @@ def test_save_refuses_a_non_empty_directory(tmp_path, hf_safetensors_dir):
     (tmp_path / "x" / "keep.txt").write_text("mine")
     with pytest.raises(FileExistsError):
         save_pretrained(pretrained.encoder, pretrained.tokenizer, tmp_path / "x")
+
+
+def test_load_tokenizer_reads_what_load_pretrained_builds(tmp_path, hf_safetensors_dir, tiny_state):
+    from tfdialemb.encoders import load_tokenizer
+
+    own = save_pretrained(*[getattr(load_pretrained(hf_safetensors_dir), k) for k in ("encoder", "tokenizer")],
+                          tmp_path / "own")
+    google = tiny_bert.write_google_dir(tmp_path, tiny_state)
+    for directory in (hf_safetensors_dir, google, own):
+        alone, full = load_tokenizer(directory), load_pretrained(directory).tokenizer
+        assert alone.vocab == full.vocab and alone.config() == full.config()
+    assert load_tokenizer(own, lower_case=False).lower_case is False

@@ -157,9 +157,9 @@ def build() -> int:
 
 
 def _load_tokenizer():
-    from tfdialemb.encoders import load_pretrained  # pylint: disable=import-outside-toplevel
+    from tfdialemb.encoders import load_tokenizer  # pylint: disable=import-outside-toplevel
 
-    return load_pretrained(FLAGS.init_checkpoint).tokenizer
+    return load_tokenizer(FLAGS.init_checkpoint)
 
 
 def main(argv):

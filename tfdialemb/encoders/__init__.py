@@ -1,5 +1,5 @@
 """BERT encoders: Model Garden BertEncoderV2, pooling, freezing and checkpoint loading."""
-from tfdialemb.encoders.checkpoint import (Pretrained, detect_kind, load_pretrained,
+from tfdialemb.encoders.checkpoint import (Pretrained, detect_kind, load_pretrained, load_tokenizer,
                                            packaged_minilm_path, save_pretrained)
 from tfdialemb.encoders.config import ConfigError, EncoderConfig
 from tfdialemb.encoders.encoder import Encoder
@@ -15,6 +15,7 @@ __all__ = [
     "Pretrained",
     "detect_kind",
     "load_pretrained",
+    "load_tokenizer",
     "masked_mean",
     "packaged_minilm_path",
     "pool",

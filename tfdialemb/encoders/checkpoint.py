@@ -91,6 +91,24 @@ def detect_kind(directory: str) -> str:
     raise CheckpointError(f"{directory}: not a checkpoint directory; expected {_EXPECTED}; found {found}")
 
 
+def load_tokenizer(directory: str, lower_case: Optional[bool] = None) -> BertTokenizer:
+    """The tokenizer stored with a checkpoint of any kind, without reading its weights.
+
+    `lower_case` overrides the checkpoint's casing.
+    """
+    directory = os.fspath(directory)
+    kind = detect_kind(directory)
+    vocab = read_vocab(os.path.join(directory, "vocab.txt"))
+    if kind == "tfdialemb":
+        tokenizer_config = dict(_own_config(directory)["tokenizer"])
+        if lower_case is not None:
+            tokenizer_config["lower_case"] = lower_case
+        return BertTokenizer(vocab, **tokenizer_config)
+    if lower_case is None:
+        lower_case = _infer_lower_case(directory, vocab)
+    return BertTokenizer(vocab, lower_case=lower_case)
+
+
 def load_pretrained(
     directory: str,
     lower_case: Optional[bool] = None,
@@ -104,27 +122,17 @@ def load_pretrained(
     restores the ones it was saved with.
     """
     directory = os.fspath(directory)
+    tokenizer = load_tokenizer(directory, lower_case)
     kind = detect_kind(directory)
-    vocab = read_vocab(os.path.join(directory, "vocab.txt"))
     extra = {
         k: v
         for k, v in (("role_vocab_size", role_vocab_size), ("turn_vocab_size", turn_vocab_size))
         if v is not None
     }
     if kind == "tfdialemb":
-        saved = read_json(os.path.join(directory, OWN_CONFIG))
-        if saved.get("format_version") != FORMAT_VERSION:
-            raise CheckpointError(
-                f"{directory}/{OWN_CONFIG}: format_version {saved.get('format_version')} is not "
-                f"{FORMAT_VERSION}"
-            )
-        saved_config = EncoderConfig.from_dict(saved["encoder"])
-        tokenizer_config = dict(saved["tokenizer"])
-        if lower_case is not None:
-            tokenizer_config["lower_case"] = lower_case
+        saved_config = EncoderConfig.from_dict(_own_config(directory)["encoder"])
         encoder = Encoder(saved_config.replace(**extra)).build_variables()
         _restore_own(encoder, directory, saved_config)
-        tokenizer = BertTokenizer(vocab, **tokenizer_config)
     else:
         if kind == "huggingface":
             config_file = os.path.join(directory, "config.json")
@@ -133,19 +141,26 @@ def load_pretrained(
             config_file = os.path.join(directory, "bert_config.json")
             config = EncoderConfig.from_google(read_json(config_file), config_file)
         config = config.replace(**extra)
-        if config.vocab_size != len(vocab):
+        if config.vocab_size != tokenizer.vocab_size:
             raise CheckpointError(
-                f"{directory}: vocab.txt has {len(vocab)} tokens but {os.path.basename(config_file)} "
-                f"says vocab_size {config.vocab_size}"
+                f"{directory}: vocab.txt has {tokenizer.vocab_size} tokens but "
+                f"{os.path.basename(config_file)} says vocab_size {config.vocab_size}"
             )
         encoder = Encoder(config).build_variables()
         weights, source = _read_external(directory, kind, config)
         assign_bert_weights(encoder, weights, source)
-        if lower_case is None:
-            lower_case = _infer_lower_case(directory, vocab)
-        tokenizer = BertTokenizer(vocab, lower_case=lower_case)
     _log.info("loaded %s checkpoint %s (lower_case=%s)", kind, directory, tokenizer.lower_case)
     return Pretrained(encoder=encoder, tokenizer=tokenizer, kind=kind, directory=directory)
+
+
+def _own_config(directory: str) -> dict:
+    saved = read_json(os.path.join(directory, OWN_CONFIG))
+    if saved.get("format_version") != FORMAT_VERSION:
+        raise CheckpointError(
+            f"{directory}/{OWN_CONFIG}: format_version {saved.get('format_version')} is not "
+            f"{FORMAT_VERSION}"
+        )
+    return saved
 
 
 def write_model_files(directory: str, encoder: Encoder, tokenizer: BertTokenizer) -> None:

@@ -55,7 +55,7 @@ def run(builder, build_model: Callable, transform: Optional[Callable] = None,
     from tfdialemb.data.pipeline import make_dataset  # pylint: disable=import-outside-toplevel
     from tfdialemb.cli import report_error  # pylint: disable=import-outside-toplevel
     from tfdialemb.dialogue import ErrorPolicy  # pylint: disable=import-outside-toplevel
-    from tfdialemb.encoders import load_pretrained  # pylint: disable=import-outside-toplevel
+    from tfdialemb.encoders import load_pretrained, load_tokenizer  # pylint: disable=import-outside-toplevel
     from tfdialemb.training import data  # pylint: disable=import-outside-toplevel
     from tfdialemb.training.loop import LoopConfig, TrainingLoop  # pylint: disable=import-outside-toplevel
     from tfdialemb.training.optimizer import OptimizerConfig  # pylint: disable=import-outside-toplevel
@@ -69,7 +69,7 @@ def run(builder, build_model: Callable, transform: Optional[Callable] = None,
         return 2
     try:
         strategy = distribute.make_strategy(FLAGS.strategy, FLAGS.devices)
-        tokenizer = load_pretrained(FLAGS.init_checkpoint).tokenizer
+        tokenizer = load_tokenizer(FLAGS.init_checkpoint)
         data_dir = os.path.join(FLAGS.model_dir, "data" if distribute.is_chief(strategy) else
                                 f".data-worker-{strategy.cluster_resolver.task_id}")
         options = BuildOptions(max_length=FLAGS.max_length, seed=FLAGS.seed, num_shards=FLAGS.num_shards)
