@@ -166,18 +166,16 @@ def main(argv):
     if len(argv) != 2 or argv[1] not in COMMANDS:
         print(f"usage: python -m tfdialemb.data {{{'|'.join(COMMANDS)}}} --flags...", file=sys.stderr)
         return 2
-    from tfdialemb.dialogue import DialogueFormatError  # pylint: disable=import-outside-toplevel
+    from tfdialemb.cli import report_error  # pylint: disable=import-outside-toplevel
 
     command = globals()[argv[1]]
     try:
         return command()
-    except DialogueFormatError as e:
-        print(f"error: {e}", file=sys.stderr)
-        print("(use --on_error=skip to skip and count bad lines)", file=sys.stderr)
-        return 1
     except (UsageError, OSError, ValueError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+        status = report_error(e)
+        if status == 1:
+            print("(use --on_error=skip to skip and count bad lines)", file=sys.stderr)
+        return status
 
 
 if __name__ == "__main__":
