@@ -1,4 +1,5 @@
 """The shared training loop: checkpoints, exact resume, and replicas equal to one device."""
+import json
 import os
 
 import numpy as np
@@ -113,6 +114,8 @@ def test_validation_hook_runs_every_n_steps_with_the_current_model(built, tmp_pa
     _loop(make_strategy("default"), built, tmp_path / "v", max_steps=5, validate=validate, validate_every=2).run()
     assert [step for step, _ in calls] == [2, 4]
     assert calls[0][1] != calls[1][1]  # the weights moved between validations
+    history = (tmp_path / "v" / "validation.jsonl").read_text().splitlines()
+    assert [json.loads(line) for line in history] == [{"step": 2, "score": 2.0}, {"step": 4, "score": 4.0}]
 
 
 def test_mge_under_two_replicas_trains_like_one_device(tmp_path, two_replicas):

@@ -43,11 +43,13 @@ def define_flags(defaults: Mapping[str, object]) -> None:
 
 
 def run(builder, build_model: Callable, transform: Optional[Callable] = None,
-        after_build: Optional[Callable] = None) -> int:
+        after_build: Optional[Callable] = None,
+        encoder_options: Optional[Mapping[str, object]] = None) -> int:
     """Trains `build_model(encoder)` on `builder`'s examples of --train_file; the exit status.
 
     `transform(dataset, tokenizer)` rewrites the per-replica batches (e.g. masking);
-    `after_build(model)` runs once the model exists (e.g. loading a pre-training head).
+    `after_build(model)` runs once the model exists (e.g. loading a pre-training head);
+    `encoder_options` go to `load_pretrained` (e.g. PLATO-style role / turn embedding sizes).
     """
     import tensorflow as tf  # pylint: disable=import-outside-toplevel
 
@@ -81,7 +83,7 @@ def run(builder, build_model: Callable, transform: Optional[Callable] = None,
 
     def build_method():
         tf.keras.utils.set_random_seed(FLAGS.seed)
-        encoder = load_pretrained(FLAGS.init_checkpoint).encoder
+        encoder = load_pretrained(FLAGS.init_checkpoint, **(encoder_options or {})).encoder
         layers = encoder.encoder_config.num_layers
         if FLAGS.freeze_layers >= layers:
             raise ValueError(f"--freeze_layers={FLAGS.freeze_layers} would freeze all {layers} layers "

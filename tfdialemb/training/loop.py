@@ -7,6 +7,7 @@ the batches the restored step count says were consumed and continues with the ne
 is repeated or skipped. (Dropout masks after a restart differ from an uninterrupted run.)
 """
 import dataclasses
+import json
 import logging
 import os
 import shutil
@@ -23,6 +24,8 @@ from tfdialemb.text import BertTokenizer
 from tfdialemb.training.optimizer import OptimizerConfig, create_optimizer
 
 _log = logging.getLogger(__name__)
+VALIDATION_HISTORY = "validation.jsonl"
+"""One JSON line per validation: {"step": N, metric: value, ...}."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -102,7 +105,7 @@ class TrainingLoop:
                     if step % self.config.log_every == 0 or step == self.config.max_steps:
                         self._log_scalars(step, scalars)
                     if self.validate and self.config.validate_every and step % self.config.validate_every == 0:
-                        self._log_scalars(step, {f"validation/{k}": v for k, v in self.validate(self.method, step).items()})
+                        self._record_validation(step, self.validate(self.method, step))
                     if step % self.config.checkpoint_every == 0:
                         self._save()
                     if progress:
@@ -153,6 +156,14 @@ class TrainingLoop:
             tf.summary.scalar("learning_rate", lr(step), step=step)
         if self.chief:
             _log.info("step %d: %s", step, ", ".join(f"{k} {v:.4f}" for k, v in scalars.items()))
+
+    def _record_validation(self, step: int, metrics: Dict[str, float]) -> None:
+        """Logs validation metrics and appends them to VALIDATION_HISTORY, so curves over
+        training (e.g. dial2vec's alignment-uniformity trajectory) can be plotted later."""
+        self._log_scalars(step, {f"validation/{k}": v for k, v in metrics.items()})
+        if self.chief:
+            with open(os.path.join(self.config.model_dir, VALIDATION_HISTORY), "a", encoding="utf-8") as f:
+                f.write(json.dumps({"step": step, **{k: float(v) for k, v in metrics.items()}}) + "\n")
 
     def _save(self) -> None:
         """Saves `ckpt-STEP` unless this step is already saved (every worker must call it)."""
