@@ -1,0 +1,105 @@
+"""dial2vec's dialogue-embedding evaluation of a labelled canonical JSONL file (paper 002 Sec. 4).
+
+Every view an embedder returns (e.g. "interlocutor", "mean", "cls", "p1", "p2") gets every metric
+of `tfdialemb.eval.dialogue_metrics`: domain categorization (purity, ARI, NMI, accuracy), semantic
+relatedness (the paper's random-pair Spearman and the released all-pairs one), dialogue retrieval
+(MAP, MRR) and alignment / uniformity (Eq. 7-9).
+"""
+import dataclasses
+from typing import Any, Callable, Dict, Hashable, List, Mapping, Sequence, Union
+
+import numpy as np
+
+from tfdialemb.dialogue import Dialogue, read_dialogues
+from tfdialemb.eval import dialogue_metrics
+
+EmbedViews = Callable[[Sequence[Dialogue]], Mapping[str, np.ndarray]]
+"""Dialogues in, {view name: float [N, H]} out, one row per dialogue in input order."""
+
+
+@dataclasses.dataclass(frozen=True)
+class LabelledDialogues:
+    dialogues: List[Dialogue]
+    labels: List[Hashable]
+    skipped_unlabelled: int
+
+
+def read_labelled_dialogues(path: str, label_key: str) -> LabelledDialogues:
+    """The dialogues of `path` that have `labels[label_key]`, their labels, and how many had none.
+
+    A label must be a string, number or boolean: it is compared for equality only.
+    """
+    dialogues, labels, skipped = [], [], 0
+    for dialogue in read_dialogues(path):
+        if label_key not in dialogue.labels:
+            skipped += 1
+            continue
+        label = dialogue.labels[label_key]
+        if not isinstance(label, (str, int, float, bool)):
+            raise ValueError(f"{path}: dialogue {dialogue.id!r}: label {label_key!r} must be a "
+                             f"string, number or boolean, got {type(label).__name__}")
+        dialogues.append(dialogue)
+        labels.append(label)
+    distinct = len(set(labels))
+    if distinct < 2:
+        raise ValueError(f"{path}: {len(dialogues)} dialogues carry label {label_key!r} with "
+                         f"{distinct} distinct value(s) ({skipped} have none); need at least 2")
+    return LabelledDialogues(dialogues, labels, skipped)
+
+
+def _checked_views(views: Any, n: int) -> Dict[str, np.ndarray]:
+    """The embedder's views as float32 arrays [n, H], or a ValueError naming the bad view."""
+    if not isinstance(views, Mapping) or not views:
+        raise ValueError("embed_views must return a non-empty dict of views, got "
+                         f"{type(views).__name__}")
+    checked = {}
+    for name, embeddings in views.items():
+        array = np.asarray(embeddings, np.float32)
+        if array.ndim != 2 or len(array) != n:
+            raise ValueError(f"view {name!r} has shape {array.shape}; expected [{n}, H]")
+        checked[name] = array
+    return checked
+
+
+def view_metrics(embeddings: np.ndarray, labels: Sequence[Hashable],
+                 runs: Union[int, str] = dialogue_metrics.PAPER_RUNS, seed: int = 0, spearman_repeats: int = dialogue_metrics.PAPER_RUNS,
+                 alignment_variant: str = "paper") -> Dict[str, float]:
+    """Every dial2vec metric of one view, keyed as in the paper's tables."""
+    clustering = dialogue_metrics.domain_categorization(embeddings, labels, runs=runs, seed=seed)
+    retrieval = dialogue_metrics.dialogue_retrieval(embeddings, labels)
+    aligned = dialogue_metrics.alignment(embeddings, labels, variant=alignment_variant)
+    return {
+        "purity": clustering["purity"], "purity_std": clustering["purity_std"],
+        "ari": clustering["ari"], "nmi": clustering["nmi"], "accuracy": clustering["accuracy"],
+        "spearman": dialogue_metrics.spearman_random_pairs(embeddings, labels, seed=seed,
+                                                           repeats=spearman_repeats),
+        "spearman_all_pairs": dialogue_metrics.spearman_all_pairs(embeddings, labels),
+        "map": retrieval["map"], "mrr": retrieval["mrr"],
+        "alignment": aligned["alignment"], "adjusted_alignment": aligned["adjusted_alignment"],
+        "uniformity": dialogue_metrics.uniformity(embeddings),
+    }
+
+
+def evaluate_dialogue_embeddings(path: str, label_key: str, embed_views: EmbedViews,
+                                 runs: Union[int, str] = dialogue_metrics.PAPER_RUNS, seed: int = 0,
+                                 spearman_repeats: int = dialogue_metrics.PAPER_RUNS,
+                                 alignment_variant: str = "paper") -> Dict[str, Any]:
+    """Embeds the labelled dialogues of `path` once and scores every view.
+
+    `runs` is the number of KMeans runs (paper: 10) or "released"; `spearman_repeats` the number of
+    random pairings of the paper's semantic relatedness; `alignment_variant` "paper" or "released".
+    `queries_without_relevant` counts the dialogues whose label no other dialogue shares: they
+    are left out of MAP and MRR.
+    """
+    data = read_labelled_dialogues(path, label_key)
+    views = _checked_views(embed_views(data.dialogues), len(data.dialogues))
+    codes = dialogue_metrics.label_codes(data.labels)
+    return {
+        "dialogues": len(data.dialogues), "labels": int(codes.max()) + 1,
+        "skipped_unlabelled": data.skipped_unlabelled,
+        "queries_without_relevant": int((np.bincount(codes)[codes] == 1).sum()),
+        "views": {name: view_metrics(embeddings, data.labels, runs=runs, seed=seed,
+                                     spearman_repeats=spearman_repeats,
+                                     alignment_variant=alignment_variant)
+                  for name, embeddings in views.items()},
+    }
