@@ -27,6 +27,25 @@ EVEN, ODD = "[E]", "[O]"
 LABELS = ("paper", "released")
 
 
+def speaker_token(distance: int) -> str:
+    """[O] for an odd distance to the after-space utterance, [E] for an even one (003 Sec. 3;
+    REFERENCE_CODE_NOTES 4.2, 5.1); at inference the same rule makes the most recent history
+    utterance (distance 1 to the candidate) [O] (5.4)."""
+    return ODD if distance % 2 else EVEN
+
+
+def before_text(text: str, speaker: Optional[str], space: str = "") -> str:
+    """`[space] [S] [B] text`: space "" (CCL), "[B1]" or "[B2]" (C3L); `speaker` None leaves S
+    out (a model trained without speaker tokens)."""
+    parts = ([space] if space else []) + ([speaker] if speaker else [])
+    return " ".join(parts + ["[B]", text])
+
+
+def after_text(text: str) -> str:
+    """`[A] text`: the after space of CCL and C3L (003 Sec. 2-3)."""
+    return f"[A] {text}"
+
+
 def ccl_target(distance: int, window: int) -> float:
     """CCL: cos(E([B] u_i), E([A] u_k)) = 1 - (k - i) / l for 0 < k - i < l (003 Sec. 2)."""
     return 1 - distance / window
@@ -71,17 +90,8 @@ class _CurvedBuilder(ExampleBuilder):
         return [texts[s:s + l] for s in range(len(texts) - l + int(self.params.last_window))]
 
     def before(self, text: str, speaker: str, space: str = "") -> str:
-        """`[space] [S] [B] text`, space being "" (CCL), "[B1]" or "[B2]" (C3L)."""
-        parts = ([space] if space else []) + ([speaker] if self.params.speaker_tokens else [])
-        return " ".join(parts + ["[B]", text])
-
-    @staticmethod
-    def after(text: str) -> str:
-        return f"[A] {text}"
-
-    @staticmethod
-    def speaker(distance: int) -> str:
-        return ODD if distance % 2 else EVEN
+        """`before_text`, with S only when the builder writes speaker tokens."""
+        return before_text(text, speaker if self.params.speaker_tokens else None, space)
 
     @staticmethod
     def random_speaker(rng: np.random.Generator) -> str:
@@ -106,9 +116,9 @@ class CclBuilder(_CurvedBuilder):
         l = self.params.window
         for w in self.windows(dialogue):
             for d in range(1, l):
-                yield self._pair(self.before(w[0], self.speaker(d)), w[d], ccl_target(d, l))
+                yield self._pair(self.before(w[0], speaker_token(d)), w[d], ccl_target(d, l))
             for d in range(1, l):
-                yield self._pair(self.before(w[d], self.speaker(d)), w[0], 0.0)
+                yield self._pair(self.before(w[d], speaker_token(d)), w[0], 0.0)
                 other = pool.sample(rng, 1, exclude_dialogue=index)[0]
                 speaker = self.random_speaker(rng)
                 if rng.integers(2):
@@ -117,7 +127,7 @@ class CclBuilder(_CurvedBuilder):
                     yield self._pair(self.before(w[d], speaker), other, 0.0)
 
     def _pair(self, before: str, after: str, target: float) -> Dict[str, Any]:
-        return {"before": before, "after": self.after(after), "target": target}
+        return {"before": before, "after": after_text(after), "target": target}
 
 
 @register
@@ -152,8 +162,8 @@ class C3lBuilder(_CurvedBuilder):
         p = self.params
         k = p.window - 1
         for w in self.windows(dialogue):
-            context = [(self.before(w[i], self.speaker(k - i), "[B1]"),
-                        self.before(w[i], self.speaker(k - i), "[B2]")) for i in range(k)]
+            context = [(self.before(w[i], speaker_token(k - i), "[B1]"),
+                        self.before(w[i], speaker_token(k - i), "[B2]")) for i in range(k)]
             for i in range(k):
                 for j in range(i + 1, k):
                     target = c3l_target(i, j, k, p.window, p.labels)
@@ -167,4 +177,4 @@ class C3lBuilder(_CurvedBuilder):
                                    w[k], 0.0)
 
     def _triple(self, b1: str, b2: str, after: str, target: float) -> Dict[str, Any]:
-        return {"b1": b1, "b2": b2, "after": self.after(after), "target": target}
+        return {"b1": b1, "b2": b2, "after": after_text(after), "target": target}

@@ -1,0 +1,172 @@
+r"""Builds a short-term-planning (STP) set from canonical dialogues (003 Sec. 4.2;
+REFERENCE_CODE_NOTES 4.5, 5.5).
+
+  python -m data_prep.build_stp_set --input=test.jsonl --output=stp.jsonl \
+      [--history_lengths=2,5,10] [--goal_distances=1,2,3,4] [--distractors=100] [--seed=0] \
+      [--pool_size=100000] [--distractors_file=generated.jsonl]
+
+One record per dialogue d and (h, g) with len(d) >= h + g + 1, in file order, then h, then g:
+  {"id": "<dialogue id>/h<h>/g<g>", "history": d[:h], "candidate": d[h], "goal": d[h+g],
+   "distractors": [...], "history_length": h, "goal_distance": g}
+(the format of tfdialemb.eval.short_term_planning).
+
+Distractors. The paper ranks the true next utterance among 100 DialoGPT-large samples (top_p =
+temperature = 0.8) of the history; no language model runs here, so by default --distractors
+utterances are drawn, seeded, from OTHER dialogues of the same file: a first pass fills a
+reservoir of at most --pool_size utterances (tfdialemb.data.sampling.UtterancePool, memory
+bounded however large the file), a second pass streams the dialogues and writes the records.
+Such distractors are easier than generated ones (they ignore the history), so the numbers are
+not the paper's. --distractors_file takes externally generated candidates instead (e.g.
+DialoGPT run elsewhere on this set's ids): JSONL {"id": ..., "distractors": [...]}, one entry
+for every record id and no other.
+
+The output is written atomically. Exit status: 0 done; 1 a bad input line; 2 a missing input,
+a bad flag value or nothing to build.
+"""
+import json
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+
+import numpy as np
+from absl import app, flags
+
+from tfdialemb.cli import Progress, report_error
+from tfdialemb.data.sampling import UtterancePool
+from tfdialemb.dialogue import (Dialogue, DialogueFormatError, ErrorPolicy, iter_lines,
+                                read_dialogues)
+from tfdialemb.eval.short_term_planning import PlanningRecord
+from tfdialemb.files import atomic_open
+
+FLAGS = flags.FLAGS
+
+
+def planning_questions(dialogue: Dialogue, history_lengths: Sequence[int],
+                       goal_distances: Sequence[int]) -> Iterator[Tuple[str, int, int]]:
+    """(record id, h, g) of every (h, g) the dialogue is long enough for, len(d) >= h + g + 1."""
+    for h in history_lengths:
+        for g in goal_distances:
+            if len(dialogue.turns) >= h + g + 1:
+                yield f"{dialogue.id}/h{h}/g{g}", h, g
+
+
+def read_distractors(path: str) -> Dict[str, Tuple[str, ...]]:
+    """{record id: distractors} of a --distractors_file; a bad line raises DialogueFormatError."""
+    distractors: Dict[str, Tuple[str, ...]] = {}
+    for number, line in iter_lines(path, ErrorPolicy("fail")):
+        try:
+            entry = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise DialogueFormatError(path, number, f"malformed JSON ({e.msg})") from None
+        texts = entry.get("distractors") if isinstance(entry, dict) else None
+        if not isinstance(entry, dict) or not isinstance(entry.get("id"), str) or not (
+                isinstance(texts, list) and texts and all(
+                    isinstance(t, str) and t.strip() for t in texts)):
+            raise DialogueFormatError(path, number, 'expected {"id": str, "distractors": '
+                                      '[non-empty strings, at least one]}')
+        if entry["id"] in distractors:
+            raise DialogueFormatError(path, number, f"duplicate id {entry['id']!r}")
+        distractors[entry["id"]] = tuple(texts)
+    return distractors
+
+
+def utterance_pool(path: str, capacity: int, seed: int) -> UtterancePool:
+    """The reservoir of the file's utterances, each tagged with its dialogue's line order."""
+    pool = UtterancePool(capacity, seed)
+    for index, dialogue in enumerate(read_dialogues(path)):
+        pool.add(index, [turn.text for turn in dialogue.turns])
+    return pool
+
+
+def _positive_sorted(values: Sequence[int], name: str) -> Tuple[int, ...]:
+    if not values or any(isinstance(v, bool) or not isinstance(v, int) or v < 1 for v in values):
+        raise ValueError(f"{name} must be positive integers, got {list(values)}")
+    return tuple(sorted(set(values)))
+
+
+def build_stp_set(input_path: str, output_path: str, history_lengths: Sequence[int] = (2, 5, 10),
+                  goal_distances: Sequence[int] = (1, 2, 3, 4), distractors: int = 100,
+                  seed: int = 0, pool_size: int = 100_000,
+                  distractors_file: Optional[str] = None) -> Dict[str, int]:
+    """Writes the STP set (module docstring) and returns counts {dialogues, records}."""
+    history_lengths = _positive_sorted(history_lengths, "history_lengths")
+    goal_distances = _positive_sorted(goal_distances, "goal_distances")
+    if distractors < 1:
+        raise ValueError(f"distractors must be positive, got {distractors}")
+    external = read_distractors(distractors_file) if distractors_file else None
+    pool = None if external is not None else utterance_pool(input_path, pool_size, seed)
+    rng = np.random.default_rng(seed)
+    counts = {"dialogues": 0, "records": 0}
+    written = set()
+    progress = Progress(None, "dialogues")
+    with atomic_open(output_path) as f:
+        for index, dialogue in enumerate(read_dialogues(input_path)):
+            texts = [turn.text for turn in dialogue.turns]
+            for record_id, h, g in planning_questions(dialogue, history_lengths, goal_distances):
+                if external is None:
+                    chosen = tuple(pool.sample(rng, distractors, exclude_dialogue=index))
+                elif record_id in external:
+                    chosen = external[record_id]
+                else:
+                    raise ValueError(f"{distractors_file}: no distractors for record {record_id!r}")
+                record = PlanningRecord(record_id, tuple(texts[:h]), texts[h], texts[h + g],
+                                        chosen, g)
+                f.write(json.dumps(record.to_json(), ensure_ascii=False) + "\n")
+                written.add(record_id)
+            counts["dialogues"] += 1
+            progress.advance(1)
+        progress.finish()
+        if external is not None and set(external) - written:
+            unknown = sorted(set(external) - written)
+            raise ValueError(f"{distractors_file}: {len(unknown)} ids match no record of this "
+                             f"set (check --history_lengths/--goal_distances), e.g. {unknown[:3]}")
+        if not written:
+            raise ValueError(f"{input_path}: no dialogue has h + g + 1 turns for any h in "
+                             f"{list(history_lengths)}, g in {list(goal_distances)}")
+    counts["records"] = len(written)
+    return counts
+
+
+def parse_int_list(values: Sequence[str], name: str) -> List[int]:
+    """The integers of a list flag; a ValueError naming the flag otherwise."""
+    try:
+        return [int(v) for v in values]
+    except ValueError:
+        raise ValueError(f"{name} must be a comma-separated list of integers, got "
+                         f"{','.join(values)!r}") from None
+
+
+def main(argv):
+    del argv
+    try:
+        counts = build_stp_set(
+            FLAGS.input, FLAGS.output, parse_int_list(FLAGS.history_lengths, "--history_lengths"),
+            parse_int_list(FLAGS.goal_distances, "--goal_distances"), FLAGS.distractors, FLAGS.seed,
+            FLAGS.pool_size, FLAGS.distractors_file)
+    except (OSError, ValueError) as e:
+        return report_error(e)
+    print(f"wrote {counts['records']} STP records from {counts['dialogues']} dialogues to "
+          f"{FLAGS.output}")
+    return 0
+
+
+def define_flags() -> None:
+    """Defines the CLI flags; only when run as a program, so importing never clashes with them."""
+    flags.DEFINE_string("input", None, "Canonical dialogue JSONL (e.g. the test split).")
+    flags.DEFINE_string("output", None, "Where to write the STP set (JSONL).")
+    flags.DEFINE_list("history_lengths", ["2", "5", "10"], "History lengths h.")
+    flags.DEFINE_list("goal_distances", ["1", "2", "3", "4"], "Goal distances g.")
+    flags.DEFINE_integer("distractors", 100, "Distractors drawn per record.", lower_bound=1)
+    flags.DEFINE_integer("seed", 0, "Seed of the distractor sampling.")
+    flags.DEFINE_integer("pool_size", 100_000, "Reservoir capacity of the utterance pool.",
+                         lower_bound=1)
+    flags.DEFINE_string("distractors_file", None,
+                        'JSONL {"id", "distractors"} of externally generated candidates.')
+    flags.mark_flags_as_required(["input", "output"])
+
+
+def run():
+    define_flags()
+    app.run(main)
+
+
+if __name__ == "__main__":
+    run()

@@ -1,0 +1,86 @@
+"""Dialogue sequence modelling (003 Sec. 4.1, 6.1; REFERENCE_CODE_NOTES 4.4, 5.4): the average
+rank of the true next utterance among all next utterances at the same depth.
+
+For each history length h, every dialogue with more than h turns is one query: history d[:h],
+true next d[h]; the candidates of h are the true next utterances of all those dialogues (the
+pool size is reported as `candidates_h{h}`). Candidates are scored by `SequenceScorer` (Eq. 3,
+MaxSim, or a bi-encoder sum), each dialogue's state grown turn by turn as at inference.
+Reported: `avg_rank_h{h}`, the mean 1-based rank per h, and `avg_rank`, the mean of those means
+(the paper's overall average rank, REFERENCE_CODE_NOTES 5.4). Ties rank pessimistically, the
+true utterance after every candidate with its score (eval/metrics.py); the released code ranks
+optimistically (first position of the true score in the sorted list).
+
+Every distinct text (the 2-4 before-space variants of each history utterance, the after-space
+text of each candidate) is encoded once, in one call to `encode`.
+"""
+from typing import Dict, Iterable, List, Optional
+
+import numpy as np
+
+from tfdialemb.data.examples.curved import after_text
+from tfdialemb.dialogue import read_dialogues
+from tfdialemb.eval import metrics
+from tfdialemb.eval.inputs import embed_distinct
+from tfdialemb.inference.sequence_scorer import (Encode, SequenceScorer, before_variants,
+                                                 check_mode)
+
+
+def rank_of(scores: np.ndarray, index: int) -> int:
+    """1-based rank of candidate `index` by descending score, ties pessimistic (eval/metrics)."""
+    relevance = np.zeros(len(scores), np.int64)
+    relevance[index] = 1
+    return int(np.argmax(metrics.ranked_relevance(scores, relevance))) + 1
+
+
+def _history_lengths(history_lengths: Iterable[int], mode: str) -> List[int]:
+    given = list(history_lengths)
+    if not given or any(isinstance(h, bool) or not isinstance(h, (int, np.integer)) or h < 1
+                        for h in given):
+        raise ValueError(f"history_lengths must be positive ints, got {given}")
+    lengths = sorted(set(given))
+    if mode.startswith("c3l") and lengths[0] < 2:
+        raise ValueError(f"mode {mode!r} mixes pairs of history utterances: history_lengths "
+                         f"must be >= 2, got {lengths[0]}")
+    return [int(h) for h in lengths]
+
+
+def evaluate_sequence_modeling(path: str, encode: Encode, mode: str = "c3l",
+                               k_last_rows: Optional[int] = None,
+                               history_lengths: Iterable[int] = range(2, 11),
+                               speaker_tokens: bool = True) -> Dict[str, float]:
+    """{"avg_rank", "avg_rank_h{h}", "candidates_h{h}"} of the canonical dialogue file `path`;
+    history lengths that no dialogue exceeds are left out."""
+    k_last_rows = check_mode(mode, k_last_rows)
+    lengths = _history_lengths(history_lengths, mode)
+    dialogues = [[turn.text for turn in dialogue.turns] for dialogue in read_dialogues(path)]
+    depths = [h for h in lengths if any(len(turns) > h for turns in dialogues)]
+    if not depths:
+        raise ValueError(f"{path}: no dialogue has more than {lengths[0]} turns")
+    deepest = depths[-1]
+
+    def scored_prefix(turns: List[str]) -> List[str]:
+        """The utterances a dialogue adds before its last scored depth."""
+        return turns[:min(len(turns) - 1, deepest)]
+
+    pools = {h: [turns for turns in dialogues if len(turns) > h] for h in depths}
+    histories = (text for turns in dialogues for utterance in scored_prefix(turns)
+                 for text in before_variants(utterance, mode, speaker_tokens))
+    nexts = (after_text(turns[h]) for h, pool in pools.items() for turns in pool)
+    vectors = embed_distinct(encode, [*histories, *nexts])
+    candidates = {h: np.stack([vectors[after_text(turns[h])] for turns in pool])
+                  for h, pool in pools.items()}
+    ranks: Dict[int, List[int]] = {h: [] for h in depths}
+    for turns in dialogues:
+        scorer = SequenceScorer(lambda texts: np.stack([vectors[t] for t in texts]), mode,
+                                k_last_rows, speaker_tokens)
+        for position, utterance in enumerate(scored_prefix(turns)):
+            scorer.add(utterance)
+            h = position + 1
+            if h in ranks:
+                ranks[h].append(rank_of(scorer.score(candidates[h]), len(ranks[h])))
+    results: Dict[str, float] = {}
+    for h in depths:
+        results[f"avg_rank_h{h}"] = float(np.mean(ranks[h]))
+        results[f"candidates_h{h}"] = len(pools[h])
+    results["avg_rank"] = float(np.mean([results[f"avg_rank_h{h}"] for h in depths]))
+    return results

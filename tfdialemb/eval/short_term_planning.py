@@ -1,0 +1,181 @@
+"""Short-term planning (STP; 003 Sec. 4.2, Eq. 4; REFERENCE_CODE_NOTES 4.5, 5.5): which candidate
+next utterance leads to a goal g turns ahead.
+
+The set is JSONL, one record per (dialogue, h, g):
+  {"id", "history": [d[0] .. d[h-1]], "candidate": d[h], "goal": d[h+g],
+   "distractors": [...], "history_length": h, "goal_distance": g}
+(data_prep/build_stp_set.py writes it). The true candidate is ranked among itself and the
+distractors; a distractor whose text equals the true candidate would tie with it by
+construction and is dropped (counted in `dropped_distractors`).
+
+Scores, with speaker tokens by distance to the goal (speaker_token; REFERENCE_CODE_NOTES 5.5):
+- `c3l`: Eq. 4, cos(E([B2] [S_g] [B] c), E([A] g)) + (1/n) Σ_j cos(mean(E([B1] [S_j] [B] h_j),
+  E([B2] [S_g] [B] c)), E([A] g)) with S_j = speaker_token(h + g - j); the released code's
+  dim-0 normalisation is fixed (curved_scoring.planning_scores).
+- `bi_b2`: the triple-encoder as bi-encoder, cos(E([B2] [S_g] [B] c), E([A] g)).
+- `ccl`: the CCL bi-encoder, cos(E([S_g] [B] c), E([A] g)) (003 Sec. 4.2.1).
+Reported: hits@5/10/25/50 (the released "Top k") and avg_rank per (h, g) as
+`{metric}_h{h}_g{g}` with `records_h{h}_g{g}`, and overall as the mean over the (h, g) groups
+(the paper averages its per-file results). Ties rank pessimistically (eval/metrics.py).
+"""
+import dataclasses
+import json
+from typing import Any, Dict, Iterator, List, Tuple
+
+import numpy as np
+
+from tfdialemb.data.examples.curved import after_text, before_text, speaker_token
+from tfdialemb.dialogue import DialogueFormatError, ErrorPolicy, iter_lines
+from tfdialemb.eval.inputs import embed_distinct
+from tfdialemb.eval.sequence_modeling import rank_of
+from tfdialemb.inference.sequence_scorer import SPACES, Encode
+from tfdialemb.layers.curved_scoring import planning_scores
+from tfdialemb.similarity import cosine_matrix
+
+MODES = ("c3l", "bi_b2", "ccl")
+HITS_AT = (5, 10, 25, 50)
+
+
+@dataclasses.dataclass(frozen=True)
+class PlanningRecord:
+    """One STP question: rank `candidate` (d[h]) among `distractors` towards `goal` (d[h+g])."""
+    id: str
+    history: Tuple[str, ...]
+    candidate: str
+    goal: str
+    distractors: Tuple[str, ...]
+    goal_distance: int
+
+    @property
+    def history_length(self) -> int:
+        return len(self.history)
+
+    def to_json(self) -> Dict[str, Any]:
+        return {"id": self.id, "history": list(self.history), "candidate": self.candidate,
+                "goal": self.goal, "distractors": list(self.distractors),
+                "history_length": self.history_length, "goal_distance": self.goal_distance}
+
+
+def _texts(record: Dict[str, Any], field: str) -> Tuple[str, ...]:
+    value = record.get(field)
+    if not isinstance(value, list) or not value or not all(
+            isinstance(text, str) and text.strip() for text in value):
+        raise ValueError(f"{field!r} must be a non-empty list of non-empty strings")
+    return tuple(value)
+
+
+def _text(record: Dict[str, Any], field: str) -> str:
+    value = record.get(field)
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"{field!r} must be a non-empty string")
+    return value
+
+
+def _positive_int(record: Dict[str, Any], field: str) -> int:
+    value = record.get(field)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{field!r} must be a positive integer, got {value!r}")
+    return value
+
+
+def parse_planning_record(record: Any) -> PlanningRecord:
+    """A PlanningRecord from a decoded JSON line; ValueError naming the bad field."""
+    if not isinstance(record, dict):
+        raise ValueError("an STP record is a JSON object")
+    history = _texts(record, "history")
+    if _positive_int(record, "history_length") != len(history):
+        raise ValueError(f"history_length {record['history_length']} but the history holds "
+                         f"{len(history)} utterances")
+    return PlanningRecord(_text(record, "id"), history, _text(record, "candidate"),
+                          _text(record, "goal"), _texts(record, "distractors"),
+                          _positive_int(record, "goal_distance"))
+
+
+def read_planning_records(path: str) -> Iterator[PlanningRecord]:
+    """Streams the records of an STP set; a bad line or a repeated id raises a
+    DialogueFormatError naming file and line."""
+    seen = set()
+    for number, line in iter_lines(path, ErrorPolicy("fail")):
+        if not line.strip():
+            raise DialogueFormatError(path, number, "blank line")
+        try:
+            record = parse_planning_record(json.loads(line))
+        except json.JSONDecodeError as e:
+            raise DialogueFormatError(path, number, f"malformed JSON ({e.msg})") from None
+        except ValueError as e:
+            raise DialogueFormatError(path, number, str(e)) from None
+        if record.id in seen:
+            raise DialogueFormatError(path, number, f"duplicate id {record.id!r}")
+        seen.add(record.id)
+        yield record
+
+
+def ranked_candidates(record: PlanningRecord) -> List[str]:
+    """The true candidate first, then the distractors that differ from it."""
+    return [record.candidate] + [d for d in record.distractors if d != record.candidate]
+
+
+def planning_texts(record: PlanningRecord, mode: str,
+                   speaker_tokens: bool = True) -> Tuple[List[str], List[str], str]:
+    """(history [B1] texts (c3l only), candidate before texts, goal after text) of a record."""
+    h, g = record.history_length, record.goal_distance
+    space = SPACES[mode][-1]
+    candidates = [before_text(c, speaker_token(g) if speaker_tokens else None, space)
+                  for c in ranked_candidates(record)]
+    history = [before_text(u, speaker_token(h + g - j) if speaker_tokens else None, "[B1]")
+               for j, u in enumerate(record.history)] if mode == "c3l" else []
+    return history, candidates, after_text(record.goal)
+
+
+def _chunks(records: Iterator[PlanningRecord], size: int) -> Iterator[List[PlanningRecord]]:
+    chunk: List[PlanningRecord] = []
+    for record in records:
+        chunk.append(record)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def evaluate_short_term_planning(path: str, encode: Encode, mode: str = "c3l",
+                                 speaker_tokens: bool = True,
+                                 records_per_call: int = 256) -> Dict[str, float]:
+    """hits@k and avg_rank overall and per (h, g) (module docstring). Texts are encoded
+    `records_per_call` records at a time, each distinct text of a chunk once, so memory stays
+    bounded on sets with 100 generated candidates per record."""
+    if mode not in MODES:
+        raise ValueError(f"STP mode must be one of {MODES}, got {mode!r}")
+    if records_per_call < 1:
+        raise ValueError(f"records_per_call must be positive, got {records_per_call}")
+    ranks: Dict[Tuple[int, int], List[int]] = {}
+    dropped = 0
+    for chunk in _chunks(read_planning_records(path), records_per_call):
+        texts = [planning_texts(record, mode, speaker_tokens) for record in chunk]
+        vectors = embed_distinct(encode, (text for history, candidates, goal in texts
+                                          for text in (*history, *candidates, goal)))
+        for record, (history, candidates, goal) in zip(chunk, texts):
+            dropped += len(record.distractors) + 1 - len(candidates)
+            before = np.stack([vectors[text] for text in candidates]).astype(np.float64)
+            goal_vector = vectors[goal].astype(np.float64)
+            if mode == "c3l":
+                b1 = np.stack([vectors[text] for text in history]).astype(np.float64)
+                scores = planning_scores(b1, before, goal_vector).numpy()
+            else:
+                scores = cosine_matrix(before, goal_vector[np.newaxis])[:, 0]
+            ranks.setdefault((record.history_length, record.goal_distance), []).append(
+                rank_of(scores, 0))
+    if not ranks:
+        raise ValueError(f"{path}: no STP records")
+    results: Dict[str, float] = {}
+    for (h, g), group in sorted(ranks.items()):
+        group = np.asarray(group)
+        for k in HITS_AT:
+            results[f"hits@{k}_h{h}_g{g}"] = float(np.mean(group <= k))
+        results[f"avg_rank_h{h}_g{g}"] = float(np.mean(group))
+        results[f"records_h{h}_g{g}"] = len(group)
+    for metric in [f"hits@{k}" for k in HITS_AT] + ["avg_rank"]:
+        results[metric] = float(np.mean([results[f"{metric}_h{h}_g{g}"] for h, g in ranks]))
+    results.update(records=sum(len(group) for group in ranks.values()),
+                   dropped_distractors=dropped)
+    return results

@@ -1,0 +1,1 @@
+"""Inference-time scorers that keep per-dialogue state between turns."""
