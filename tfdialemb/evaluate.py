@@ -1,30 +1,46 @@
-r"""Evaluates a sentence encoder on one of the papers' tasks and writes a JSON report.
+r"""Evaluates an encoder on one of the papers' tasks and writes a JSON report.
 
-  python -m tfdialemb.evaluate --task=sr|dsts --eval_file=PATH \
-      (--model_dir=DIR | --init_checkpoint=DIR) --output=report.json \
-      [--pooling=mean|cls] [--batch_size=64] [--max_length=128] \
-      [--embedding=encoder|whitening|flow|glove] [--fit_file=corpus.jsonl] \
-      [--fit_utterances=20000] [--fit_seed=0] [--whitening_dim=k] [--glove_file=PATH]
+  python -m tfdialemb.evaluate --task=TASK --eval_file=PATH (--model_dir=DIR | --init_checkpoint=DIR) \
+      --output=report.json [--embedding=KIND] [task flags]
 
-Tasks: `sr`, DialogueCSE's semantic retrieval (MAP, MRR, P@k, R@k); `dsts`, its dialogue STS
-(Spearman, Pearson). The eval file is the released text file or its converted JSONL.
+Sentence tasks (DialogueCSE): `sr`, semantic retrieval (MAP, MRR, P@k, R@k), and `dsts`, dialogue
+STS (Spearman, Pearson), on the released text file or its converted JSONL. Flags: --pooling=mean|cls,
+--batch_size=64, --max_length=128; --embedding=encoder|whitening|flow|glove picks DialogueCSE's
+Table 2 baselines that need no training loop: `encoder` (BERT-CLS / BERT-avg), `whitening` and
+`flow` fitted on the encoder's embeddings of a seeded sample of at most --fit_utterances
+utterances of --fit_file (canonical dialogues), and `glove` (average GloVe from --glove_file; no
+checkpoint). See tfdialemb/baselines.
+
+Dialogue task (dial2vec): `dialogue` on a canonical dialogue file whose `labels[--label_key]` is
+the domain: domain categorization (KMeans++ purity over --runs seeded runs, ARI, NMI, accuracy),
+semantic relatedness (the paper's random-pair Spearman and the released all-pairs one), dialogue
+retrieval (MAP, MRR) and alignment / uniformity, for every view of the embedding:
+--embedding=encoder gives "interlocutor" (Eq. 4), "mean", "cls", "p1", "p2" (the whole dialogue
+as one sequence, turns separated by --separator, --max_length=512); `glove` (average GloVe of the
+dialogue's words), `tfidf` and `lda` (fitted on --fit_file's dialogues, else on the evaluated
+ones; LDA with --lda_topics, default the number of labels) need no checkpoint;
+`utterance_average` averages a sentence encoder's utterance embeddings (e.g. a DialogueCSE model).
+--plot_dir writes a 2-D projection per view coloured by label and, when --model_dir holds a
+validation.jsonl with alignment and uniformity (train with --validate_task=dialogue), the
+alignment-uniformity trajectory over training.
+
+Triple-encoder tasks: `sequence_modeling` (average rank of the true next utterance among all next
+utterances at the same history length, per --history_lengths and overall) on any canonical
+dialogue file, and `stp` (short-term planning: hits@5/10/25/50, average rank) on a set built by
+`python -m data_prep.build_stp_set`. --curved_mode=c3l|c3l_maxsim|bi_b2|ccl scores with Eq. 3,
+MaxSim (Appendix B), the triple-encoder as a bi-encoder ([B2] only) or a CCL bi-encoder;
+--k_last_rows keeps the k last rows of the triangle; --speaker_tokens as in training.
+
 --model_dir is a trained tfdialemb model, --init_checkpoint any checkpoint the project loads
-(Hugging Face BERT, Google TF1 BERT); both are read by the same loader.
-
---embedding picks DialogueCSE's Table 2 baselines that need no training loop: `encoder` (the
-checkpoint's pooled embeddings: BERT-CLS / BERT-avg, adapted or not), `whitening` (BERT-whitening)
-and `flow` (BERT-flow) fitted on the encoder's embeddings of a seeded sample of at most
---fit_utterances utterances of --fit_file (canonical dialogues), and `glove` (average GloVe from
---glove_file; no checkpoint). See tfdialemb/baselines.
-
-The report {"task", "eval_file", "checkpoint", "pooling", "embedding", "metrics"} is written
-atomically and printed; "embedding" holds the kind and its parameters (fit sample, whitened size,
-flow architecture and training, GloVe coverage). Exit status: 0 done; 1 the eval or fit file has a
-bad line (file, line and reason are named); 2 the command is wrong (missing eval file or
-checkpoint, a file that is no such set, a flag the embedding needs or does not use).
+(Hugging Face BERT, Google TF1 BERT); both are read by the same loader. The report {"task",
+"eval_file", "checkpoint", "embedding", "metrics", ...} is written atomically and printed.
+Exit status: 0 done; 1 the eval or fit file has a bad line (file, line and reason are named);
+2 the command is wrong (missing eval file or checkpoint, a file that is no such set, a flag the
+task or embedding needs or does not use).
 """
 import functools
 import json
+import os
 import random
 import sys
 from typing import List
@@ -38,56 +54,99 @@ from tfdialemb.eval.inputs import embed_distinct
 from tfdialemb.eval.tasks import TASKS
 from tfdialemb.files import atomic_open
 
-EMBEDDINGS = ("encoder", "whitening", "flow", "glove")
+SENTENCE_TASKS = tuple(sorted(TASKS))
+CURVED_TASKS = ("sequence_modeling", "stp")
+TASK_EMBEDDINGS = {
+    **{task: ("encoder", "whitening", "flow", "glove") for task in SENTENCE_TASKS},
+    "dialogue": ("encoder", "glove", "tfidf", "lda", "utterance_average"),
+    **{task: ("encoder",) for task in CURVED_TASKS},
+}
+"""Task → the --embedding kinds it can evaluate."""
+EMBEDDINGS = ("encoder", "whitening", "flow", "glove", "tfidf", "lda", "utterance_average")
+WITHOUT_CHECKPOINT = ("glove", "tfidf", "lda")
 FITTED_EMBEDDINGS = ("whitening", "flow")
 EMBEDDING_FLAGS = {
-    "fit_file": FITTED_EMBEDDINGS, "fit_utterances": FITTED_EMBEDDINGS,
-    "fit_seed": FITTED_EMBEDDINGS, "whitening_dim": ("whitening",), "flow_epochs": ("flow",),
+    "fit_file": FITTED_EMBEDDINGS + ("tfidf", "lda"), "fit_utterances": FITTED_EMBEDDINGS,
+    "fit_seed": FITTED_EMBEDDINGS + ("lda",), "whitening_dim": ("whitening",), "flow_epochs": ("flow",),
     "flow_batch_size": ("flow",), "flow_learning_rate": ("flow",), "glove_file": ("glove",),
+    "lda_topics": ("lda",), "pooling": ("encoder", "whitening", "flow", "utterance_average"),
 }
 """Flag → the --embedding kinds it applies to."""
 REQUIRED_FLAG = {"whitening": "fit_file", "flow": "fit_file", "glove": "glove_file"}
+TASK_FLAGS = {
+    "label_key": ("dialogue",), "plot_dir": ("dialogue",), "runs": ("dialogue",),
+    "separator": ("dialogue",), "curved_mode": CURVED_TASKS, "k_last_rows": CURVED_TASKS,
+    "speaker_tokens": CURVED_TASKS, "history_lengths": ("sequence_modeling",),
+}
+"""Flag → the tasks it applies to."""
+DEFAULT_MAX_LENGTH = {"dialogue": 512}
+"""Tokens per input where a task's inputs are longer than a sentence (default 128)."""
 
 FLAGS = flags.FLAGS
-flags.DEFINE_enum("task", None, sorted(TASKS), "Evaluation task.")
+flags.DEFINE_enum("task", None, sorted(TASK_EMBEDDINGS), "Evaluation task.")
 flags.DEFINE_string("eval_file", None, "Evaluation set: released text file or converted JSONL.")
 flags.DEFINE_string("model_dir", None, "Trained tfdialemb model directory to evaluate.")
 flags.DEFINE_string("init_checkpoint", None, "Any loadable checkpoint, e.g. an untrained BERT.")
 flags.DEFINE_string("output", None, "Where to write the JSON report.")
-flags.DEFINE_enum("pooling", "mean", ["mean", "cls"], "Token pooling of the last layer.")
-flags.DEFINE_integer("batch_size", 64, "Sentences per batch.", lower_bound=1)
-flags.DEFINE_integer("max_length", 128, "Tokens per sentence, [CLS] and [SEP] included.",
-                     lower_bound=2)
+flags.DEFINE_enum("pooling", "mean", ["mean", "cls"], "Token pooling of the last layer "
+                  "(sentence encoders).")
+flags.DEFINE_integer("batch_size", 64, "Sentences (dialogue task: dialogues / 4) per batch.",
+                     lower_bound=1)
+flags.DEFINE_integer("max_length", None, "Tokens per input, [CLS] and [SEP] included (default "
+                     "128; dialogue task 512).", lower_bound=2)
 flags.DEFINE_enum("embedding", "encoder", EMBEDDINGS,
-                  "Sentence embedding: the encoder's, BERT-whitening, BERT-flow or average GloVe.")
-flags.DEFINE_string("fit_file", None, "Canonical JSONL dialogues whose utterances fit whitening "
-                    "or flow.")
+                  "The encoder's embedding or a baseline (see the task's list above).")
+flags.DEFINE_string("fit_file", None, "Canonical JSONL dialogues: their utterances fit whitening "
+                    "or flow, their dialogues tfidf or lda.")
 flags.DEFINE_integer("fit_utterances", 20000, "Utterances sampled from --fit_file (at most).",
                      lower_bound=2)
-flags.DEFINE_integer("fit_seed", 0, "Seed of the utterance sample and of the flow.")
+flags.DEFINE_integer("fit_seed", 0, "Seed of the utterance sample, the flow and LDA.")
 flags.DEFINE_integer("whitening_dim", None, "Whitened dimensions kept (default: all).",
                      lower_bound=1)
 flags.DEFINE_integer("flow_epochs", 1, "BERT-flow training epochs.", lower_bound=1)
 flags.DEFINE_integer("flow_batch_size", 32, "BERT-flow training batch size.", lower_bound=1)
 flags.DEFINE_float("flow_learning_rate", 1e-3, "BERT-flow learning rate.", lower_bound=0.0)
 flags.DEFINE_string("glove_file", None, "Local GloVe / word2vec text file for --embedding=glove.")
+flags.DEFINE_integer("lda_topics", None, "LDA topics (default: the number of labels).",
+                     lower_bound=2)
+flags.DEFINE_string("label_key", None, "dialogue: the key of `labels` holding the domain.")
+flags.DEFINE_string("plot_dir", None, "dialogue: write PNG plots here.")
+flags.DEFINE_integer("runs", 10, "dialogue: seeded KMeans runs and random pairings averaged.",
+                     lower_bound=1)
+flags.DEFINE_enum("separator", "sep", ["sep", "eou"], "dialogue: token between turns "
+                  "([SEP] or [EOU], as the model was trained).")
+flags.DEFINE_enum("curved_mode", "c3l", ["c3l", "c3l_maxsim", "bi_b2", "ccl"],
+                  "sequence_modeling / stp: how candidates are scored.")
+flags.DEFINE_integer("k_last_rows", None, "c3l modes: only the k last rows of the triangle.",
+                     lower_bound=1)
+flags.DEFINE_bool("speaker_tokens", True, "sequence_modeling / stp: [O] / [E] speaker tokens.")
+flags.DEFINE_list("history_lengths", [str(h) for h in range(2, 11)],
+                  "sequence_modeling: history lengths scored.")
 flags.mark_flags_as_required(["task", "eval_file", "output"])
 flags.mark_flags_as_mutual_exclusive(["model_dir", "init_checkpoint"])
 
 
-def check_embedding_flags() -> None:
-    """ValueError naming the flag that --embedding needs, or that it would silently ignore."""
-    kind = FLAGS.embedding
+def check_flags() -> None:
+    """ValueError naming the flag that the task or --embedding needs, or would silently ignore."""
+    kind, task = FLAGS.embedding, FLAGS.task
+    if kind not in TASK_EMBEDDINGS[task]:
+        raise ValueError(f"--task={task} takes --embedding in {', '.join(TASK_EMBEDDINGS[task])}, "
+                         f"not {kind}")
     has_checkpoint = bool(FLAGS.model_dir or FLAGS.init_checkpoint)
-    if kind == "glove" and has_checkpoint:
-        raise ValueError("--embedding=glove uses no encoder: drop --model_dir/--init_checkpoint")
-    if kind != "glove" and not has_checkpoint:
+    if kind in WITHOUT_CHECKPOINT and has_checkpoint:
+        raise ValueError(f"--embedding={kind} uses no encoder: drop --model_dir/--init_checkpoint")
+    if kind not in WITHOUT_CHECKPOINT and not has_checkpoint:
         raise ValueError(f"--embedding={kind} needs --model_dir or --init_checkpoint")
     for name, kinds in EMBEDDING_FLAGS.items():
         if FLAGS[name].present and kind not in kinds:
             raise ValueError(f"--{name} does not apply to --embedding={kind}")
+    for name, tasks in TASK_FLAGS.items():
+        if FLAGS[name].present and task not in tasks:
+            raise ValueError(f"--{name} does not apply to --task={task}")
     if kind in REQUIRED_FLAG and not FLAGS[REQUIRED_FLAG[kind]].value:
         raise ValueError(f"--embedding={kind} needs --{REQUIRED_FLAG[kind]}")
+    if task == "dialogue" and not FLAGS.label_key:
+        raise ValueError("--task=dialogue needs --label_key (the key of `labels` naming the domain)")
 
 
 def sample_utterances(path: str, limit: int, seed: int) -> List[str]:
@@ -141,58 +200,180 @@ def fit_transform(encode, embedding: dict):
 def main(argv):
     del argv
     try:
-        check_embedding_flags()
+        check_flags()
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     # After flag parsing: Model Garden is slow to import.
-    from tfdialemb.baselines.glove import GloveEmbedder  # pylint: disable=import-outside-toplevel
-    from tfdialemb.embedder import SentenceEmbedder  # pylint: disable=import-outside-toplevel
     from tfdialemb.encoders import load_pretrained  # pylint: disable=import-outside-toplevel
 
     checkpoint = FLAGS.model_dir or FLAGS.init_checkpoint
     embedding = {"kind": FLAGS.embedding}
-
-    @functools.lru_cache(maxsize=None)
-    def embedder():
-        """Loaded when the task first embeds, so a bad eval file fails before a slow load."""
-        return SentenceEmbedder.from_pretrained(
-            load_pretrained(checkpoint), pooling=FLAGS.pooling, max_length=FLAGS.max_length)
-
-    def encode(texts):
-        progress = Progress(len(texts), "sentences")
-        return embedder().embed(texts, batch_size=FLAGS.batch_size, on_batch=progress.advance)
-
-    @functools.lru_cache(maxsize=None)
-    def transform():
-        """Fitted when the task first embeds, like the encoder's load."""
-        return fit_transform(encode, embedding)
-
-    @functools.lru_cache(maxsize=None)
-    def glove():
-        return GloveEmbedder(FLAGS.glove_file)
-
-    def embed(texts):
-        if FLAGS.embedding == "glove":
-            vectors = glove().embed(texts)
-            embedding.update(glove_file=FLAGS.glove_file, **glove().coverage())
-            return vectors
-        if FLAGS.embedding == "encoder":
-            return encode(texts)
-        return transform().transform(encode(texts))
-
+    max_length = FLAGS.max_length or DEFAULT_MAX_LENGTH.get(FLAGS.task, 128)
+    # Loaded when the task first embeds, so a bad eval file fails before a slow load.
+    pretrained = functools.lru_cache(maxsize=None)(lambda: load_pretrained(checkpoint))
+    report = {"task": FLAGS.task, "eval_file": FLAGS.eval_file, "checkpoint": checkpoint}
     try:
-        results = TASKS[FLAGS.task](FLAGS.eval_file, embed)
+        if FLAGS.task == "dialogue":
+            report.update(_dialogue_task(pretrained, embedding, max_length))
+        elif FLAGS.task in CURVED_TASKS:
+            report.update(_curved_task(pretrained, embedding, max_length))
+        else:
+            report.update(_sentence_task(pretrained, embedding, max_length))
     except (OSError, ValueError) as e:
         return report_error(e)
-    report = {"task": FLAGS.task, "eval_file": FLAGS.eval_file, "checkpoint": checkpoint,
-              "pooling": None if FLAGS.embedding == "glove" else FLAGS.pooling,
-              "embedding": embedding, "metrics": results}
     text = json.dumps(report, indent=2, ensure_ascii=False)
     with atomic_open(FLAGS.output) as f:
         f.write(text + "\n")
     print(text)
     return 0
+
+
+def _sentence_encoder(pretrained, max_length: int):
+    """encode(texts) → [n, H] with the checkpoint's sentence embeddings and a progress bar."""
+    from tfdialemb.embedder import SentenceEmbedder  # pylint: disable=import-outside-toplevel
+
+    embedder = functools.lru_cache(maxsize=None)(lambda: SentenceEmbedder.from_pretrained(
+        pretrained(), pooling=FLAGS.pooling, max_length=max_length))
+
+    def encode(texts):
+        progress = Progress(len(texts), "sentences")
+        return embedder().embed(texts, batch_size=FLAGS.batch_size, on_batch=progress.advance)
+
+    return encode
+
+
+def _glove(embedding: dict):
+    """embed(texts) → average GloVe vectors, recording the file's coverage in `embedding`."""
+    from tfdialemb.baselines.glove import GloveEmbedder  # pylint: disable=import-outside-toplevel
+
+    glove = GloveEmbedder(FLAGS.glove_file)
+
+    def embed(texts):
+        vectors = glove.embed(texts)
+        embedding.update(glove_file=FLAGS.glove_file, **glove.coverage())
+        return vectors
+
+    return embed
+
+
+def _sentence_task(pretrained, embedding: dict, max_length: int) -> dict:
+    """sr / dsts with the encoder, a fitted transform of it, or GloVe."""
+    if FLAGS.embedding == "glove":
+        embed = _glove(embedding)
+    else:
+        encode = _sentence_encoder(pretrained, max_length)
+        if FLAGS.embedding == "encoder":
+            embed = encode
+        else:
+            transform = functools.lru_cache(maxsize=None)(lambda: fit_transform(encode, embedding))
+            embed = lambda texts: transform().transform(encode(texts))  # noqa: E731
+    metrics = TASKS[FLAGS.task](FLAGS.eval_file, embed)
+    return {"pooling": None if FLAGS.embedding == "glove" else FLAGS.pooling,
+            "embedding": embedding, "metrics": metrics}
+
+
+def _dialogue_views(pretrained, embedding: dict, max_length: int):
+    """embed_views(dialogues) → {view: [N, H]} for --embedding on the dialogue task."""
+    # pylint: disable=import-outside-toplevel
+    from tfdialemb.baselines.topic import LdaDialogueEmbedder, TfidfDialogueEmbedder
+    from tfdialemb.baselines.utterance_average import average_utterance_embeddings
+    from tfdialemb.dialogue_embedder import DialogueEmbedder
+
+    kind = FLAGS.embedding
+    if kind == "encoder":
+        def embed_views(dialogues):
+            encoder = pretrained().encoder
+            embedder = DialogueEmbedder.from_pretrained(
+                pretrained(), max_length=max_length, separator=f"[{FLAGS.separator.upper()}]",
+                role_turn_embeddings=bool(encoder.extra_embeddings))
+            embedding.update(max_length=embedder.max_length, separator=FLAGS.separator,
+                             role_turn_embeddings=embedder.role_turn_embeddings)
+            progress = Progress(len(dialogues), "dialogues")
+            return embedder.embed(dialogues, batch_size=max(1, FLAGS.batch_size // 4),
+                                  on_batch=progress.advance)
+        return embed_views
+    if kind == "glove":
+        glove = _glove(embedding)
+        return lambda dialogues: {"glove": glove([" ".join(t.text for t in d.turns)
+                                                  for d in dialogues])}
+    if kind == "utterance_average":
+        encode = _sentence_encoder(pretrained, max_length)
+        return lambda dialogues: {"utterance_average": average_utterance_embeddings(dialogues,
+                                                                                    encode)}
+
+    def embed_views(dialogues):
+        fit = list(read_dialogues(FLAGS.fit_file)) if FLAGS.fit_file else list(dialogues)
+        embedding.update(fit_file=FLAGS.fit_file or FLAGS.eval_file, fit_dialogues=len(fit))
+        if kind == "tfidf":
+            return TfidfDialogueEmbedder(fit).embed_views(dialogues)
+        topics = FLAGS.lda_topics or len({d.labels[FLAGS.label_key] for d in dialogues})
+        embedding.update(topics=topics, seed=FLAGS.fit_seed)
+        return LdaDialogueEmbedder(fit, n_components=topics, seed=FLAGS.fit_seed).embed_views(dialogues)
+
+    return embed_views
+
+
+def _dialogue_task(pretrained, embedding: dict, max_length: int) -> dict:
+    """dial2vec's dialogue-embedding evaluation, plus its plots under --plot_dir."""
+    # pylint: disable=import-outside-toplevel
+    from tfdialemb.eval import plots
+    from tfdialemb.eval.dialogue_embedding import evaluate_dialogue_embeddings
+    from tfdialemb.training.loop import VALIDATION_HISTORY
+
+    captured = {}
+    embed_views = _dialogue_views(pretrained, embedding, max_length)
+
+    def embed_and_keep(dialogues):
+        captured["views"] = embed_views(dialogues)
+        captured["labels"] = [d.labels[FLAGS.label_key] for d in dialogues]
+        return captured["views"]
+
+    metrics = evaluate_dialogue_embeddings(FLAGS.eval_file, FLAGS.label_key, embed_and_keep,
+                                           runs=FLAGS.runs)
+    report = {"label_key": FLAGS.label_key, "embedding": embedding, "metrics": metrics}
+    if FLAGS.plot_dir:
+        written = []
+        for view, vectors in captured["views"].items():
+            path = os.path.join(FLAGS.plot_dir, f"projection-{view}.png")
+            plots.plot_projection(vectors, captured["labels"], path,
+                                  title=f"{view} ({FLAGS.embedding})")
+            written.append(path)
+        history = os.path.join(FLAGS.model_dir or "", VALIDATION_HISTORY)
+        if FLAGS.model_dir and os.path.isfile(history):
+            with open(history, encoding="utf-8") as f:
+                points = [row for row in map(json.loads, f)
+                          if "adjusted_alignment" in row and "uniformity" in row]
+            if points:
+                path = os.path.join(FLAGS.plot_dir, "alignment_uniformity.png")
+                final = {f"final {view}": values for view, values in metrics["views"].items()}
+                plots.plot_alignment_uniformity(points, path, labelled_points=final)
+                written.append(path)
+        report["plots"] = written
+    return report
+
+
+def _curved_task(pretrained, embedding: dict, max_length: int) -> dict:
+    """Triple-encoder sequence modelling or short-term planning."""
+    # pylint: disable=import-outside-toplevel
+    from tfdialemb.eval.sequence_modeling import evaluate_sequence_modeling
+    from tfdialemb.eval.short_term_planning import evaluate_short_term_planning
+
+    encode = _sentence_encoder(pretrained, max_length)
+    embedding.update(mode=FLAGS.curved_mode, speaker_tokens=FLAGS.speaker_tokens)
+    if FLAGS.task == "stp":
+        metrics = evaluate_short_term_planning(FLAGS.eval_file, encode, mode=FLAGS.curved_mode,
+                                               speaker_tokens=FLAGS.speaker_tokens)
+    else:
+        try:
+            lengths = [int(h) for h in FLAGS.history_lengths]
+        except ValueError:
+            raise ValueError(f"--history_lengths must be integers, got {FLAGS.history_lengths}") from None
+        embedding.update(k_last_rows=FLAGS.k_last_rows)
+        metrics = evaluate_sequence_modeling(FLAGS.eval_file, encode, mode=FLAGS.curved_mode,
+                                             k_last_rows=FLAGS.k_last_rows, history_lengths=lengths,
+                                             speaker_tokens=FLAGS.speaker_tokens)
+    return {"embedding": embedding, "metrics": metrics}
 
 
 def run():

@@ -86,6 +86,17 @@ def test_resume_continues_exactly_where_it_stopped(built, tmp_path):
     assert _loop(make_strategy("default"), built, tmp_path / "resumed", max_steps=8).run()["step"] == 8
 
 
+def test_resume_under_two_replicas_skips_two_batches_per_step(built, tmp_path, two_replicas):
+    """One input pipeline feeds both replicas, so each step consumed two of its batches."""
+    straight = _loop(two_replicas, built, tmp_path / "straight", max_steps=4, epsilon=1.0)
+    straight.run()
+    _loop(two_replicas, built, tmp_path / "resumed", max_steps=2, epsilon=1.0).run()
+    resumed = _loop(two_replicas, built, tmp_path / "resumed", max_steps=4, epsilon=1.0)
+    assert resumed.run()["step"] == 4
+    for a, b in zip(_weights(resumed), _weights(straight)):
+        np.testing.assert_allclose(a, b, atol=1e-6)
+
+
 def test_two_replicas_train_like_one_device(built, tmp_path, two_replicas):
     """Global batch 8: two replicas of 4 each vs one device of 8, same examples in the same order.
 

@@ -7,17 +7,19 @@ last; the directory is renamed into place only when complete.
 import dataclasses
 import hashlib
 import os
-from typing import Callable, Dict, Iterator, List, Optional
+from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 import tensorflow as tf
 
 from tfdialemb.data.examples import ExampleBuilder
-from tfdialemb.data.records import SEQUENCE, SEQUENCE_LIST, serialize_example, shard_name, write_manifest
+from tfdialemb.data.records import (
+    DIALOGUE_LIST, SEQUENCE, SEQUENCE_LIST, serialize_example, shard_name, write_manifest)
 from tfdialemb.data.sampling import UtterancePool
 from tfdialemb.dialogue import Dialogue, ErrorPolicy, drop_short, merge_consecutive_turns, read_dialogues
 from tfdialemb.files import atomic_directory
 from tfdialemb.text import BertTokenizer
+from tfdialemb.text.dialogue_packing import pack_dialogues, separator_id
 
 CHUNK_EXAMPLES = 512
 
@@ -30,6 +32,8 @@ class BuildOptions:
     merge_consecutive_turns: bool = True
     min_turns: int = 2
     overwrite: bool = False
+    # Between the turns of a packed dialogue ("dialogue_list" features): [SEP] or [EOU].
+    dialogue_separator: str = "[SEP]"
 
 
 def vocab_sha256(tokenizer: BertTokenizer) -> str:
@@ -46,27 +50,43 @@ def preprocessed_dialogues(path: str, options: BuildOptions, errors: ErrorPolicy
 
 
 class _Tokenizing:
-    """Turns the text features of a chunk of examples into `[CLS] ... [SEP]` id lists at once."""
+    """Turns the text features of a chunk of examples into id lists at once: `[CLS] ... [SEP]`
+    for sequences, and `pack_dialogues` sequences with turn and role ids for dialogue lists."""
 
-    def __init__(self, tokenizer: BertTokenizer, schema: Dict[str, str], max_length: int):
+    def __init__(self, tokenizer: BertTokenizer, schema: Dict[str, str], max_length: int,
+                 dialogue_separator: str = "[SEP]"):
         if max_length < 3:
             raise ValueError(f"max_length must be at least 3, got {max_length}")
         self.schema = schema
         self.cls, self.sep = tokenizer.cls_id, tokenizer.sep_id
         self.keep = max_length - 2
         self._tokenize = tf.function(tokenizer.tokenize, input_signature=[tf.TensorSpec([None], tf.string)])
+        separator = separator_id(tokenizer, dialogue_separator)
+
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.string), tf.TensorSpec([None], tf.int32),
+                                      tf.TensorSpec([None], tf.int64)])
+        def pack(texts, roles, turn_counts):
+            pieces = tf.RaggedTensor.from_row_lengths(tokenizer.tokenize(texts), turn_counts)
+            return pack_dialogues(pieces, tf.RaggedTensor.from_row_lengths(roles, turn_counts),
+                                  self.cls, separator, max_length)
+
+        self._pack_dialogues = pack
         self.max_lengths = {name: 0 for name, kind in schema.items()
-                            if kind in (SEQUENCE, SEQUENCE_LIST)}
+                            if kind in (SEQUENCE, SEQUENCE_LIST, DIALOGUE_LIST)}
 
     def __call__(self, examples: List[Dict]) -> List[Dict]:
         texts: List[str] = []
+        dialogues: List[Tuple[str, Sequence]] = []
         for example in examples:
             for name, kind in self.schema.items():
                 if kind == SEQUENCE:
                     texts.append(example[name])
                 elif kind == SEQUENCE_LIST:
                     texts.extend(example[name])
+                elif kind == DIALOGUE_LIST:
+                    dialogues.extend((name, sample) for sample in example[name])
         ids = iter(self._tokenize(tf.constant(texts, tf.string)).to_list() if texts else [])
+        packed = iter(self._dialogues(dialogues))
         encoded = []
         for example in examples:
             row = {}
@@ -75,6 +95,8 @@ class _Tokenizing:
                     row[name] = self._pack(next(ids), name)
                 elif kind == SEQUENCE_LIST:
                     row[name] = [self._pack(next(ids), name) for _ in example[name]]
+                elif kind == DIALOGUE_LIST:
+                    row[name] = [next(packed) for _ in example[name]]
                 else:
                     row[name] = example[name]
             encoded.append(row)
@@ -84,6 +106,28 @@ class _Tokenizing:
         packed = [self.cls] + pieces[: self.keep] + [self.sep]
         self.max_lengths[name] = max(self.max_lengths[name], len(packed))
         return packed
+
+    def _dialogues(self, dialogues: List[Tuple[str, Sequence]]) -> List[Tuple[List[int], List[int], List[int]]]:
+        """(ids, turn ids, role ids) of each (feature, [(role_id, text), ...]) sample."""
+        if not dialogues:
+            return []
+        texts, roles, counts = [], [], []
+        for name, sample in dialogues:
+            if not sample:
+                raise ValueError(f"feature {name!r}: a dialogue sample has no turns")
+            for role, text in sample:
+                if not isinstance(role, (int, np.integer)) or role < 0 or not isinstance(text, str):
+                    raise ValueError(
+                        f"feature {name!r}: turns must be (role_id >= 0, text) pairs, got {(role, text)!r}")
+                roles.append(int(role))
+                texts.append(text)
+            counts.append(len(sample))
+        packed = self._pack_dialogues(tf.constant(texts, tf.string), tf.constant(roles, tf.int32),
+                                      tf.constant(counts, tf.int64))
+        rows = list(zip(*(channel.to_list() for channel in packed)))
+        for (name, _), (ids, _, _) in zip(dialogues, rows):
+            self.max_lengths[name] = max(self.max_lengths[name], len(ids))
+        return rows
 
 
 def build(
@@ -105,19 +149,20 @@ def build(
         raise FileExistsError(f"{output_dir}: already exists (pass overwrite to replace it)")
     if options.num_shards < 1:
         raise ValueError(f"num_shards must be positive, got {options.num_shards}")
+    tokenizing = _Tokenizing(tokenizer, dict(builder.schema), options.max_length, options.dialogue_separator)
     pool = None
     if builder.uses_pool:
         pool = UtterancePool(builder.params.pool_size, options.seed)
         for index, dialogue in enumerate(preprocessed_dialogues(input_path, options, ErrorPolicy(errors.mode))):
             pool.add(index, [turn.text for turn in dialogue.turns])
     with atomic_directory(output_dir, replace=options.overwrite) as staging:
-        manifest = _write_shards(input_path, staging, builder, tokenizer, options, errors, pool, on_dialogue)
+        manifest = _write_shards(input_path, staging, builder, tokenizer, tokenizing, options, errors, pool,
+                                 on_dialogue)
         write_manifest(staging, manifest)
     return manifest
 
 
-def _write_shards(input_path, staging, builder, tokenizer, options, errors, pool, on_dialogue) -> Dict:
-    tokenizing = _Tokenizing(tokenizer, dict(builder.schema), options.max_length)
+def _write_shards(input_path, staging, builder, tokenizer, tokenizing, options, errors, pool, on_dialogue) -> Dict:
     names = [shard_name(i, options.num_shards) for i in range(options.num_shards)]
     writers = [tf.io.TFRecordWriter(os.path.join(staging, n)) for n in names]
     per_shard = [0] * options.num_shards
@@ -154,6 +199,7 @@ def _write_shards(input_path, staging, builder, tokenizer, options, errors, pool
         "seed": options.seed,
         "max_length": options.max_length,
         "max_lengths": tokenizing.max_lengths,
+        "dialogue_separator": options.dialogue_separator,
         "merge_consecutive_turns": options.merge_consecutive_turns,
         "min_turns": options.min_turns,
         "vocab_sha256": vocab_sha256(tokenizer),

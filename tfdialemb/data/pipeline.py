@@ -3,15 +3,17 @@ bucketing, dynamic padding, prefetch, and per-worker sharding through `tf.distri
 
 Batches are dicts of dense int32 tensors: a "sequence" feature NAME becomes `NAME` [B, T] and
 `NAME_mask` [B, T]; a "sequence_list" feature becomes `NAME` [B, N, T], `NAME_mask` [B, N, T]
-(rows with no tokens are all-zero); an "int" feature stays [B]; a "float" feature stays [B] and
-float32. T is the longest sequence of the batch, not the build's max_length.
+(rows with no tokens are all-zero); a "dialogue_list" feature becomes `NAME`, `NAME_mask`,
+`NAME_turn_ids` and `NAME_role_ids`, each [B, S, T]; an "int" feature stays [B]; a "float"
+feature stays [B] and float32. T is the longest sequence of the batch, not the build's max_length.
 """
 from typing import Dict, Mapping, Optional, Sequence
 
 import tensorflow as tf
 
 from tfdialemb.data.records import (
-    FLOAT, INT, SEQUENCE, SEQUENCE_LIST, parse_spec, read_manifest, shard_paths)
+    DIALOGUE_LIST, FLOAT, INT, SEQUENCE, SEQUENCE_LIST, parse_spec, read_manifest, shard_paths)
+from tfdialemb.text.dialogue_packing import PackedDialogues, dense_dialogues
 
 PARSE_BATCH = 256
 DEFAULT_BOUNDARIES = (16, 24, 32, 48, 64, 96, 128, 192, 256, 384)
@@ -23,7 +25,7 @@ def example_length(example: Mapping[str, tf.Tensor], schema: Mapping[str, str]) 
     for name, kind in schema.items():
         if kind == SEQUENCE:
             lengths.append(tf.size(example[name], out_type=tf.int64))
-        elif kind == SEQUENCE_LIST:
+        elif kind in (SEQUENCE_LIST, DIALOGUE_LIST):
             rows = example[name].row_lengths()
             lengths.append(tf.reduce_max(tf.concat([rows, [0]], axis=0)))
     return tf.reduce_max(tf.stack(lengths))
@@ -40,6 +42,12 @@ def to_dense(batch: Mapping[str, tf.Tensor], schema: Mapping[str, str], pad_id: 
             continue
         if kind == FLOAT:
             dense[name] = value
+            continue
+        if kind == DIALOGUE_LIST:
+            packed = PackedDialogues(value, batch[f"{name}_turn_ids"], batch[f"{name}_role_ids"])
+            inputs = dense_dialogues(packed, pad_id, pad_to)
+            dense.update({name: inputs.ids, f"{name}_mask": inputs.mask,
+                          f"{name}_turn_ids": inputs.turn_ids, f"{name}_role_ids": inputs.role_ids})
             continue
         mask = tf.ones_like(value, tf.int32)
         shape = None

@@ -4,6 +4,10 @@ Each feature has a kind:
   - "sequence": one token-id sequence, stored as an Int64List, parsed to [batch, (tokens)];
   - "sequence_list": several sequences (context turns, candidates), stored as `NAME/values` and
     `NAME/row_lengths`, parsed to [batch, (sequences), (tokens)];
+  - "dialogue_list": several whole dialogues packed into one sequence each (dial2vec's positive
+    and negatives), their token ids stored like a sequence_list plus `NAME/turn_ids` and
+    `NAME/role_ids` aligned with `NAME/values`; parsed to `NAME`, `NAME_turn_ids` and
+    `NAME_role_ids`, each [batch, (dialogues), (tokens)];
   - "int": one integer per example;
   - "float": one float32 per example (a regression target), stored as a FloatList.
 A build directory holds `examples-SSSSS-of-NNNNN.tfrecord` shards and `manifest.json`, written last,
@@ -17,9 +21,12 @@ import tensorflow as tf
 
 SEQUENCE = "sequence"
 SEQUENCE_LIST = "sequence_list"
+DIALOGUE_LIST = "dialogue_list"
 INT = "int"
 FLOAT = "float"
-KINDS = (SEQUENCE, SEQUENCE_LIST, INT, FLOAT)
+KINDS = (SEQUENCE, SEQUENCE_LIST, DIALOGUE_LIST, INT, FLOAT)
+# The parallel id channels of a dialogue_list feature besides its token ids.
+DIALOGUE_CHANNELS = ("turn_ids", "role_ids")
 MANIFEST = "manifest.json"
 FORMAT_VERSION = 1
 
@@ -33,15 +40,22 @@ def shard_name(index: int, count: int) -> str:
 
 
 def serialize_example(features: Mapping, schema: Mapping[str, str]) -> bytes:
-    """One tf.train.Example from token ids: lists for sequences, lists of lists for lists."""
+    """One tf.train.Example from token ids: lists for sequences, lists of lists for lists, and
+    for a dialogue list a list of (ids, turn_ids, role_ids) triples of equal-length lists."""
     encoded = {}
     for name, kind in schema.items():
         value = features[name]
         if kind == SEQUENCE:
             encoded[name] = _ints(value)
         elif kind == SEQUENCE_LIST:
-            encoded[f"{name}/values"] = _ints([token for row in value for token in row])
-            encoded[f"{name}/row_lengths"] = _ints([len(row) for row in value])
+            encoded.update(_rows(name, value))
+        elif kind == DIALOGUE_LIST:
+            for ids, *channels in value:
+                if any(len(channel) != len(ids) for channel in channels):
+                    raise ValueError(f"feature {name!r}: turn and role ids must be as long as the token ids")
+            encoded.update(_rows(name, [ids for ids, _, _ in value]))
+            for position, channel in enumerate(DIALOGUE_CHANNELS, start=1):
+                encoded[f"{name}/{channel}"] = _ints([i for row in value for i in row[position]])
         elif kind == INT:
             encoded[name] = _ints([value])
         elif kind == FLOAT:
@@ -58,12 +72,11 @@ def parse_spec(schema: Mapping[str, str]) -> Dict[str, object]:
         if kind == SEQUENCE:
             spec[name] = tf.io.RaggedFeature(tf.int64, value_key=name, row_splits_dtype=tf.int64)
         elif kind == SEQUENCE_LIST:
-            spec[name] = tf.io.RaggedFeature(
-                tf.int64,
-                value_key=f"{name}/values",
-                partitions=[tf.io.RaggedFeature.RowLengths(f"{name}/row_lengths")],
-                row_splits_dtype=tf.int64,
-            )
+            spec[name] = _row_feature(name, "values")
+        elif kind == DIALOGUE_LIST:
+            spec[name] = _row_feature(name, "values")
+            for channel in DIALOGUE_CHANNELS:
+                spec[f"{name}_{channel}"] = _row_feature(name, channel)
         elif kind == FLOAT:
             spec[name] = tf.io.FixedLenFeature([], tf.float32)
         else:
@@ -100,6 +113,22 @@ def read_manifest(directory: str) -> Dict:
 
 def shard_paths(directory: str, manifest: Mapping) -> List[str]:
     return [os.path.join(directory, name) for name in manifest["shards"]]
+
+
+def _rows(name: str, rows) -> Dict[str, tf.train.Feature]:
+    """`NAME/values` and `NAME/row_lengths` of a list of id lists."""
+    return {f"{name}/values": _ints([token for row in rows for token in row]),
+            f"{name}/row_lengths": _ints([len(row) for row in rows])}
+
+
+def _row_feature(name: str, values: str) -> tf.io.RaggedFeature:
+    """[(rows), (tokens)] from `NAME/<values>` split by `NAME/row_lengths`."""
+    return tf.io.RaggedFeature(
+        tf.int64,
+        value_key=f"{name}/{values}",
+        partitions=[tf.io.RaggedFeature.RowLengths(f"{name}/row_lengths")],
+        row_splits_dtype=tf.int64,
+    )
 
 
 def _ints(values) -> tf.train.Feature:

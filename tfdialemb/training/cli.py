@@ -36,7 +36,10 @@ def define_flags(defaults: Mapping[str, object]) -> None:
     flags.DEFINE_integer("checkpoint_every", 200, "Save a checkpoint every N steps.")
     flags.DEFINE_integer("log_every", 50, "Log scalars every N steps.")
     flags.DEFINE_integer("num_shards", 4, "Shards when building --train_file (>= number of workers).")
-    flags.DEFINE_enum("validate_task", "sr", ["sr", "dsts"], "Validation task (with --validate_file).")
+    flags.DEFINE_enum("validate_task", "sr", ["sr", "dsts", "dialogue"],
+                      "Validation task (with --validate_file); dialogue: dial2vec's metrics of the "
+                      "interlocutor-pooled embedding, labels[--validate_label_key] the domain.")
+    flags.DEFINE_string("validate_label_key", "domain", "Label key of --validate_task=dialogue.")
     flags.DEFINE_string("validate_file", None, "Evaluation set scored every --validate_every steps.")
     flags.DEFINE_integer("validate_every", 0, "Validation interval in steps (0: never).")
     distribute.define_flags()
@@ -44,12 +47,18 @@ def define_flags(defaults: Mapping[str, object]) -> None:
 
 def run(builder, build_model: Callable, transform: Optional[Callable] = None,
         after_build: Optional[Callable] = None,
-        encoder_options: Optional[Mapping[str, object]] = None) -> int:
+        encoder_options: Optional[Mapping[str, object]] = None,
+        auxiliary: Optional[Callable] = None,
+        build_options: Optional[Mapping[str, object]] = None) -> int:
     """Trains `build_model(encoder)` on `builder`'s examples of --train_file; the exit status.
 
     `transform(dataset, tokenizer)` rewrites the per-replica batches (e.g. masking);
     `after_build(model)` runs once the model exists (e.g. loading a pre-training head);
-    `encoder_options` go to `load_pretrained` (e.g. PLATO-style role / turn embedding sizes).
+    `encoder_options` go to `load_pretrained` (e.g. PLATO-style role / turn embedding sizes);
+    `auxiliary(input_context, tokenizer)` returns an infinite, per-replica-batched dataset of
+    dicts (e.g. CCL's NLI pairs) whose keys are merged into each main batch (see
+    `merge_auxiliary`); `build_options` set further `BuildOptions` fields (e.g. the dialogue
+    separator).
     """
     import tensorflow as tf  # pylint: disable=import-outside-toplevel
 
@@ -74,7 +83,8 @@ def run(builder, build_model: Callable, transform: Optional[Callable] = None,
         tokenizer = load_tokenizer(FLAGS.init_checkpoint)
         data_dir = os.path.join(FLAGS.model_dir, "data" if distribute.is_chief(strategy) else
                                 f".data-worker-{strategy.cluster_resolver.task_id}")
-        options = BuildOptions(max_length=FLAGS.max_length, seed=FLAGS.seed, num_shards=FLAGS.num_shards)
+        options = BuildOptions(max_length=FLAGS.max_length, seed=FLAGS.seed, num_shards=FLAGS.num_shards,
+                               **(build_options or {}))
         manifest = data.prepare(FLAGS.train_file, data_dir, builder, tokenizer, options, ErrorPolicy("fail"))
     except (OSError, ValueError) as e:
         return report_error(e)
@@ -97,14 +107,16 @@ def run(builder, build_model: Callable, transform: Optional[Callable] = None,
     def dataset_fn(context):
         dataset = make_dataset(manifest["directory"], FLAGS.batch_size, training=True, input_context=context,
                                seed=FLAGS.seed, repeat=True)
-        return transform(dataset, tokenizer) if transform else dataset
+        dataset = transform(dataset, tokenizer) if transform else dataset
+        return merge_auxiliary(dataset, auxiliary(context, tokenizer)) if auxiliary else dataset
 
     validate = None
     if FLAGS.validate_file and FLAGS.validate_every:
         if not os.path.isfile(FLAGS.validate_file):
             print(f"error: {FLAGS.validate_file}: validation file does not exist", file=sys.stderr)
             return 2
-        validate = _validation(FLAGS.validate_task, FLAGS.validate_file, tokenizer)
+        validate = _validation(FLAGS.validate_task, FLAGS.validate_file, tokenizer,
+                               manifest.get("dialogue_separator", "[SEP]"))
 
     config = LoopConfig(
         model_dir=FLAGS.model_dir, max_steps=max_steps,
@@ -124,19 +136,48 @@ def run(builder, build_model: Callable, transform: Optional[Callable] = None,
     return 0
 
 
-def _validation(task: str, eval_file: str, tokenizer) -> Callable:
-    """A validation hook: `task` on `eval_file` with the method's current encoder (mean pooling)."""
-    from tfdialemb.embedder import SentenceEmbedder  # pylint: disable=import-outside-toplevel
-    from tfdialemb.eval.tasks import TASKS  # pylint: disable=import-outside-toplevel
+def merge_auxiliary(dataset, auxiliary_dataset):
+    """Each batch of `dataset` with the keys of the next `auxiliary_dataset` batch added.
+
+    Merged inside the per-pipeline dataset, before the loop skips the batches a resumed run has
+    consumed, so both streams resume exactly where they stopped.
+    """
+    import tensorflow as tf  # pylint: disable=import-outside-toplevel
+
+    shared = sorted(set(dataset.element_spec) & set(auxiliary_dataset.element_spec))
+    if shared:
+        raise ValueError(f"the auxiliary batches reuse the keys {shared} of the main batches")
+    return tf.data.Dataset.zip((dataset, auxiliary_dataset)).map(lambda main, extra: {**main, **extra})
+
+
+def _validation(task: str, eval_file: str, tokenizer, separator: str) -> Callable:
+    """A validation hook: `task` on `eval_file` with the method's current encoder: sentence tasks
+    with mean pooling, the dialogue task with the dialogues packed as the build packed them
+    (`separator`) and the method's own role / turn inputs."""
+    # pylint: disable=import-outside-toplevel
+    from tfdialemb.dialogue_embedder import DialogueEmbedder
+    from tfdialemb.embedder import SentenceEmbedder
+    from tfdialemb.eval.dialogue_embedding import evaluate_dialogue_embeddings
+    from tfdialemb.eval.tasks import TASKS
 
     embedders = {}
+
+    def make_embedder(method):
+        if task != "dialogue":
+            return SentenceEmbedder(method.encoder, tokenizer, pooling="mean", max_length=FLAGS.max_length)
+        return DialogueEmbedder(method.encoder, tokenizer, max_length=FLAGS.max_length, separator=separator,
+                                role_turn_embeddings=getattr(method, "role_turn_embeddings", False),
+                                num_roles=getattr(method, "num_roles", 2))
 
     def validate(method, step):
         del step
         # One embedder per encoder, so its graph is traced once, not at every validation.
         if id(method.encoder) not in embedders:
-            embedders[id(method.encoder)] = SentenceEmbedder(method.encoder, tokenizer, pooling="mean",
-                                                             max_length=FLAGS.max_length)
-        return TASKS[task](eval_file, embedders[id(method.encoder)].embed)
+            embedders[id(method.encoder)] = make_embedder(method)
+        embedder = embedders[id(method.encoder)]
+        if task != "dialogue":
+            return TASKS[task](eval_file, embedder.embed)
+        report = evaluate_dialogue_embeddings(eval_file, FLAGS.validate_label_key, embedder.embed, runs=3)
+        return report["views"]["interlocutor"]
 
     return validate

@@ -3,8 +3,8 @@ every N steps, exact resume after an interruption, TensorBoard scalars, a progre
 validation hooks.
 
 Resume is exact in data: the input pipeline is deterministic for a seed, so a restarted run skips
-the batches the restored step count says were consumed and continues with the next one — no batch
-is repeated or skipped. (Dropout masks after a restart differ from an uninterrupted run.)
+the batches the restored step count says were consumed (per input pipeline, one per replica it
+feeds per step) and continues with the next one — no batch is repeated or skipped. (Dropout masks after a restart differ from an uninterrupted run.)
 """
 import dataclasses
 import json
@@ -88,7 +88,8 @@ class TrainingLoop:
         if start >= self.config.max_steps:
             return {"step": float(start)}
         dataset = self.strategy.distribute_datasets_from_function(
-            lambda context: self.dataset_fn(context).skip(start))
+            lambda context: self.dataset_fn(context).skip(
+                start * context.num_replicas_in_sync // context.num_input_pipelines))
         iterator = iter(dataset)
         train_step = self._make_train_step()
         writer = tf.summary.create_file_writer(

@@ -74,6 +74,7 @@ def _load_builtin() -> None:
     # Importing the builder modules registers them.
     from tfdialemb.data.examples import mge, mlm, siamese  # noqa: F401  pylint: disable=import-outside-toplevel
     from tfdialemb.data.examples import curved  # noqa: F401  pylint: disable=import-outside-toplevel
+    from tfdialemb.data.examples import dial2vec  # noqa: F401  pylint: disable=import-outside-toplevel
 
 
 def _convert(value: Any, kind: Any, name: str) -> Any:

@@ -1,0 +1,88 @@
+"""dial2vec training examples (002 Sec. 3.1): a dialogue and negatives that keep one interlocutor.
+
+One example per dialogue with at least two speakers (others are skipped): feature `samples` =
+[the dialogue itself, n_1, ..., n_N], N = `negatives` (the paper and the released code: 9). Each
+sample is a list of (role id, text) turns; the build packs it into one sequence with turn and
+role ids (`tfdialemb.text.dialogue_packing`). A negative keeps every turn of one interlocutor
+verbatim and replaces every turn of the others by an independent utterance drawn from the pool
+(other dialogues only); replaced turns keep their position and role id, so the negative has the
+positive's turn/role layout and only the kept interlocutor's words are genuine.
+
+Which interlocutor a negative keeps (`negative_role`):
+  - "random" (paper 3.1, "randomly select an interlocutor"): drawn uniformly among the
+    dialogue's roles, independently for every negative, so one example mixes negatives against
+    both interlocutors;
+  - "fixed" (the released generate_training.py, REFERENCE_CODE_NOTES 1.1): always role 1, the
+    second speaker by first appearance, replacing role 0. The released pool holds only role-0
+    utterances; here the pool holds utterances of every role.
+
+Roles are speakers numbered by first appearance (`tfdialemb.dialogue.role_ids`). A dialogue with
+more than `max_roles` speakers (default 2, the paper's two interlocutors) folds the extra
+speakers into role `max_roles - 1`, which then stands for "everyone else"; with two roles a
+three-party dialogue is the first speaker against the rest. Negatives are one-vs-rest: keeping
+role r replaces the turns of every other role. Models must use `num_roles >= max_roles`.
+"""
+import dataclasses
+from typing import Any, Dict, Iterator, List, Optional, Tuple
+
+import numpy as np
+
+from tfdialemb.data.examples import ExampleBuilder, register
+from tfdialemb.data.records import DIALOGUE_LIST
+from tfdialemb.data.sampling import UtterancePool
+from tfdialemb.dialogue import Dialogue, role_ids
+
+NEGATIVE_ROLES = ("random", "fixed")
+RELEASED_KEPT_ROLE = 1
+
+
+def capped_roles(dialogue: Dialogue, max_roles: int) -> List[int]:
+    """Per turn, its speaker's role id, speakers past `max_roles` folded into the last role."""
+    if max_roles < 2:
+        raise ValueError(f"max_roles must be at least 2, got {max_roles}")
+    return [min(role, max_roles - 1) for role in role_ids(dialogue)]
+
+
+@register
+class Dial2vecBuilder(ExampleBuilder):
+    name = "dial2vec"
+    schema = {"samples": DIALOGUE_LIST}
+    uses_pool = True
+
+    @dataclasses.dataclass(frozen=True)
+    class Params:
+        negatives: int = 9
+        negative_role: str = "random"
+        max_roles: int = 2
+        pool_size: int = 100_000
+
+    def validate(self) -> None:
+        p = self.params
+        if p.negatives < 1 or p.max_roles < 2 or p.pool_size < 1:
+            raise ValueError(f"dial2vec parameters out of range (negatives >= 1, max_roles >= 2, "
+                             f"pool_size >= 1): {p}")
+        if p.negative_role not in NEGATIVE_ROLES:
+            raise ValueError(f"negative_role must be one of {NEGATIVE_ROLES}, got {p.negative_role!r}")
+
+    def examples(self, dialogue: Dialogue, index: int, rng: np.random.Generator,
+                 pool: Optional[UtterancePool]) -> Iterator[Dict[str, Any]]:
+        roles = capped_roles(dialogue, self.params.max_roles)
+        present = sorted(set(roles))
+        if len(present) < 2:
+            return
+        positive = [(role, turn.text) for role, turn in zip(roles, dialogue.turns)]
+        negatives = [self._negative(positive, self._kept_role(present, rng), index, rng, pool)
+                     for _ in range(self.params.negatives)]
+        yield {"samples": [positive] + negatives}
+
+    def _kept_role(self, present: List[int], rng: np.random.Generator) -> int:
+        if self.params.negative_role == "fixed":
+            return RELEASED_KEPT_ROLE
+        return present[int(rng.integers(len(present)))]
+
+    @staticmethod
+    def _negative(positive: List[Tuple[int, str]], kept: int, index: int, rng: np.random.Generator,
+                  pool: UtterancePool) -> List[Tuple[int, str]]:
+        replaced = sum(role != kept for role, _ in positive)
+        fillers = iter(pool.sample(rng, replaced, exclude_dialogue=index))
+        return [(role, text if role == kept else next(fillers)) for role, text in positive]

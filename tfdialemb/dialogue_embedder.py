@@ -1,0 +1,96 @@
+"""Dialogue embeddings for lists of dialogues: tokenizer, packing and encoder in one traced graph.
+
+The dialogue is packed exactly as the dial2vec build packs it (`pack_dialogues`), so a model
+trained on a build embeds with the same sequences; the outputs are dial2vec's embeddings
+(`tfdialemb.methods.dial2vec.dialogue_embeddings`): "interlocutor" (Eq. 4), "mean", "cls" (the
+last-layer [CLS] state, the CLS-pooling baseline for any encoder) and "p1", "p2", ... (one
+interlocutor's mean, 002 Table 4).
+"""
+import logging
+from typing import Callable, Dict, Optional, Sequence
+
+import numpy as np
+import tensorflow as tf
+
+from tfdialemb.dialogue import Dialogue
+from tfdialemb.data.examples.dial2vec import capped_roles
+from tfdialemb.encoders import Encoder, Pretrained
+from tfdialemb.methods.dial2vec import (
+    check_role_turn_tables, dialogue_embeddings, embedding_names, encode_dialogues)
+from tfdialemb.text import BertTokenizer
+from tfdialemb.text.dialogue_packing import dense_dialogues, pack_dialogues, separator_id
+
+
+class DialogueEmbedder(tf.Module):
+    """Turns and speakers in, dialogue embeddings out.
+
+    `separator` ([SEP] or [EOU]) and `role_turn_embeddings` must match the build and the model
+    that trained the encoder. Speakers past `num_roles` fold into the last role, as the dial2vec
+    builder folds speakers past max_roles.
+    """
+
+    def __init__(self, encoder: Encoder, tokenizer: BertTokenizer, max_length: int = 512,
+                 separator: str = "[SEP]", role_turn_embeddings: bool = False, num_roles: int = 2):
+        super().__init__()
+        positions = encoder.encoder_config.max_position_embeddings
+        if max_length > positions:
+            # Longer inputs would fail in the position embeddings; the released code truncates.
+            logging.getLogger(__name__).warning(
+                "max_length %d exceeds the encoder's %d positions; using %d", max_length, positions,
+                positions)
+            max_length = positions
+        if num_roles < 2:
+            raise ValueError(f"num_roles must be at least 2, got {num_roles}")
+        if role_turn_embeddings:
+            check_role_turn_tables(encoder)
+        self.encoder = encoder
+        self.tokenizer = tokenizer
+        self.max_length = max_length
+        self.separator = separator_id(tokenizer, separator)
+        self.role_turn_embeddings = role_turn_embeddings
+        self.num_roles = num_roles
+
+    @classmethod
+    def from_pretrained(cls, pretrained: Pretrained, **kwargs) -> "DialogueEmbedder":
+        return cls(pretrained.encoder, pretrained.tokenizer, **kwargs)
+
+    @property
+    def names(self):
+        """The keys of every result: "interlocutor", "mean", "cls", "p1", "p2", ..."""
+        return embedding_names(self.num_roles)
+
+    @tf.function(input_signature=[tf.RaggedTensorSpec([None, None], tf.string, ragged_rank=1),
+                                  tf.RaggedTensorSpec([None, None], tf.int32, ragged_rank=1)],
+                 reduce_retracing=True)
+    def embed_batch(self, turns, speakers):
+        """`turns` [B, (turns)] strings and `speakers` [B, (turns)] role ids 0, 1, ... →
+        {name: float32 [B, H]}."""
+        tf.debugging.assert_non_negative(speakers.values, message="speaker ids must be non-negative")
+        pieces = turns.with_values(self.tokenizer.tokenize(turns.values))
+        roles = tf.minimum(speakers, self.num_roles - 1)
+        inputs = dense_dialogues(
+            pack_dialogues(pieces, roles, self.tokenizer.cls_id, self.separator, self.max_length),
+            self.tokenizer.pad_id)
+        states = encode_dialogues(self.encoder, *inputs, role_turn_embeddings=self.role_turn_embeddings,
+                                  training=False)
+        return dialogue_embeddings(states, inputs.mask, inputs.role_ids, self.num_roles)
+
+    def embed(self, dialogues: Sequence[Dialogue], batch_size: int = 16,
+              on_batch: Optional[Callable[[int], None]] = None) -> Dict[str, np.ndarray]:
+        """{name: [len(dialogues), hidden] float32}, in input order; `on_batch(n)` is told after
+        each batch of n. Dialogues are sorted by length so each batch pads to its own longest."""
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be positive, got {batch_size}")
+        order = np.argsort([sum(len(t.text) for t in d.turns) for d in dialogues], kind="stable")
+        hidden = self.encoder.encoder_config.hidden_size
+        output = {name: np.zeros([len(dialogues), hidden], np.float32) for name in self.names}
+        for start in range(0, len(dialogues), batch_size):
+            index = order[start:start + batch_size]
+            batch = [dialogues[i] for i in index]
+            turns = tf.ragged.constant([[t.text for t in d.turns] for d in batch], tf.string)
+            speakers = tf.ragged.constant([capped_roles(d, self.num_roles) for d in batch], tf.int32)
+            for name, value in self.embed_batch(turns, speakers).items():
+                output[name][index] = value.numpy()
+            if on_batch is not None:
+                on_batch(len(index))
+        return output

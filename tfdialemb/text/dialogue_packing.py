@@ -1,0 +1,107 @@
+"""A whole dialogue as one token sequence with per-token turn and role ids (dial2vec, 002 Sec. 3.1).
+
+One in-graph function serves the TFRecord build and the dialogue embedder, so training and
+inference see the same sequences. The layout is the released code's BERT branch
+(REFERENCE_CODE_NOTES 1.2):
+
+    [CLS] t_0 SEP t_1 SEP ... SEP t_{n-1}
+
+a separator after every turn but the last; [CLS] carries turn 0 and the role of turn 0, each
+turn's tokens and the separator after it carry that turn's index and role. The separator is
+[SEP] (the released code's `tokenizer.sep_token`) or the project's [EOU]. Sequences are cut on
+the right to `max_length` tokens, keeping the first ones, as the released code does for BERT
+backbones; its PLATO branch keeps the last 15 turns instead, not reproduced here since the PLATO
+weights are not public.
+"""
+from typing import NamedTuple, Optional
+
+import tensorflow as tf
+
+from tfdialemb.text.tokenizer import BertTokenizer
+
+SEPARATORS = ("[SEP]", "[EOU]")
+
+
+class PackedDialogues(NamedTuple):
+    """Ragged [D, (tokens)] int32 token ids, turn ids and role ids of D packed dialogues."""
+
+    ids: tf.RaggedTensor
+    turn_ids: tf.RaggedTensor
+    role_ids: tf.RaggedTensor
+
+
+class DialogueInputs(NamedTuple):
+    """Dense [..., T] int32 ids, mask, turn ids and role ids; padding has mask, turn and role 0."""
+
+    ids: tf.Tensor
+    mask: tf.Tensor
+    turn_ids: tf.Tensor
+    role_ids: tf.Tensor
+
+
+def separator_id(tokenizer: BertTokenizer, separator: str = "[SEP]") -> int:
+    """The id written between turns: one of SEPARATORS, [EOU] through its [unusedN] slot."""
+    if separator not in SEPARATORS:
+        raise ValueError(f"separator must be one of {SEPARATORS}, got {separator!r}")
+    return tokenizer.token_id(separator)
+
+
+def pack_dialogues(turn_pieces: tf.RaggedTensor, turn_roles: tf.RaggedTensor, cls_id: int,
+                   separator: int, max_length: int) -> PackedDialogues:
+    """`[CLS] t_0 SEP ... t_{n-1}` of each dialogue, cut to its first `max_length` tokens.
+
+    `turn_pieces` [D, (turns), (pieces)]: wordpiece ids of each turn (BertTokenizer.tokenize);
+    `turn_roles` [D, (turns)]: the role id of each turn. Every dialogue needs at least one turn.
+    """
+    if max_length < 2:
+        raise ValueError(f"max_length must be at least 2 ([CLS] and one token), got {max_length}")
+    turn_pieces = tf.cast(turn_pieces, tf.int32)
+    turn_roles = tf.cast(turn_roles, tf.int32)
+    turn_counts = turn_pieces.row_lengths()
+    checks = [
+        tf.debugging.assert_positive(turn_counts, message="every dialogue needs at least one turn"),
+        tf.debugging.assert_equal(turn_roles.row_lengths(), turn_counts,
+                                  message="turn_roles must give one role per turn"),
+    ]
+    with tf.control_dependencies(checks):
+        turn_index = tf.ragged.range(tf.cast(turn_counts, tf.int32))
+    is_last = turn_index.values == tf.repeat(tf.cast(turn_counts, tf.int32) - 1, turn_counts)
+    separator_counts = tf.cast(~is_last, tf.int64)
+    separators = tf.RaggedTensor.from_row_lengths(
+        tf.fill([tf.reduce_sum(separator_counts)], tf.constant(separator, tf.int32)), separator_counts)
+    turn_tokens = tf.concat([turn_pieces.values, separators], axis=1)
+    token_counts = turn_tokens.row_lengths()
+    ids = turn_pieces.with_values(turn_tokens).merge_dims(1, 2)
+    dialogue_lengths = ids.row_lengths()
+    turn_ids = tf.RaggedTensor.from_row_lengths(tf.repeat(turn_index.values, token_counts), dialogue_lengths)
+    role_ids = tf.RaggedTensor.from_row_lengths(tf.repeat(turn_roles.values, token_counts), dialogue_lengths)
+    dialogues = tf.shape(turn_counts, out_type=tf.int64)[0]
+    first_role = tf.gather(turn_roles.values, turn_roles.row_starts())
+
+    def lead(first: tf.Tensor, rest: tf.RaggedTensor) -> tf.RaggedTensor:
+        column = tf.RaggedTensor.from_row_lengths(first, tf.ones([dialogues], tf.int64))
+        return tf.concat([column, rest], axis=1)[:, :max_length]
+
+    return PackedDialogues(
+        ids=lead(tf.fill([dialogues], tf.constant(cls_id, tf.int32)), ids),
+        turn_ids=lead(tf.zeros([dialogues], tf.int32), turn_ids),
+        role_ids=lead(first_role, role_ids),
+    )
+
+
+def dense_dialogues(packed: PackedDialogues, pad_id: int, pad_to: Optional[int] = None) -> DialogueInputs:
+    """Pads ragged packed dialogues (any leading shape, tokens last) to the longest, or to
+    `pad_to` tokens; padding gets `pad_id`, mask 0, turn 0 and role 0 as in the released code."""
+    shape = None
+    if pad_to is not None:
+        shape = [None] * (packed.ids.shape.rank - 1) + [pad_to]
+
+    def pad(value, default):
+        return tf.cast(value.to_tensor(default_value=default, shape=shape), tf.int32)
+
+    return DialogueInputs(
+        ids=pad(packed.ids, pad_id),
+        mask=pad(tf.ones_like(packed.ids, tf.int32), 0),
+        turn_ids=pad(packed.turn_ids, 0),
+        role_ids=pad(packed.role_ids, 0),
+    )
