@@ -11,9 +11,9 @@ import pytest
 import tensorflow as tf
 from tensorflow_serving.apis import prediction_log_pb2
 
-from tfdialemb import export
 from tfdialemb.embedder import SentenceEmbedder
 from tfdialemb.encoders import load_pretrained
+from tfdialemb.serving import layout, sentence
 
 SENTENCES = ["I need a taxi", "", "Book me a TABLE for two, please!", "中文 你好 [EOT]",
              "the hotel is not helpful and " * 12]
@@ -82,8 +82,8 @@ def exported(tmp_path_factory, hf_safetensors_dir):
     embedders = {pooling: SentenceEmbedder.from_pretrained(pretrained, pooling=pooling,
                                                            max_length=MAX_LENGTH)
                  for pooling in ("mean", "cls")}
-    mean_dir = export.export_saved_model(embedders["mean"], str(export_dir), SENTENCES,
-                                         version=1)
+    mean_dir = sentence.export_sentence_model(embedders["mean"], str(export_dir), SENTENCES,
+                                              version=1)
     expected = {pooling: embedder.embed(SENTENCES) for pooling, embedder in embedders.items()}
     command = _finish(command)
     assert command.returncode == 0, command.stderr[-3000:]
@@ -152,12 +152,13 @@ def test_warmup_requests_hold_each_sentence_then_all(exported):
 
 def test_versions_count_up_and_existing_ones_are_kept(exported, tmp_path):
     export_dir = str(exported["export_dir"])
-    assert export.next_version(export_dir) == 3
-    assert export.next_version(str(tmp_path / "none")) == 1
+    assert layout.next_version(export_dir) == 3
+    assert layout.next_version(str(tmp_path / "none")) == 1
     saved = os.path.join(exported["mean"], "saved_model.pb")
     before = os.stat(saved).st_mtime_ns
     with pytest.raises(FileExistsError, match="version 1 already exists"):
-        export.export_saved_model(exported["embedders"]["mean"], export_dir, SENTENCES, version=1)
+        sentence.export_sentence_model(exported["embedders"]["mean"], export_dir, SENTENCES,
+                                       version=1)
     assert os.stat(saved).st_mtime_ns == before
 
 
@@ -170,7 +171,7 @@ def test_interrupted_export_leaves_no_version(exported, tmp_path, monkeypatch):
 
     monkeypatch.setattr(tf.io, "TFRecordWriter", disk_full)
     with pytest.raises(OSError, match="No space left"):
-        export.export_saved_model(exported["embedders"]["mean"], str(tmp_path), ["hello"])
+        sentence.export_sentence_model(exported["embedders"]["mean"], str(tmp_path), ["hello"])
     assert "saved_model.pb" in written  # the SavedModel was complete, the warm-up file was not
     assert os.listdir(tmp_path) == []
 
@@ -180,7 +181,7 @@ def test_unservable_exports_are_refused_before_writing(exported, tmp_path):
                                max_length=65)
     assert clamped.max_length == 64  # the encoder's positions: long sentences are truncated, never fail
     with pytest.raises(ValueError, match="TF Serving loads at most 1000"):
-        export.warmup_records(["hello"] * 1000)
+        sentence.warmup_records(["hello"] * 1000)
     assert os.listdir(tmp_path) == []
 
 

@@ -1,178 +1,157 @@
-r"""Exports a sentence encoder as a TF Serving SavedModel: strings in, embeddings out.
+r"""Exports a TF Serving SavedModel: strings in, embeddings or scores out.
 
   python -m tfdialemb.export (--model_dir=DIR | --init_checkpoint=DIR) --export_dir=DIR \
-      [--version=N] [--pooling=mean|cls] [--max_length=128] [--warmup_sentences=FILE]
+      [--kind=sentence|dialogue|triple] [--version=N] [--max_length=N] [kind's flags]
 
 --model_dir is a trained tfdialemb model, --init_checkpoint any checkpoint the project loads
 (Hugging Face BERT, Google TF1 BERT); both are read by the same loader. The model is written to
 EXPORT_DIR/N/, TF Serving's versioned layout; N defaults to one more than the highest numeric
-subdirectory, else 1:
+subdirectory, else 1 (`tfdialemb.serving.layout`). The tokenizer and its vocabulary are inside
+the graph, so clients send raw text. Kinds:
 
-  N/saved_model.pb, N/variables/   signature `serving_default`: `sentences` tf.string [None] ->
-                                   `embeddings` float32 [None, H]; the tokenizer and its
-                                   vocabulary are inside the graph, so clients send raw text
-  N/assets.extra/tf_serving_warmup_requests
-                                   PredictionLog records that TF Serving replays before it
-                                   reports the version available: each line of
-                                   --warmup_sentences (default: the packaged demo sentences)
-                                   alone, then all of them in one request
+  sentence  (default; `serving.sentence`) serving_default: `sentences` string [None] ->
+            `embeddings` float32 [None, H]. --pooling=mean|cls, --max_length (default 128),
+            warm-up: each line of --warmup_sentences alone, then all of them.
+  dialogue  (`serving.dialogue`) dial2vec dialogue embeddings; serving_default: `turns` string
+            [N], `turn_counts` int32 [B], `speakers` int32 [N] -> `embeddings` float32 [B, H]
+            (--dialogue_pooling=interlocutor (Eq. 4)|mean|cls), `p1` ... `pR` (each
+            interlocutor's mean, R = --num_roles). --separator=sep|eou, --max_length (default
+            512); the role and turn embeddings are used when the checkpoint has them.
+  triple    (`serving.triple`) stateless incremental scoring, the client holding the state:
+            encode_context, encode_candidates, score (Eq. 3), score_maxsim, score_bi;
+            --curved=ccl: encode_context, encode_candidates, score_bi. --speaker_tokens,
+            --pooling, --max_length (default 512).
 
-N/ appears complete or not at all, and an existing version is never overwritten. Besides core
-TensorFlow ops the graph uses four tensorflow-text ops (RegexSplitWithOffsets, NormalizeUTF8,
-FastWordpieceTokenizeWithOffsets, TFText>RoundRobinTrim): TF Serving's model server links them;
-Python code must `import tensorflow_text` before `tf.saved_model.load`.
+Dialogue and triple warm-ups use the dialogues of --warmup_dialogues (canonical JSONL; default:
+the first dialogues of the generated demo corpus). A --max_length beyond the encoder's position
+embeddings is lowered to them, with a warning. N/ appears complete or not at all, and an
+existing version is never overwritten. Besides core TensorFlow ops the graphs use
+tensorflow-text's RegexSplitWithOffsets, NormalizeUTF8, FastWordpieceTokenizeWithOffsets and
+(sentence, triple) TFText>RoundRobinTrim: TF Serving's model server links them; Python code must
+`import tensorflow_text` before `tf.saved_model.load`.
 
-Exit status: 0 written; 2 the command is wrong (missing checkpoint or warm-up file, existing
-version, a max_length the encoder cannot take).
+Exit status: 0 written; 1 a bad line in --warmup_dialogues; 2 the command is wrong (missing
+checkpoint or warm-up file, an existing version).
 """
 import os
-import re
-from typing import Optional, Sequence
 
-import tensorflow as tf
 from absl import app, flags
-from tensorflow_serving.apis import predict_pb2, prediction_log_pb2
 
 from tfdialemb.cli import read_lines, report_error
+from tfdialemb.dialogue import read_dialogues
+from tfdialemb.dialogue_embedder import DialogueEmbedder
 from tfdialemb.embedder import SentenceEmbedder
 from tfdialemb.encoders import load_pretrained
-from tfdialemb.files import atomic_directory
+from tfdialemb.methods.dial2vec import POOLINGS
+from tfdialemb.serving import dialogue, layout, sentence, triple
 
-SIGNATURE_KEY = "serving_default"
-INPUT_NAME = "sentences"
-OUTPUT_NAME = "embeddings"
-WARMUP_FILE = os.path.join("assets.extra", "tf_serving_warmup_requests")
-MAX_WARMUP_RECORDS = 1000
-"""TF Serving refuses to load a version whose warm-up file holds more records than this."""
-DEFAULT_WARMUP_SENTENCES = os.path.join(os.path.dirname(__file__), "resources",
-                                        "demo_sentences.txt")
-
-
-def next_version(export_dir: str) -> int:
-    """One more than the highest numeric subdirectory of `export_dir`, else 1.
-
-    TF Serving serves only numeric subdirectories, so anything else there is ignored.
-    """
-    if not os.path.isdir(export_dir):
-        return 1
-    versions = [int(name) for name in os.listdir(export_dir)
-                if re.fullmatch(r"[0-9]+", name) and os.path.isdir(os.path.join(export_dir, name))]
-    return max(versions, default=0) + 1
-
-
-def version_dir(export_dir: str, version: Optional[int] = None) -> str:
-    """Absolute path of the version to write (default: `next_version`); it must not exist."""
-    export_dir = os.path.abspath(export_dir)
-    version = next_version(export_dir) if version is None else version
-    if version < 1:
-        raise ValueError(f"version must be a positive integer, got {version}")
-    target = os.path.join(export_dir, str(version))
-    if os.path.exists(target):
-        raise FileExistsError(f"{target}: version {version} already exists; pick another --version")
-    return target
-
-
-def serving_module(embedder: SentenceEmbedder) -> tf.Module:
-    """The object to save: the tokenizer's resources, the encoder's variables, the signature.
-
-    The Keras encoder itself is left out: saving it would also trace Keras' own restore
-    functions, which TF Serving never calls (a third of the export time for MiniLM-L6).
-    """
-    module = tf.Module()
-    module.tokenizer = embedder.tokenizer
-    module.encoder_variables = list(embedder.encoder.variables)
-
-    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name=INPUT_NAME)])
-    def serve(sentences):
-        return {OUTPUT_NAME: embedder.embed_batch(sentences)}
-
-    module.serve = serve
-    return module
-
-
-def warmup_records(sentences: Sequence[str]) -> list:
-    """Serialized PredictionLogs: each sentence alone (the usual one-sentence request), then all
-    of them in one request, so that both a single row and a full batch are run before serving."""
-    if not sentences:
-        raise ValueError("warm-up needs at least one sentence")
-    if len(sentences) + 1 > MAX_WARMUP_RECORDS:
-        raise ValueError(
-            f"{len(sentences)} warm-up sentences make {len(sentences) + 1} records; TF Serving "
-            f"loads at most {MAX_WARMUP_RECORDS}")
-    records = []
-    for batch in [[s] for s in sentences] + [list(sentences)]:
-        request = predict_pb2.PredictRequest()
-        request.model_spec.signature_name = SIGNATURE_KEY
-        request.inputs[INPUT_NAME].CopyFrom(tf.make_tensor_proto(batch, dtype=tf.string))
-        log = prediction_log_pb2.PredictionLog(
-            predict_log=prediction_log_pb2.PredictLog(request=request))
-        records.append(log.SerializeToString())
-    return records
-
-
-def export_saved_model(embedder: SentenceEmbedder, export_dir: str,
-                       warmup_sentences: Sequence[str], version: Optional[int] = None) -> str:
-    """Writes `export_dir/<version>/` (SavedModel and warm-up requests) and returns its path.
-
-    Everything is written to a hidden sibling first and renamed into place when complete: TF
-    Serving polls `export_dir` and would otherwise load a half-written version.
-    """
-    target = version_dir(export_dir, version)
-    records = warmup_records(warmup_sentences)
-    with atomic_directory(target) as staging:
-        module = serving_module(embedder)
-        tf.saved_model.save(module, staging, signatures={SIGNATURE_KEY: module.serve})
-        os.makedirs(os.path.dirname(os.path.join(staging, WARMUP_FILE)))
-        with tf.io.TFRecordWriter(os.path.join(staging, WARMUP_FILE)) as writer:
-            for record in records:
-                writer.write(record)
-    return target
-
-
-def describe_signature(embedder: SentenceEmbedder) -> str:
-    """`serving_default: sentences string [None] -> embeddings float32 [None, H]`."""
-    function = embedder.embed_batch.get_concrete_function()
-    spec, = function.structured_input_signature[0]
-    output = function.structured_outputs
-    return (f"{SIGNATURE_KEY}: {INPUT_NAME} {spec.dtype.name} {spec.shape.as_list()} -> "
-            f"{OUTPUT_NAME} {output.dtype.name} {output.shape.as_list()}")
-
+DEFAULT_MAX_LENGTH = {"sentence": 128, "dialogue": 512, "triple": 512}
+"""Sentence: the library's sentence-embedding default; dialogue: dial2vec's 512 (002 Sec. 4);
+triple: what the released triple-encoders were trained with (REFERENCE_CODE_NOTES 5.3)."""
+DEMO_WARMUP_DIALOGUES = 4
 
 FLAGS = flags.FLAGS
 
 
 def define_flags() -> None:
     """The command's flags, defined only when it runs: importing the library defines none."""
+    flags.DEFINE_enum("kind", "sentence", list(MODELS), "What to serve: sentence embeddings, "
+                      "dial2vec dialogue embeddings or triple-encoder / CCL incremental scoring.")
     flags.DEFINE_string("model_dir", None, "Trained tfdialemb model directory to export.")
     flags.DEFINE_string("init_checkpoint", None, "Any loadable checkpoint, e.g. an untrained BERT.")
     flags.DEFINE_string("export_dir", None, "TF Serving model base path; versions go under it.")
     flags.DEFINE_integer("version", None, "Model version (default: one more than the highest "
                          "numeric subdirectory of --export_dir, else 1).", lower_bound=1)
-    flags.DEFINE_enum("pooling", "mean", ["mean", "cls"], "Token pooling of the last layer.")
-    flags.DEFINE_integer("max_length", 128, "Tokens per sentence, [CLS] and [SEP] included; "
-                         "longer sentences are truncated.", lower_bound=2)
-    flags.DEFINE_string("warmup_sentences", DEFAULT_WARMUP_SENTENCES,
-                        "UTF-8 text file, one typical request sentence per line, replayed by TF "
-                        "Serving when it loads the model.")
+    flags.DEFINE_enum("pooling", "mean", ["mean", "cls"],
+                      "sentence, triple: token pooling of the last layer.")
+    flags.DEFINE_integer("max_length", None, "Tokens per sentence or packed dialogue, special "
+                         "tokens included; longer ones are truncated (default: "
+                         f"{DEFAULT_MAX_LENGTH}).", lower_bound=2)
+    flags.DEFINE_string("warmup_sentences", sentence.DEFAULT_WARMUP_SENTENCES,
+                        "sentence: UTF-8 text file, one typical request sentence per line, "
+                        "replayed by TF Serving when it loads the model.")
+    flags.DEFINE_string("warmup_dialogues", None, "dialogue, triple: canonical JSONL dialogues "
+                        "for the warm-up requests (default: the first "
+                        f"{DEMO_WARMUP_DIALOGUES} dialogues of the generated demo corpus).")
+    flags.DEFINE_enum("dialogue_pooling", "interlocutor", list(POOLINGS),
+                      "dialogue: the `embeddings` output, Eq. 4's sum of interlocutor means, "
+                      "the mean of all tokens or the [CLS] state.")
+    flags.DEFINE_enum("separator", "sep", ["sep", "eou"],
+                      "dialogue: token between turns, [SEP] or [EOU], as the model was trained.")
+    flags.DEFINE_integer("num_roles", 2, "dialogue: interlocutors; speakers past them fold into "
+                         "the last role.", lower_bound=2)
+    flags.DEFINE_enum("curved", "c3l", list(triple.CURVED),
+                      "triple: a C3L triple-encoder or a CCL bi-encoder.")
+    flags.DEFINE_bool("speaker_tokens", True,
+                      "triple: the model was trained with [O] / [E] speaker tokens.")
     flags.mark_flags_as_required(["export_dir"])
     flags.mark_flags_as_mutual_exclusive(["model_dir", "init_checkpoint"], required=True)
+
+
+def _warmup_dialogues() -> list:
+    """--warmup_dialogues, else the first dialogues of the generated demo corpus."""
+    if FLAGS.warmup_dialogues:
+        if not os.path.isfile(FLAGS.warmup_dialogues):
+            raise FileNotFoundError(f"{FLAGS.warmup_dialogues}: warm-up file does not exist")
+        return list(read_dialogues(FLAGS.warmup_dialogues))
+    from data_prep.make_demo_corpus import generate  # pylint: disable=import-outside-toplevel
+
+    return list(generate(DEMO_WARMUP_DIALOGUES))
+
+
+def _sentence_model(checkpoint: str, max_length: int):
+    """(module, signatures, warm-up records, what they hold) of --kind=sentence."""
+    sentences = read_lines(FLAGS.warmup_sentences)
+    records = sentence.warmup_records(sentences)
+    embedder = SentenceEmbedder.from_pretrained(load_pretrained(checkpoint), pooling=FLAGS.pooling,
+                                                max_length=max_length)
+    module = sentence.sentence_module(embedder)
+    return module, {layout.SIGNATURE_KEY: module.serve}, records, f"{len(sentences)} sentences"
+
+
+def _dialogue_model(checkpoint: str, max_length: int):
+    """--kind=dialogue; role and turn embeddings are used when the checkpoint has both tables."""
+    dialogues = _warmup_dialogues()
+    records = dialogue.warmup_records(dialogues)
+    pretrained = load_pretrained(checkpoint)
+    config = pretrained.encoder.encoder_config
+    embedder = DialogueEmbedder.from_pretrained(
+        pretrained, max_length=max_length, separator=f"[{FLAGS.separator.upper()}]",
+        role_turn_embeddings=bool(config.role_vocab_size and config.turn_vocab_size),
+        num_roles=FLAGS.num_roles)
+    module = dialogue.dialogue_module(embedder, FLAGS.dialogue_pooling)
+    return module, {layout.SIGNATURE_KEY: module.serve}, records, f"{len(dialogues)} dialogues"
+
+
+def _triple_model(checkpoint: str, max_length: int):
+    """--kind=triple; its warm-up requests carry vectors the model computes."""
+    dialogues = _warmup_dialogues()
+    embedder = SentenceEmbedder.from_pretrained(load_pretrained(checkpoint), pooling=FLAGS.pooling,
+                                                max_length=max_length)
+    module = triple.triple_module(embedder, FLAGS.curved, FLAGS.speaker_tokens)
+    records = triple.warmup_records(module, dialogues)
+    return (module, module.signature_functions, records,
+            f"{len(records)} requests from {len(dialogues)} dialogues")
+
+
+MODELS = {"sentence": _sentence_model, "dialogue": _dialogue_model, "triple": _triple_model}
 
 
 def main(argv):
     del argv
     try:
-        version = FLAGS.version or next_version(FLAGS.export_dir)
-        version_dir(FLAGS.export_dir, version)  # fails before the slow load
-        sentences = read_lines(FLAGS.warmup_sentences)
-        embedder = SentenceEmbedder.from_pretrained(
-            load_pretrained(FLAGS.model_dir or FLAGS.init_checkpoint),
-            pooling=FLAGS.pooling, max_length=FLAGS.max_length)
-        target = export_saved_model(embedder, FLAGS.export_dir, sentences, version)
+        version = FLAGS.version or layout.next_version(FLAGS.export_dir)
+        layout.version_dir(FLAGS.export_dir, version)  # fails before the slow load
+        module, signatures, records, warmup = MODELS[FLAGS.kind](
+            FLAGS.model_dir or FLAGS.init_checkpoint,
+            FLAGS.max_length or DEFAULT_MAX_LENGTH[FLAGS.kind])
+        target = layout.write_version(module, signatures, records, FLAGS.export_dir, version)
     except (OSError, ValueError) as e:
         return report_error(e)
     print(f"wrote TF Serving model version {version} to {target}")
-    print(f"signature {describe_signature(embedder)}")
-    print(f"warm-up: {len(sentences)} sentences in {os.path.join(target, WARMUP_FILE)}")
+    for name, function in signatures.items():
+        print(f"signature {layout.describe_signature(name, function)}")
+    print(f"warm-up: {warmup} in {os.path.join(target, layout.WARMUP_FILE)}")
     return 0
 
 

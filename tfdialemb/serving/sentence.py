@@ -1,0 +1,49 @@
+"""Sentence-embedding SavedModel: strings in, pooled embeddings out (`--kind=sentence`).
+
+Signature `serving_default`: `sentences` tf.string [None] -> `embeddings` float32 [None, H]; the
+tokenizer and its vocabulary are inside the graph, so clients send raw text. Warm-up: each
+sentence alone (the usual one-sentence request), then all of them in one request.
+"""
+import os
+from typing import Optional, Sequence
+
+import numpy as np
+import tensorflow as tf
+
+from tfdialemb.embedder import SentenceEmbedder
+from tfdialemb.serving import layout
+
+INPUT_NAME = "sentences"
+OUTPUT_NAME = "embeddings"
+DEFAULT_WARMUP_SENTENCES = os.path.join(os.path.dirname(os.path.dirname(__file__)), "resources",
+                                        "demo_sentences.txt")
+
+
+def sentence_module(embedder: SentenceEmbedder) -> tf.Module:
+    """The object to save, with its signature function as `serve`."""
+    module = layout.encoder_module(embedder.encoder, embedder.tokenizer)
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name=INPUT_NAME)])
+    def serve(sentences):
+        return {OUTPUT_NAME: embedder.embed_batch(sentences)}
+
+    module.serve = serve
+    return module
+
+
+def warmup_records(sentences: Sequence[str]) -> list:
+    """Serialized PredictionLogs: each sentence alone, then all of them in one request."""
+    records = [layout.predict_log(layout.SIGNATURE_KEY,
+                                  {INPUT_NAME: np.array(batch, dtype=object)})
+               for batch in layout.each_then_all(sentences)]
+    layout.check_record_count(records, f"{len(sentences)} warm-up sentences")
+    return records
+
+
+def export_sentence_model(embedder: SentenceEmbedder, export_dir: str,
+                          warmup_sentences: Sequence[str], version: Optional[int] = None) -> str:
+    """Writes `export_dir/<version>/` and returns its path (see `layout.write_version`)."""
+    records = warmup_records(warmup_sentences)
+    module = sentence_module(embedder)
+    return layout.write_version(module, {layout.SIGNATURE_KEY: module.serve}, records,
+                                export_dir, version)
