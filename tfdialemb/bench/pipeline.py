@@ -1,7 +1,6 @@
 """Input-pipeline efficiency on the demo corpus: how much of each batch is real tokens under length
 bucketing, under plain dynamic padding and under padding to the maximum length, and whether the
 pipeline outruns the encoder that consumes it."""
-import os
 import tempfile
 import time
 from typing import Dict
@@ -36,26 +35,17 @@ def _epoch(dataset) -> Dict[str, float]:
 
 def bench_pipeline(dialogues: int, method: str, max_length: int, batch: int, checkpoint: str,
                    seed: int = 0, steps: int = 5, warmup: int = 1) -> Dict:
-    from data_prep.make_demo_corpus import generate  # pylint: disable=import-outside-toplevel
-    from tfdialemb.data.build import BuildOptions, build  # pylint: disable=import-outside-toplevel
+    from tfdialemb.bench.demo_data import demo_build, padding_feeds  # pylint: disable=import-outside-toplevel
     from tfdialemb.data.examples import make_builder  # pylint: disable=import-outside-toplevel
-    from tfdialemb.data.pipeline import make_dataset  # pylint: disable=import-outside-toplevel
-    from tfdialemb.dialogue import write_dialogues  # pylint: disable=import-outside-toplevel
+    from tfdialemb.data.records import read_manifest  # pylint: disable=import-outside-toplevel
     from tfdialemb.encoders import load_pretrained  # pylint: disable=import-outside-toplevel
 
     pretrained = load_pretrained(checkpoint)
     with tempfile.TemporaryDirectory(prefix="tfdialemb-bench-") as tmp:
-        corpus = os.path.join(tmp, "demo.jsonl")
-        write_dialogues(generate(dialogues, seed), corpus)
-        built = os.path.join(tmp, "built")
-        manifest = build(corpus, built, make_builder(method), pretrained.tokenizer,
-                         BuildOptions(max_length=max_length, seed=seed, num_shards=4))
-        variants = {
-            "bucketed": make_dataset(built, batch, training=True, seed=seed),
-            "dynamic": make_dataset(built, batch, training=True, seed=seed, bucket_boundaries=None),
-            "max_length": make_dataset(built, batch, training=True, seed=seed, bucket_boundaries=None,
-                                       pad_to=max_length),
-        }
+        built = demo_build(tmp, dialogues, make_builder(method), pretrained.tokenizer, max_length, seed,
+                           num_shards=4)
+        manifest = read_manifest(built)
+        variants = padding_feeds(built, batch, seed, max_length)
         epochs = {name: _epoch(dataset) for name, dataset in variants.items()}
         timed = _epoch(variants["bucketed"])  # a second pass: traced and warm
     # The encoder's consumption rate on the bucketed batches' median shape (sequences x tokens).
@@ -80,7 +70,7 @@ def bench_pipeline(dialogues: int, method: str, max_length: int, batch: int, che
         "median_batch_shape": [sequences, length],
     }
     for name, epoch in epochs.items():
-        report[f"padding_efficiency_{name}"] = epoch["real"] / epoch["processed"]
+        report[f"padding_efficiency_{'max_length' if name == 'padded' else name}"] = epoch["real"] / epoch["processed"]
     return report
 
 

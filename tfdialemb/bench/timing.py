@@ -1,5 +1,6 @@
 """Timing helpers shared by the benchmarks: median wall time and the attainable matmul rate."""
 import time
+from typing import Tuple
 
 import numpy as np
 
@@ -28,3 +29,13 @@ def matmul_flops(shapes, steps: int, warmup: int) -> float:
         seconds = time_call(lambda: matmul().numpy(), steps, warmup)
         best = max(best, 2.0 * m * k * n / seconds)
     return best
+
+
+def time_alternating(first, second, steps: int, warmup: int) -> Tuple[float, float]:
+    """Median seconds per call of `first` and of `second`, timed in alternation so that a change
+    in the machine's load during the run weighs on both alike."""
+    for _ in range(warmup):
+        first()
+        second()
+    rounds = [(time_call(first, 1, 0), time_call(second, 1, 0)) for _ in range(steps)]
+    return tuple(float(t) for t in np.median(rounds, axis=0))

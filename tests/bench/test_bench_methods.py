@@ -1,0 +1,78 @@
+"""The dial2vec step and C3L incremental-scoring benchmarks on a tiny BERT (no timed assertions)."""
+
+import numpy as np
+import pytest
+
+from data_prep.make_demo_corpus import generate
+from tfdialemb.bench.incremental import bench_incremental, demo_utterances, format_report as incremental_text
+from tfdialemb.bench.method import bench_dial2vec, format_report as method_text
+from tfdialemb.inference.sequence_scorer import SequenceScorer
+
+NEGATIVES = 3
+
+
+def test_dial2vec_bench_reports_steps_and_padding(hf_safetensors_dir):
+    report = bench_dial2vec(24, batch=2, max_length=48, checkpoint=hf_safetensors_dir, freeze_layers=1,
+                            negatives=NEGATIVES, steps=1, warmup=1)
+    samples = NEGATIVES + 1
+    batch, stored_samples, length = report["batch_shape"]
+    assert (batch, stored_samples, report["samples"]) == (2, samples, samples)
+    # The bare encoder sees every sample of every dialogue: [B·S, T].
+    assert report["sequences"] == batch * samples
+    assert report["processed_positions"] == batch * samples * length
+    assert 0 < report["real_tokens"] <= report["processed_positions"]
+    for key in ("method_step_s", "encoder_step_s", "method_tokens_per_s", "encoder_tokens_per_s",
+                "throughput_ratio"):
+        assert report[key] > 0, key
+    ours, plain, padded = (report[f"padding_efficiency_{name}"]
+                           for name in ("bucketed", "dynamic", "padded"))
+    assert 0 < padded < plain <= 1 and 0 < padded < ours <= 1
+    # Dialogues are at most max_length tokens, so padding to 512 wastes at least 512/48 of it.
+    assert padded <= 48 / 512
+    # Every feed carries the same real tokens: the position ratio is the efficiency ratio.
+    np.testing.assert_allclose(report["processed_positions_reference_vs_bucketed"], ours / padded)
+    assert "dial2vec step" in method_text(report)
+
+
+def test_dial2vec_bench_rejects_a_reference_shorter_than_the_build(hf_safetensors_dir):
+    with pytest.raises(ValueError, match="reference_length"):
+        bench_dial2vec(4, batch=2, max_length=48, checkpoint=hf_safetensors_dir, freeze_layers=1,
+                       reference_length=32)
+
+
+def test_demo_utterances_are_the_corpus_turns_in_order():
+    turns = [turn.text for dialogue in generate(10) for turn in dialogue.turns]
+    assert demo_utterances(23) == turns[:23]
+
+
+@pytest.mark.parametrize("k_last_rows", [None, 2])
+def test_c3l_bench_times_both_paths_with_equal_scores(hf_safetensors_dir, k_last_rows):
+    report = bench_incremental(hf_safetensors_dir, history_lengths=(4, 2), candidates=5,
+                               k_last_rows=k_last_rows, steps=2, warmup=1, max_length=32)
+    assert (report["mode"], report["k_last_rows"], report["candidates"]) == ("c3l", k_last_rows, 5)
+    assert [row["history_length"] for row in report["lengths"]] == [2, 4]
+    for row in report["lengths"]:
+        assert row["incremental_ms_per_turn"] > 0 and row["reencode_ms_per_turn"] > 0
+        np.testing.assert_allclose(row["reencode_vs_incremental"],
+                                   row["reencode_ms_per_turn"] / row["incremental_ms_per_turn"])
+        assert row["max_abs_score_difference"] < 1e-4
+    assert "re-encode / incremental" in incremental_text(report)
+
+
+def test_c3l_bench_fails_when_the_paths_disagree(hf_safetensors_dir, monkeypatch):
+    from_scratch = SequenceScorer.score_from_scratch
+    monkeypatch.setattr(SequenceScorer, "score_from_scratch",
+                        lambda self, history, candidates: from_scratch(self, history, candidates) + 0.1)
+    with pytest.raises(AssertionError, match="history length 2"):
+        bench_incremental(hf_safetensors_dir, history_lengths=(2,), candidates=3, steps=1, warmup=0,
+                          max_length=32)
+
+
+@pytest.mark.parametrize("arguments,message", [
+    (dict(history_lengths=(0, 5)), "history_lengths"),
+    (dict(candidates=0), "candidates"),
+    (dict(mode="ccl", k_last_rows=2), "k_last_rows"),
+])
+def test_c3l_bench_rejects_bad_settings(hf_safetensors_dir, arguments, message):
+    with pytest.raises(ValueError, match=message):
+        bench_incremental(hf_safetensors_dir, **arguments)
