@@ -1,17 +1,22 @@
-r"""The main job end to end on the generated demo corpus (what `bash run_demo.sh` runs).
+r"""The main jobs end to end on the generated demo corpus (what `bash run_demo.sh` runs).
 
   python -m tfdialemb.demo [--workdir=runs/demo] [--init_checkpoint=DIR] [--dialogues=2000]
-      [--pretrain_steps=30] [--mge_steps=60]
+      [--parts=dialoguecse,dial2vec,triple] [--pretrain_steps=30] [--mge_steps=60]
+      [--dial2vec_steps=40] [--curved_steps=60]
 
-Stages, each the command a user would run (printed before it runs):
-  1. generate the demo corpus and split it into train/dev/test;
-  2. build SR (BM25 candidates, same-intent positives) and D-STS-style sets from the test split;
-  3. evaluate the untrained encoder (default: the packaged all-MiniLM-L6-v2);
-  4. continued MLM pre-training on the training dialogues, then evaluate;
-  5. MGE contrastive training from the pre-trained encoder, then evaluate;
-  6. export the MGE encoder as a SavedModel and check it against the library's embeddings;
-  7. print a summary table.
-Stages whose outputs exist are skipped, so an interrupted demo resumes where it stopped.
+Shared: generate the demo corpus (8 domains, intent-labelled turns) and split it into
+train/dev/test; the encoder is the packaged all-MiniLM-L6-v2 unless --init_checkpoint names one.
+Each stage is the command a user would run, printed before it runs.
+  dialoguecse: build SR (BM25 candidates, same-intent positives) and D-STS-style sets from the
+    test split; evaluate the untrained encoder, continued MLM pre-training, then MGE; export the
+    MGE encoder as a SavedModel.
+  dial2vec: dialogue-embedding evaluation (domain = label) of the untrained encoder, TF-IDF and
+    LDA; dial2vec training with validation on the dev split (the alignment-uniformity
+    trajectory); evaluation of the trained model with its plots.
+  triple: sequence modelling (average rank of the true next utterance) of the untrained encoder;
+    CCL training, then C3L from the CCL model; both evaluated, C3L also as a bi-encoder.
+Each part ends with a summary table. Stages whose outputs exist are skipped, so an interrupted
+demo resumes where it stopped.
 """
 import json
 import os
@@ -21,13 +26,17 @@ import time
 
 from absl import app, flags
 
+PARTS = ("dialoguecse", "dial2vec", "triple")
 FLAGS = flags.FLAGS
 flags.DEFINE_string("workdir", "runs/demo", "Where the corpus, models, reports and export go.")
 flags.DEFINE_string("init_checkpoint", None, "Encoder to start from (default: the packaged MiniLM).")
 flags.DEFINE_integer("dialogues", 2000, "Demo dialogues to generate.")
 flags.DEFINE_integer("pretrain_steps", 30, "Continued MLM pre-training steps.")
 flags.DEFINE_integer("mge_steps", 60, "MGE training steps.")
-flags.DEFINE_integer("freeze_layers", 3, "Frozen bottom layers for MGE (MiniLM has 6).")
+flags.DEFINE_integer("freeze_layers", 3, "Frozen bottom layers for MGE and dial2vec (MiniLM has 6).")
+flags.DEFINE_list("parts", list(PARTS), "Which methods to run, in this order.")
+flags.DEFINE_integer("dial2vec_steps", 40, "dial2vec training steps.")
+flags.DEFINE_integer("curved_steps", 60, "CCL and C3L training steps (each).")
 
 
 def _run(*args: str) -> None:
@@ -41,22 +50,120 @@ def _run(*args: str) -> None:
     print(f"  ({time.time() - started:.0f} s)", flush=True)
 
 
-def _evaluate(name: str, checkpoint_flag: str, sr: str, sts: str, reports: str) -> dict:
-    metrics = {}
-    for task, eval_file in (("sr", sr), ("dsts", sts)):
-        report = os.path.join(reports, f"{name}-{task}.json")
-        if not os.path.exists(report):
-            _run("tfdialemb.evaluate", f"--task={task}", f"--eval_file={eval_file}", checkpoint_flag,
-                 f"--output={report}")
-        with open(report, encoding="utf-8") as f:
-            metrics.update(json.load(f)["metrics"])
-    return metrics
+def _report(path: str, *args: str) -> dict:
+    """The metrics of `python -m tfdialemb.evaluate ARGS --output=path`, run unless it exists."""
+    if not os.path.exists(path):
+        _run("tfdialemb.evaluate", *args, f"--output={path}")
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)["metrics"]
+
+
+def _table(title: str, columns, rows: dict) -> None:
+    print(f"\n{title}")
+    print(f"{'':34}" + "".join(f"{c:>12}" for c in columns))
+    for name, values in rows.items():
+        print(f"{name:34}" + "".join(f"{values[c]:12.4f}" for c in columns))
+
+
+def _dialoguecse(work: str, encoder: str, train: str, test: str, reports: str) -> None:
+    sr, sts = os.path.join(work, "sr_test.txt"), os.path.join(work, "sts_test.txt")
+    if not os.path.exists(sr):
+        _run("data_prep.build_sr_set", f"--input={test}", f"--output={sr}", "--queries=300")
+    if not os.path.exists(sts):
+        _run("data_prep.build_sts_set", f"--input={test}", f"--output={sts}", "--pairs=1000")
+
+    def evaluate(name, checkpoint_flag):
+        return {**_report(os.path.join(reports, f"{name}-sr.json"), "--task=sr", f"--eval_file={sr}",
+                          checkpoint_flag),
+                **_report(os.path.join(reports, f"{name}-dsts.json"), "--task=dsts",
+                          f"--eval_file={sts}", checkpoint_flag)}
+
+    rows = {"untrained encoder": evaluate("untrained", f"--init_checkpoint={encoder}")}
+    pretrained = os.path.join(work, "pretrain")
+    _run("tfdialemb.pretrain", f"--train_file={train}", f"--model_dir={pretrained}",
+         f"--init_checkpoint={encoder}", f"--max_steps={FLAGS.pretrain_steps}", "--batch_size=32",
+         "--max_length=32", "--learning_rate=5e-5", "--log_every=10", "--checkpoint_every=10")
+    rows["+ continued MLM"] = evaluate("pretrained", f"--model_dir={pretrained}")
+    mge = os.path.join(work, "mge")
+    _run("tfdialemb.train", "--method=mge", f"--train_file={train}", f"--model_dir={mge}",
+         f"--init_checkpoint={pretrained}", f"--max_steps={FLAGS.mge_steps}", "--batch_size=16",
+         "--max_length=32", f"--freeze_layers={FLAGS.freeze_layers}", "--log_every=10",
+         "--checkpoint_every=20")
+    rows["+ MGE (DialogueCSE)"] = evaluate("mge", f"--model_dir={mge}")
+    export_dir = os.path.join(work, "export")
+    if not os.path.isdir(os.path.join(export_dir, "1")):
+        _run("tfdialemb.export", f"--model_dir={mge}", f"--export_dir={export_dir}", "--version=1")
+    _table("DialogueCSE: semantic retrieval (MAP, MRR, P@1) and D-STS-style Spearman, test split",
+           ("map", "mrr", "p@1", "spearman"), rows)
+    print(f"SR: {sr}  D-STS-style pairs (label-graded, not human): {sts}")
+    print(f"models: {pretrained}, {mge}; SavedModel for TF Serving: {export_dir}/1")
+
+
+def _dial2vec(work: str, encoder: str, train: str, dev: str, test: str, reports: str) -> None:
+    plots = os.path.join(reports, "plots")
+
+    def evaluate(name, *args):
+        return _report(os.path.join(reports, f"{name}-dialogue.json"), "--task=dialogue",
+                       f"--eval_file={test}", "--label_key=domain", *args)["views"]
+
+    untrained = evaluate("untrained", f"--init_checkpoint={encoder}")
+    rows = {"untrained, mean pooling": untrained["mean"],
+            "untrained, interlocutor pooling": untrained["interlocutor"],
+            "TF-IDF": evaluate("tfidf", "--embedding=tfidf")["tfidf"],
+            "LDA (8 topics)": evaluate("lda", "--embedding=lda")["lda"]}
+    model = os.path.join(work, "dial2vec")
+    _run("tfdialemb.train", "--method=dial2vec", f"--train_file={train}", f"--model_dir={model}",
+         f"--init_checkpoint={encoder}", f"--max_steps={FLAGS.dial2vec_steps}", "--batch_size=4",
+         "--max_length=128", "--learning_rate=2e-5", f"--freeze_layers={FLAGS.freeze_layers}",
+         "--log_every=10", "--checkpoint_every=20", "--validate_task=dialogue",
+         f"--validate_file={dev}", f"--validate_every={max(1, FLAGS.dial2vec_steps // 4)}")
+    trained = evaluate("dial2vec", f"--model_dir={model}", f"--plot_dir={plots}")
+    rows["dial2vec, mean pooling"] = trained["mean"]
+    rows["dial2vec, interlocutor pooling"] = trained["interlocutor"]
+    _table("dial2vec: domain categorization (purity), relatedness (Spearman), retrieval (MAP), "
+           "test split", ("purity", "spearman", "map", "uniformity"), rows)
+    print(f"model: {model}; plots: {plots}")
+
+
+def _triple(work: str, encoder: str, train: str, test: str, reports: str) -> None:
+    columns = ("avg_rank_h2", "avg_rank_h5", "avg_rank_h10", "avg_rank")
+
+    def evaluate(name, checkpoint_flag, mode, *args):
+        return _report(os.path.join(reports, f"{name}-{mode}-sequence.json"),
+                       "--task=sequence_modeling", f"--eval_file={test}", checkpoint_flag,
+                       f"--curved_mode={mode}", "--max_length=48", *args)
+
+    untrained = f"--init_checkpoint={encoder}"
+    rows = {"untrained, CCL scoring": evaluate("untrained", untrained, "ccl"),
+            "untrained, C3L scoring": evaluate("untrained", untrained, "c3l")}
+    ccl, c3l = os.path.join(work, "ccl"), os.path.join(work, "c3l")
+    common = (f"--train_file={train}", f"--max_steps={FLAGS.curved_steps}", "--batch_size=32",
+              "--max_length=48", "--log_every=10", "--checkpoint_every=20")
+    _run("tfdialemb.train", "--method=ccl", f"--model_dir={ccl}", f"--init_checkpoint={encoder}",
+         *common)
+    rows["CCL bi-encoder"] = evaluate("ccl", f"--model_dir={ccl}", "ccl")
+    _run("tfdialemb.train", "--method=c3l", f"--model_dir={c3l}", f"--init_checkpoint={ccl}", *common)
+    rows["C3L triple-encoder"] = evaluate("c3l", f"--model_dir={c3l}", "c3l")
+    rows["C3L, k = 2 last rows"] = _report(
+        os.path.join(reports, "c3l-c3l-k2-sequence.json"), "--task=sequence_modeling",
+        f"--eval_file={test}", f"--model_dir={c3l}", "--curved_mode=c3l", "--k_last_rows=2",
+        "--max_length=48")
+    rows["C3L as bi-encoder ([B2])"] = evaluate("c3l", f"--model_dir={c3l}", "bi_b2")
+    pool = rows["CCL bi-encoder"]
+    _table(f"Triple-encoders: average rank of the true next utterance among "
+           f"{pool['candidates_h2']} (h=2) to {pool['candidates_h10']} (h=10) candidates, test "
+           "split (lower is better)", columns, rows)
+    print(f"models: {ccl}, {c3l}")
 
 
 def main(argv):
     del argv
     from tfdialemb.encoders import packaged_minilm_path  # pylint: disable=import-outside-toplevel
 
+    unknown = sorted(set(FLAGS.parts) - set(PARTS))
+    if unknown:
+        print(f"error: unknown --parts {unknown}; choose from {', '.join(PARTS)}", file=sys.stderr)
+        return 2
     started = time.time()
     work = FLAGS.workdir
     try:
@@ -69,39 +176,18 @@ def main(argv):
     os.makedirs(reports, exist_ok=True)
     if not os.path.exists(corpus):
         _run("data_prep.make_demo_corpus", f"--output={corpus}", f"--dialogues={FLAGS.dialogues}")
-    train, test = os.path.join(splits, "train.jsonl"), os.path.join(splits, "test.jsonl")
+    train, dev, test = (os.path.join(splits, f"{name}.jsonl") for name in ("train", "dev", "test"))
     if not os.path.exists(test):
         _run("tfdialemb.data", "split", f"--input={corpus}", f"--output_dir={splits}", "--seed=0")
-    sr, sts = os.path.join(work, "sr_test.txt"), os.path.join(work, "sts_test.txt")
-    if not os.path.exists(sr):
-        _run("data_prep.build_sr_set", f"--input={test}", f"--output={sr}", "--queries=300")
-    if not os.path.exists(sts):
-        _run("data_prep.build_sts_set", f"--input={test}", f"--output={sts}", "--pairs=1000")
-
-    rows = {"untrained encoder": _evaluate("untrained", f"--init_checkpoint={encoder}", sr, sts, reports)}
-    pretrained = os.path.join(work, "pretrain")
-    _run("tfdialemb.pretrain", f"--train_file={train}", f"--model_dir={pretrained}",
-         f"--init_checkpoint={encoder}", f"--max_steps={FLAGS.pretrain_steps}", "--batch_size=32",
-         "--max_length=32", "--learning_rate=5e-5", "--log_every=10", "--checkpoint_every=10")
-    rows["+ continued MLM"] = _evaluate("pretrained", f"--model_dir={pretrained}", sr, sts, reports)
-    mge = os.path.join(work, "mge")
-    _run("tfdialemb.train", "--method=mge", f"--train_file={train}", f"--model_dir={mge}",
-         f"--init_checkpoint={pretrained}", f"--max_steps={FLAGS.mge_steps}", "--batch_size=16",
-         "--max_length=32", f"--freeze_layers={FLAGS.freeze_layers}", "--log_every=10", "--checkpoint_every=20")
-    rows["+ MGE (DialogueCSE)"] = _evaluate("mge", f"--model_dir={mge}", sr, sts, reports)
-
-    export_dir = os.path.join(work, "export")
-    if not os.path.isdir(os.path.join(export_dir, "1")):
-        _run("tfdialemb.export", f"--model_dir={mge}", f"--export_dir={export_dir}", "--version=1")
-
-    print(f"\nDialogueCSE on {FLAGS.dialogues} demo dialogues (test split; "
-          f"{time.time() - started:.0f} s in all)")
-    columns = ("map", "mrr", "p@1", "spearman")
-    print(f"{'encoder':24}" + "".join(f"{c:>10}" for c in columns))
-    for name, metrics in rows.items():
-        print(f"{name:24}" + "".join(f"{metrics[c]:10.4f}" for c in columns))
-    print(f"\nSR: {sr}  D-STS-style pairs (label-graded, not human): {sts}")
-    print(f"models: {pretrained}, {mge}; SavedModel for TF Serving: {export_dir}/1")
+    for part in FLAGS.parts:
+        if part == "dialoguecse":
+            _dialoguecse(work, encoder, train, test, reports)
+        elif part == "dial2vec":
+            _dial2vec(work, encoder, train, dev, test, reports)
+        else:
+            _triple(work, encoder, train, test, reports)
+    print(f"\n{FLAGS.dialogues} demo dialogues, parts {', '.join(FLAGS.parts)}: "
+          f"{time.time() - started:.0f} s in all")
     return 0
 
 

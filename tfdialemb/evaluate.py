@@ -75,7 +75,7 @@ EMBEDDING_FLAGS = {
 REQUIRED_FLAG = {"whitening": "fit_file", "flow": "fit_file", "glove": "glove_file"}
 TASK_FLAGS = {
     "label_key": ("dialogue",), "plot_dir": ("dialogue",), "runs": ("dialogue",),
-    "separator": ("dialogue",), "curved_mode": CURVED_TASKS, "k_last_rows": CURVED_TASKS,
+    "separator": ("dialogue",), "curved_mode": CURVED_TASKS, "k_last_rows": ("sequence_modeling",),
     "speaker_tokens": CURVED_TASKS, "history_lengths": ("sequence_modeling",),
 }
 """Flag → the tasks it applies to."""
@@ -145,6 +145,14 @@ def check_flags() -> None:
             raise ValueError(f"--{name} does not apply to --task={task}")
     if kind in REQUIRED_FLAG and not FLAGS[REQUIRED_FLAG[kind]].value:
         raise ValueError(f"--embedding={kind} needs --{REQUIRED_FLAG[kind]}")
+    from tfdialemb.eval.short_term_planning import MODES as STP_MODES  # pylint: disable=import-outside-toplevel
+
+    if task == "stp" and FLAGS.curved_mode not in STP_MODES:
+        raise ValueError(f"--task=stp scores with --curved_mode in {', '.join(STP_MODES)}, "
+                         f"not {FLAGS.curved_mode}")
+    if task == "dialogue" and kind == "encoder" and FLAGS["pooling"].present:
+        raise ValueError("--pooling does not apply to --task=dialogue --embedding=encoder: every "
+                         "pooling is reported as a view")
     if task == "dialogue" and not FLAGS.label_key:
         raise ValueError("--task=dialogue needs --label_key (the key of `labels` naming the domain)")
 
@@ -279,14 +287,14 @@ def _dialogue_views(pretrained, embedding: dict, max_length: int):
     from tfdialemb.baselines.topic import LdaDialogueEmbedder, TfidfDialogueEmbedder
     from tfdialemb.baselines.utterance_average import average_utterance_embeddings
     from tfdialemb.dialogue_embedder import DialogueEmbedder
+    from tfdialemb.methods.dial2vec import has_role_turn_tables
 
     kind = FLAGS.embedding
     if kind == "encoder":
         def embed_views(dialogues):
-            encoder = pretrained().encoder
             embedder = DialogueEmbedder.from_pretrained(
                 pretrained(), max_length=max_length, separator=f"[{FLAGS.separator.upper()}]",
-                role_turn_embeddings=bool(encoder.extra_embeddings))
+                role_turn_embeddings=has_role_turn_tables(pretrained().encoder))
             embedding.update(max_length=embedder.max_length, separator=FLAGS.separator,
                              role_turn_embeddings=embedder.role_turn_embeddings)
             progress = Progress(len(dialogues), "dialogues")
@@ -330,7 +338,7 @@ def _dialogue_task(pretrained, embedding: dict, max_length: int) -> dict:
         return captured["views"]
 
     metrics = evaluate_dialogue_embeddings(FLAGS.eval_file, FLAGS.label_key, embed_and_keep,
-                                           runs=FLAGS.runs)
+                                           runs=FLAGS.runs, spearman_repeats=FLAGS.runs)
     report = {"label_key": FLAGS.label_key, "embedding": embedding, "metrics": metrics}
     if FLAGS.plot_dir:
         written = []
@@ -346,7 +354,8 @@ def _dialogue_task(pretrained, embedding: dict, max_length: int) -> dict:
                           if "adjusted_alignment" in row and "uniformity" in row]
             if points:
                 path = os.path.join(FLAGS.plot_dir, "alignment_uniformity.png")
-                final = {f"final {view}": values for view, values in metrics["views"].items()}
+                final = [{"label": f"final {view}", **values}
+                         for view, values in metrics["views"].items()]
                 plots.plot_alignment_uniformity(points, path, labelled_points=final)
                 written.append(path)
         report["plots"] = written

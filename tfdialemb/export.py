@@ -42,7 +42,7 @@ from tfdialemb.dialogue import read_dialogues
 from tfdialemb.dialogue_embedder import DialogueEmbedder
 from tfdialemb.embedder import SentenceEmbedder
 from tfdialemb.encoders import load_pretrained
-from tfdialemb.methods.dial2vec import POOLINGS
+from tfdialemb.methods.dial2vec import POOLINGS, has_role_turn_tables
 from tfdialemb.serving import dialogue, layout, sentence, triple
 
 DEFAULT_MAX_LENGTH = {"sentence": 128, "dialogue": 512, "triple": 512}
@@ -114,10 +114,9 @@ def _dialogue_model(checkpoint: str, max_length: int):
     dialogues = _warmup_dialogues()
     records = dialogue.warmup_records(dialogues)
     pretrained = load_pretrained(checkpoint)
-    config = pretrained.encoder.encoder_config
     embedder = DialogueEmbedder.from_pretrained(
         pretrained, max_length=max_length, separator=f"[{FLAGS.separator.upper()}]",
-        role_turn_embeddings=bool(config.role_vocab_size and config.turn_vocab_size),
+        role_turn_embeddings=has_role_turn_tables(pretrained.encoder),
         num_roles=FLAGS.num_roles)
     module = dialogue.dialogue_module(embedder, FLAGS.dialogue_pooling)
     return module, {layout.SIGNATURE_KEY: module.serve}, records, f"{len(dialogues)} dialogues"

@@ -26,6 +26,8 @@ built by `python -m tfdialemb.data build`. Per-dataset values live in flags/
 same command resumes from the last one. DIR then loads as a checkpoint (`--init_checkpoint=DIR`,
 `python -m tfdialemb.evaluate --model_dir=DIR`).
 """
+import sys
+
 from absl import app, flags
 
 from tfdialemb.training import cli
@@ -88,7 +90,7 @@ def apply_method_defaults(method: str) -> None:
 def main(argv):
     del argv
     if FLAGS.method is None:
-        print(f"error: missing --method (one of {', '.join(sorted(METHOD_DEFAULTS))})")
+        print(f"error: missing --method (one of {', '.join(sorted(METHOD_DEFAULTS))})", file=sys.stderr)
         return 2
     apply_method_defaults(FLAGS.method)
     print(f"{FLAGS.method}: " + ", ".join(f"{name} {FLAGS[name].value}"

@@ -54,7 +54,21 @@ def test_report_of_perfectly_separated_domains(labelled_file):
         "purity": 1.0, "purity_std": 0.0, "ari": 1.0, "nmi": 1.0, "accuracy": 1.0,
         "spearman": 1.0, "spearman_all_pairs": 1.0, "map": 1.0, "mrr": 1.0,
         "alignment": 0.0, "adjusted_alignment": -2.0,
-        "uniformity": np.log((112 + 128 * np.exp(-4)) / 240)})
+        "uniformity": np.log((112 + 128 * np.exp(-4)) / 240), "zero_rows": 0})
+
+
+def test_zero_rows_are_left_out_of_alignment_and_uniformity_only(labelled_file):
+    """p2 of a monologue is a zero vector: it has no direction, but clustering still sees it."""
+    def views(dialogues):
+        perfect = FakeViews()(dialogues)["perfect"]
+        perfect[0] = 0.0
+        return {"perfect": perfect}
+
+    report = evaluate_dialogue_embeddings(labelled_file, "domain", views, runs=2)["views"]["perfect"]
+    assert report["zero_rows"] == 1
+    # 15 unit rows remain (7 of one domain, 8 of the other): within 0, across ‖·‖² = 2.
+    assert report["adjusted_alignment"] == pytest.approx(-2.0)
+    assert report["uniformity"] == pytest.approx(np.log((7 * 6 + 8 * 7 + 2 * 7 * 8 * np.exp(-4)) / (15 * 14)))
 
 
 def test_every_view_gets_its_own_metrics(labelled_file):

@@ -10,7 +10,7 @@ from tiny_corpus import corpus
 from tfdialemb.dialogue import Dialogue, write_dialogues
 from tfdialemb.dialogue_embedder import DialogueEmbedder
 from tfdialemb.embedder import SentenceEmbedder
-from tfdialemb.encoders import load_pretrained
+from tfdialemb.encoders import load_pretrained, save_pretrained
 from tfdialemb.eval.dialogue_embedding import evaluate_dialogue_embeddings
 from tfdialemb.eval.sequence_modeling import evaluate_sequence_modeling
 
@@ -30,21 +30,28 @@ def labelled_file(tmp_path_factory):
 
 
 def test_dialogue_report_and_plots(tmp_path, labelled_file, hf_safetensors_dir):
-    output, plots = tmp_path / "report.json", tmp_path / "plots"
+    """A model directory with a validation history also gets the alignment-uniformity plot."""
+    output, plots, model_dir = tmp_path / "report.json", tmp_path / "plots", tmp_path / "model"
+    pretrained = load_pretrained(hf_safetensors_dir)
+    save_pretrained(pretrained.encoder, pretrained.tokenizer, str(model_dir))
+    (model_dir / "validation.jsonl").write_text(
+        "".join(json.dumps({"step": step, "adjusted_alignment": -0.1 * step, "uniformity": -step})
+                + "\n" for step in (10, 20)), encoding="utf-8")
     result = _run("--task=dialogue", f"--eval_file={labelled_file}", "--label_key=domain",
-                  f"--init_checkpoint={hf_safetensors_dir}", f"--output={output}", "--runs=2",
+                  f"--model_dir={model_dir}", f"--output={output}", "--runs=2",
                   f"--plot_dir={plots}")
     assert result.returncode == 0, result.stderr[-3000:]
     report = json.loads(output.read_text(encoding="utf-8"))
     embedder = DialogueEmbedder.from_pretrained(load_pretrained(hf_safetensors_dir))
-    expected = evaluate_dialogue_embeddings(str(labelled_file), "domain", embedder.embed, runs=2)
+    expected = evaluate_dialogue_embeddings(str(labelled_file), "domain", embedder.embed, runs=2,
+                                            spearman_repeats=2)
     assert set(report["metrics"]["views"]) == {"interlocutor", "mean", "cls", "p1", "p2"}
     views = report["metrics"].pop("views")
     assert report["metrics"] == {k: v for k, v in expected.items() if k != "views"}
     for view, metrics in expected["views"].items():
         assert views[view] == pytest.approx(metrics, abs=1e-5), view
     assert sorted(p.name for p in plots.iterdir()) == sorted(
-        f"projection-{view}.png" for view in expected["views"])
+        [f"projection-{view}.png" for view in expected["views"]] + ["alignment_uniformity.png"])
 
 
 def test_sequence_modeling_report(tmp_path, labelled_file, hf_safetensors_dir):

@@ -104,6 +104,15 @@ def _method_report(benchmark: str):
 
 def main(argv):
     del argv
+    from tfdialemb.cli import report_error  # pylint: disable=import-outside-toplevel
+
+    try:
+        return _bench()
+    except (OSError, ValueError) as e:
+        return report_error(e)
+
+
+def _bench() -> int:
     what = "method" if FLAGS.method and FLAGS.what == "encoder" else FLAGS.what
     if what == "method":
         report, format_report = _method_report(FLAGS.method)
@@ -126,6 +135,7 @@ def main(argv):
 
         with atomic_open(FLAGS.output) as f:
             json.dump(report, f, indent=2)
+    return 0
 
 
 def run():

@@ -21,9 +21,6 @@ from tfdialemb.bench.timing import time_alternating
 
 REFERENCE_PAD_LENGTH = 512
 """dial2vec's released data provider pads every dialogue to max_seq_length 512 (REFERENCE_CODE_NOTES 1.2)."""
-# The paper's τ and w (002 Sec. 4.1), as in flags/dial2vec_*.cfg.
-DIAL2VEC_TEMPERATURE = 0.2
-DIAL2VEC_WINDOW = 10
 
 
 def time_steps(model, batch: Dict, sequences: List[Tuple], steps: int, warmup: int) -> Dict:
@@ -121,8 +118,7 @@ def bench_dial2vec(dialogues: int, batch: int, max_length: int, checkpoint: str,
                          f"({max_length}): the reference pads dialogues the build may keep at max_length")
     pretrained = load_pretrained(checkpoint)
     pretrained.encoder.freeze_bottom(freeze_layers)
-    model = Dial2vecModel(pretrained.encoder, negatives=negatives, temperature=DIAL2VEC_TEMPERATURE,
-                          window=DIAL2VEC_WINDOW)
+    model = Dial2vecModel(pretrained.encoder, negatives=negatives)  # the paper's τ 0.2 and w 10
     with tempfile.TemporaryDirectory(prefix="tfdialemb-bench-") as tmp:
         built = demo_build(tmp, dialogues, make_builder("dial2vec", {"negatives": negatives}),
                            pretrained.tokenizer, max_length, seed)

@@ -32,6 +32,8 @@ flags.DEFINE_integer("num_shards", 4, "TFRecord shards (build); at least the num
 flags.DEFINE_bool("merge_consecutive_turns", True, "Merge same-speaker runs before building.")
 flags.DEFINE_integer("min_turns", 2, "Drop dialogues with fewer turns before building.")
 flags.DEFINE_bool("overwrite", False, "Replace an existing build directory (build).")
+flags.DEFINE_enum("dialogue_separator", "sep", ["sep", "eou"],
+                  "Token between the turns of a whole-dialogue sequence (build, dial2vec).")
 flags.DEFINE_list("fractions", ["0.8", "0.1", "0.1"], "train,dev,test fractions (split).")
 
 
@@ -142,7 +144,7 @@ def build() -> int:
     options = BuildOptions(
         max_length=FLAGS.max_length, seed=FLAGS.seed, num_shards=FLAGS.num_shards,
         merge_consecutive_turns=FLAGS.merge_consecutive_turns, min_turns=FLAGS.min_turns,
-        overwrite=FLAGS.overwrite,
+        overwrite=FLAGS.overwrite, dialogue_separator=f"[{FLAGS.dialogue_separator.upper()}]",
     )
     progress = Progress(None, "dialogues")
     errors = _errors()

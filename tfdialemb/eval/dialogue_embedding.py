@@ -67,7 +67,17 @@ def view_metrics(embeddings: np.ndarray, labels: Sequence[Hashable],
     """Every dial2vec metric of one view, keyed as in the paper's tables."""
     clustering = dialogue_metrics.domain_categorization(embeddings, labels, runs=runs, seed=seed)
     retrieval = dialogue_metrics.dialogue_retrieval(embeddings, labels)
-    aligned = dialogue_metrics.alignment(embeddings, labels, variant=alignment_variant)
+    # A zero row (e.g. p2 of a monologue, or of a dialogue whose second speaker was cut off) has
+    # no direction on the hypersphere: alignment and uniformity use the other rows and say so
+    # (`zero_rows`); they are NaN when fewer than two rows, or no same-label pair, remain.
+    nonzero = np.linalg.norm(embeddings, axis=1) > 0
+    directed = embeddings[nonzero]
+    directed_labels = [label for label, keep in zip(labels, nonzero) if keep]
+    try:
+        aligned = dialogue_metrics.alignment(directed, directed_labels, variant=alignment_variant)
+        uniformity = dialogue_metrics.uniformity(directed)
+    except ValueError:
+        aligned, uniformity = {"alignment": float("nan"), "adjusted_alignment": float("nan")}, float("nan")
     return {
         "purity": clustering["purity"], "purity_std": clustering["purity_std"],
         "ari": clustering["ari"], "nmi": clustering["nmi"], "accuracy": clustering["accuracy"],
@@ -76,7 +86,7 @@ def view_metrics(embeddings: np.ndarray, labels: Sequence[Hashable],
         "spearman_all_pairs": dialogue_metrics.spearman_all_pairs(embeddings, labels),
         "map": retrieval["map"], "mrr": retrieval["mrr"],
         "alignment": aligned["alignment"], "adjusted_alignment": aligned["adjusted_alignment"],
-        "uniformity": dialogue_metrics.uniformity(embeddings),
+        "uniformity": uniformity, "zero_rows": int((~nonzero).sum()),
     }
 
 

@@ -38,10 +38,16 @@ def embedding_names(num_roles: int) -> List[str]:
     return list(POOLINGS) + [f"p{r + 1}" for r in range(num_roles)]
 
 
+def has_role_turn_tables(encoder: Encoder) -> bool:
+    """Whether the encoder has both PLATO-style tables, so dialogues are embedded with them."""
+    config = encoder.encoder_config
+    return bool(config.role_vocab_size and config.turn_vocab_size)
+
+
 def check_role_turn_tables(encoder: Encoder) -> None:
     """ValueError unless the encoder has both role and turn embedding tables."""
     config = encoder.encoder_config
-    if not (config.role_vocab_size and config.turn_vocab_size):
+    if not has_role_turn_tables(encoder):
         raise ValueError(
             "role_turn_embeddings needs an encoder with role and turn embedding tables; load it with "
             f"role_vocab_size and turn_vocab_size (it has {config.role_vocab_size} and {config.turn_vocab_size})")

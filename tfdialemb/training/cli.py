@@ -115,8 +115,11 @@ def run(builder, build_model: Callable, transform: Optional[Callable] = None,
         if not os.path.isfile(FLAGS.validate_file):
             print(f"error: {FLAGS.validate_file}: validation file does not exist", file=sys.stderr)
             return 2
-        validate = _validation(FLAGS.validate_task, FLAGS.validate_file, tokenizer,
-                               manifest.get("dialogue_separator", "[SEP]"))
+        try:
+            validate = _validation(FLAGS.validate_task, FLAGS.validate_file, tokenizer,
+                                   manifest.get("dialogue_separator", "[SEP]"))
+        except (OSError, ValueError) as e:
+            return report_error(e)
 
     config = LoopConfig(
         model_dir=FLAGS.model_dir, max_steps=max_steps,
@@ -157,9 +160,11 @@ def _validation(task: str, eval_file: str, tokenizer, separator: str) -> Callabl
     # pylint: disable=import-outside-toplevel
     from tfdialemb.dialogue_embedder import DialogueEmbedder
     from tfdialemb.embedder import SentenceEmbedder
-    from tfdialemb.eval.dialogue_embedding import evaluate_dialogue_embeddings
+    from tfdialemb.eval.dialogue_embedding import evaluate_dialogue_embeddings, read_labelled_dialogues
     from tfdialemb.eval.tasks import TASKS
 
+    if task == "dialogue":
+        read_labelled_dialogues(eval_file, FLAGS.validate_label_key)  # fails now, not after training
     embedders = {}
 
     def make_embedder(method):
@@ -177,7 +182,9 @@ def _validation(task: str, eval_file: str, tokenizer, separator: str) -> Callabl
         embedder = embedders[id(method.encoder)]
         if task != "dialogue":
             return TASKS[task](eval_file, embedder.embed)
-        report = evaluate_dialogue_embeddings(eval_file, FLAGS.validate_label_key, embedder.embed, runs=3)
+        report = evaluate_dialogue_embeddings(
+            eval_file, FLAGS.validate_label_key,
+            lambda dialogues: {"interlocutor": embedder.embed(dialogues)["interlocutor"]}, runs=3)
         return report["views"]["interlocutor"]
 
     return validate

@@ -9,7 +9,7 @@ from typing import Dict
 
 from tfdialemb.data.build import BuildOptions, build, vocab_sha256
 from tfdialemb.data.examples import ExampleBuilder
-from tfdialemb.data.records import MANIFEST, read_manifest
+from tfdialemb.data.records import DIALOGUE_LIST, MANIFEST, read_manifest
 from tfdialemb.dialogue import ErrorPolicy
 from tfdialemb.text import BertTokenizer
 
@@ -20,14 +20,25 @@ def prepare(train_file: str, data_dir: str, builder: ExampleBuilder, tokenizer: 
     if os.path.isdir(train_file):
         manifest = read_manifest(train_file)
         source = train_file
+        built_with = manifest.get("dialogue_separator", "[SEP]")
+        if DIALOGUE_LIST in manifest["builder"]["schema"].values() and built_with != options.dialogue_separator:
+            raise ValueError(f"{source}: dialogues were packed with {built_with} between turns, but this "
+                             f"run asks for {options.dialogue_separator}; pass the build's separator")
+        stored = manifest["builder"]["params"].get("negatives")
+        wanted = getattr(builder.params, "negatives", None)
+        if stored is not None and wanted is not None and stored < wanted:
+            raise ValueError(f"{source}: stores {stored} negatives per example, fewer than the {wanted} "
+                             "this run uses; rebuild it or lower --negatives")
     else:
         if not os.path.isfile(train_file):
             raise FileNotFoundError(f"{train_file}: training file does not exist")
         if os.path.isfile(os.path.join(data_dir, MANIFEST)):
             manifest = read_manifest(data_dir)
             expected = {"source": os.path.abspath(train_file), "seed": options.seed,
-                        "max_length": options.max_length, "builder": builder.describe()}
-            found = {key: manifest[key] for key in expected}
+                        "max_length": options.max_length, "builder": builder.describe(),
+                        "dialogue_separator": options.dialogue_separator}
+            found = {key: manifest.get(key, "[SEP]" if key == "dialogue_separator" else None)
+                     for key in expected}
             if found != expected:
                 raise ValueError(
                     f"{data_dir}: holds examples built with {found}, but this run asks for {expected}; "

@@ -17,6 +17,7 @@ from typing import Callable, Dict, Optional
 import tensorflow as tf
 
 from tfdialemb.cli import Progress
+from tfdialemb.files import atomic_open
 from tfdialemb.distribute import is_chief
 from tfdialemb.encoders.checkpoint import write_model_files
 from tfdialemb.methods.base import Method
@@ -85,6 +86,7 @@ class TrainingLoop:
         start = self.restore()
         if self.chief:
             write_model_files(self.config.model_dir, self.method.encoder, self.tokenizer)
+            self._forget_validations_after(start)
         if start >= self.config.max_steps:
             return {"step": float(start)}
         dataset = self.strategy.distribute_datasets_from_function(
@@ -165,6 +167,17 @@ class TrainingLoop:
         if self.chief:
             with open(os.path.join(self.config.model_dir, VALIDATION_HISTORY), "a", encoding="utf-8") as f:
                 f.write(json.dumps({"step": step, **{k: float(v) for k, v in metrics.items()}}) + "\n")
+
+    def _forget_validations_after(self, step: int) -> None:
+        """Drops the validations of steps a restart will run again, so the history stays one
+        line per step."""
+        path = os.path.join(self.config.model_dir, VALIDATION_HISTORY)
+        if not os.path.isfile(path):
+            return
+        with open(path, encoding="utf-8") as f:
+            kept = [line for line in f if line.strip() and json.loads(line)["step"] <= step]
+        with atomic_open(path) as f:
+            f.writelines(kept)
 
     def _save(self) -> None:
         """Saves `ckpt-STEP` unless this step is already saved (every worker must call it)."""
