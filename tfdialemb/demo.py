@@ -59,10 +59,11 @@ def _report(path: str, *args: str) -> dict:
 
 
 def _table(title: str, columns, rows: dict) -> None:
+    widths = [max(10, len(c)) + 2 for c in columns]
     print(f"\n{title}")
-    print(f"{'':34}" + "".join(f"{c:>12}" for c in columns))
+    print(f"{'':34}" + "".join(f"{c:>{w}}" for c, w in zip(columns, widths)))
     for name, values in rows.items():
-        print(f"{name:34}" + "".join(f"{values[c]:12.4f}" for c in columns))
+        print(f"{name:34}" + "".join(f"{values[c]:{w}.4f}" for c, w in zip(columns, widths)))
 
 
 def _dialoguecse(work: str, encoder: str, train: str, test: str, reports: str) -> None:

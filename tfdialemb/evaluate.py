@@ -354,8 +354,9 @@ def _dialogue_task(pretrained, embedding: dict, max_length: int) -> dict:
                           if "adjusted_alignment" in row and "uniformity" in row]
             if points:
                 path = os.path.join(FLAGS.plot_dir, "alignment_uniformity.png")
+                # The trajectory follows the interlocutor-pooled embedding (the validation's).
                 final = [{"label": f"final {view}", **values}
-                         for view, values in metrics["views"].items()]
+                         for view, values in metrics["views"].items() if view == "interlocutor"]
                 plots.plot_alignment_uniformity(points, path, labelled_points=final)
                 written.append(path)
         report["plots"] = written
