@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The main job end to end on the generated demo corpus: corpus, SR and D-STS-style sets, the
-# untrained encoder's scores, continued MLM pre-training, MGE (DialogueCSE) training, evaluation,
-# SavedModel export and a summary table (about 6 minutes on 2 CPU cores). Arguments go to
-# `python -m tfdialemb.demo` (e.g. --workdir=DIR --mge_steps=200); rerunning resumes.
+# The main jobs end to end on the generated demo corpus: DialogueCSE (continued MLM, MGE, SR and
+# D-STS-style evaluation, SavedModel export), dial2vec (training and the dialogue-embedding
+# benchmark vs TF-IDF and LDA) and triple-encoders (CCL, C3L, sequence modelling), each with a
+# summary table (about 15 minutes on 2 CPU cores). Arguments go to `python -m tfdialemb.demo`
+# (e.g. --parts=dial2vec --dial2vec_steps=200); rerunning resumes.
 set -euo pipefail
 cd "$(dirname "$0")"
 source ./run_setup.sh

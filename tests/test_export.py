@@ -9,9 +9,9 @@ import sys
 import numpy as np
 import pytest
 import tensorflow as tf
-from tensorflow_serving.apis import prediction_log_pb2
 
 from tfdialemb.embedder import SentenceEmbedder
+from warmup_records import read_warmup_requests
 from tfdialemb.encoders import load_pretrained
 from tfdialemb.serving import layout, sentence
 
@@ -132,15 +132,10 @@ def test_saved_model_cli_shows_the_serving_signature(inspected):
 
 
 def _warmup_requests(version_dir):
-    path = os.path.join(version_dir, "assets.extra", "tf_serving_warmup_requests")
     requests = []
-    for record in tf.data.TFRecordDataset(path).as_numpy_iterator():
-        log = prediction_log_pb2.PredictionLog.FromString(record)
-        assert log.WhichOneof("log_type") == "predict_log"
-        request = log.predict_log.request
-        assert request.model_spec.signature_name == "serving_default"
-        assert list(request.inputs) == ["sentences"]
-        requests.append([s.decode("utf-8") for s in tf.make_ndarray(request.inputs["sentences"])])
+    for signature, inputs in read_warmup_requests(version_dir):
+        assert signature == "serving_default" and list(inputs) == ["sentences"]
+        requests.append([s.decode("utf-8") for s in inputs["sentences"]])
     return requests
 
 

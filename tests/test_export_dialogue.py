@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 import tensorflow as tf
 import tensorflow_text  # noqa: F401  (registers the tokenizer's ops before loading)
-from tensorflow_serving.apis import prediction_log_pb2
 
 import tiny_bert
 from tiny_corpus import TOKENIZER
 from tfdialemb.dialogue import Dialogue, Turn, write_dialogues
+from warmup_records import read_warmup_requests
 from tfdialemb.dialogue_embedder import DialogueEmbedder
 from tfdialemb.encoders import Encoder, EncoderConfig, load_pretrained, save_pretrained
 from tfdialemb.serving import dialogue
@@ -126,12 +126,10 @@ def test_bad_inputs_fail_clearly(exported):
 
 
 def _warmup_requests(version_dir):
-    path = os.path.join(version_dir, "assets.extra", "tf_serving_warmup_requests")
     requests = []
-    for record in tf.data.TFRecordDataset(path).as_numpy_iterator():
-        request = prediction_log_pb2.PredictionLog.FromString(record).predict_log.request
-        assert request.model_spec.signature_name == "serving_default"
-        values = {name: tf.make_ndarray(request.inputs[name]).tolist() for name in request.inputs}
+    for signature, inputs in read_warmup_requests(version_dir):
+        assert signature == "serving_default"
+        values = {name: value.tolist() for name, value in inputs.items()}
         values["turns"] = [turn.decode("utf-8") for turn in values["turns"]]
         requests.append(values)
     return requests

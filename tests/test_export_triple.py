@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 import tensorflow_text  # noqa: F401  (registers the tokenizer's ops before loading)
-from tensorflow_serving.apis import prediction_log_pb2
 
 from tfdialemb.dialogue import Dialogue, Turn
+from warmup_records import read_warmup_requests
 from tfdialemb.embedder import SentenceEmbedder
 from tfdialemb.encoders import load_pretrained
 from tfdialemb.inference.sequence_scorer import SequenceScorer
@@ -143,23 +143,11 @@ def test_bad_inputs_fail_clearly(exported):
             signatures[name](candidates=candidates, **inputs)
 
 
-def _warmup_requests(version_dir):
-    path = os.path.join(version_dir, "assets.extra", "tf_serving_warmup_requests")
-    requests = []
-    for record in tf.data.TFRecordDataset(path).as_numpy_iterator():
-        log = prediction_log_pb2.PredictionLog.FromString(record)
-        assert log.WhichOneof("log_type") == "predict_log"
-        request = log.predict_log.request
-        requests.append((request.model_spec.signature_name,
-                         {name: tf.make_ndarray(request.inputs[name]) for name in request.inputs}))
-    return requests
-
-
 def test_warmup_requests_name_existing_signatures_and_run(exported):
     for export, names in (("c3l", C3L_SIGNATURES), ("ccl", CCL_SIGNATURES)):
         signatures = exported["signatures"][export]
         assert sorted(signatures) == names
-        requests = _warmup_requests(exported["dirs"][export])
+        requests = read_warmup_requests(exported["dirs"][export])
         assert sorted({name for name, _ in requests}) == names
         for name, inputs in requests:  # as TF Serving replays them
             specs = signatures[name].structured_input_signature[1]
@@ -167,7 +155,7 @@ def test_warmup_requests_name_existing_signatures_and_run(exported):
             outputs = signatures[name](**{key: tf.constant(value, specs[key].dtype)
                                           for key, value in inputs.items()})
             assert all(np.isfinite(value.numpy()).all() for value in outputs.values()), name
-    c3l = _warmup_requests(exported["dirs"]["c3l"])
+    c3l = read_warmup_requests(exported["dirs"]["c3l"])
     assert [inputs["utterances"].tolist() for name, inputs in c3l if name == "encode_context"] == [
         [b"hello"], [u.encode() for u in DIALOGUE]]
     assert [int(inputs["k_last_rows"]) for name, inputs in c3l if name == "score"] == [0, 2]

@@ -6,7 +6,6 @@ trained on a build embeds with the same sequences; the outputs are dial2vec's em
 last-layer [CLS] state, the CLS-pooling baseline for any encoder) and "p1", "p2", ... (one
 interlocutor's mean, 002 Table 4).
 """
-import logging
 from typing import Callable, Dict, Optional, Sequence
 
 import numpy as np
@@ -14,6 +13,7 @@ import tensorflow as tf
 
 from tfdialemb.dialogue import Dialogue
 from tfdialemb.data.examples.dial2vec import capped_roles
+from tfdialemb.embedder import usable_max_length
 from tfdialemb.encoders import Encoder, Pretrained
 from tfdialemb.methods.dial2vec import (
     check_role_turn_tables, dialogue_embeddings, embedding_names, encode_dialogues)
@@ -32,13 +32,7 @@ class DialogueEmbedder(tf.Module):
     def __init__(self, encoder: Encoder, tokenizer: BertTokenizer, max_length: int = 512,
                  separator: str = "[SEP]", role_turn_embeddings: bool = False, num_roles: int = 2):
         super().__init__()
-        positions = encoder.encoder_config.max_position_embeddings
-        if max_length > positions:
-            # Longer inputs would fail in the position embeddings; the released code truncates.
-            logging.getLogger(__name__).warning(
-                "max_length %d exceeds the encoder's %d positions; using %d", max_length, positions,
-                positions)
-            max_length = positions
+        max_length = usable_max_length(encoder, max_length)
         if num_roles < 2:
             raise ValueError(f"num_roles must be at least 2, got {num_roles}")
         if role_turn_embeddings:

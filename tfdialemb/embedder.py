@@ -9,6 +9,18 @@ from tfdialemb.encoders import Encoder, Pretrained
 from tfdialemb.text import BertTokenizer
 
 
+def usable_max_length(encoder: Encoder, max_length: int) -> int:
+    """`max_length`, lowered (with a warning) to the encoder's position embeddings: longer inputs
+    would fail there, so they are truncated instead, as BERT does."""
+    positions = encoder.encoder_config.max_position_embeddings
+    if max_length > positions:
+        logging.getLogger(__name__).warning(
+            "max_length %d exceeds the encoder's %d positions; using %d", max_length, positions,
+            positions)
+        return positions
+    return max_length
+
+
 class SentenceEmbedder(tf.Module):
     """Strings in, pooled last-layer embeddings out.
 
@@ -19,13 +31,7 @@ class SentenceEmbedder(tf.Module):
     def __init__(self, encoder: Encoder, tokenizer: BertTokenizer, pooling: str = "mean",
                  max_length: int = 128):
         super().__init__()
-        positions = encoder.encoder_config.max_position_embeddings
-        if max_length > positions:
-            # Longer inputs would fail in the position embeddings; BERT truncates instead.
-            logging.getLogger(__name__).warning(
-                "max_length %d exceeds the encoder's %d positions; using %d", max_length, positions,
-                positions)
-            max_length = positions
+        max_length = usable_max_length(encoder, max_length)
         self.encoder = encoder
         self.tokenizer = tokenizer
         self.pooling = pooling
