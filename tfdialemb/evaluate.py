@@ -70,12 +70,14 @@ EMBEDDING_FLAGS = {
     "fit_seed": FITTED_EMBEDDINGS + ("lda",), "whitening_dim": ("whitening",), "flow_epochs": ("flow",),
     "flow_batch_size": ("flow",), "flow_learning_rate": ("flow",), "glove_file": ("glove",),
     "lda_topics": ("lda",), "pooling": ("encoder", "whitening", "flow", "utterance_average"),
+    "separator": ("encoder",), "num_roles": ("encoder",),
 }
 """Flag → the --embedding kinds it applies to."""
 REQUIRED_FLAG = {"whitening": "fit_file", "flow": "fit_file", "glove": "glove_file"}
 TASK_FLAGS = {
     "label_key": ("dialogue",), "plot_dir": ("dialogue",), "runs": ("dialogue",),
-    "separator": ("dialogue",), "curved_mode": CURVED_TASKS, "k_last_rows": ("sequence_modeling",),
+    "separator": ("dialogue",), "num_roles": ("dialogue",), "curved_mode": CURVED_TASKS,
+    "k_last_rows": ("sequence_modeling",),
     "speaker_tokens": CURVED_TASKS, "history_lengths": ("sequence_modeling",),
 }
 """Flag → the tasks it applies to."""
@@ -115,6 +117,8 @@ flags.DEFINE_integer("runs", 10, "dialogue: seeded KMeans runs and random pairin
                      lower_bound=1)
 flags.DEFINE_enum("separator", "sep", ["sep", "eou"], "dialogue: token between turns "
                   "([SEP] or [EOU], as the model was trained).")
+flags.DEFINE_integer("num_roles", 2, "dialogue: interlocutors (views p1..pR); speakers past them "
+                     "fold into the last role, as the model was trained.", lower_bound=2)
 flags.DEFINE_enum("curved_mode", "c3l", ["c3l", "c3l_maxsim", "bi_b2", "ccl"],
                   "sequence_modeling / stp: how candidates are scored.")
 flags.DEFINE_integer("k_last_rows", None, "c3l modes: only the k last rows of the triangle.",
@@ -294,8 +298,10 @@ def _dialogue_views(pretrained, embedding: dict, max_length: int):
         def embed_views(dialogues):
             embedder = DialogueEmbedder.from_pretrained(
                 pretrained(), max_length=max_length, separator=f"[{FLAGS.separator.upper()}]",
-                role_turn_embeddings=has_role_turn_tables(pretrained().encoder))
+                role_turn_embeddings=has_role_turn_tables(pretrained().encoder),
+                num_roles=FLAGS.num_roles)
             embedding.update(max_length=embedder.max_length, separator=FLAGS.separator,
+                             num_roles=FLAGS.num_roles,
                              role_turn_embeddings=embedder.role_turn_embeddings)
             progress = Progress(len(dialogues), "dialogues")
             return embedder.embed(dialogues, batch_size=max(1, FLAGS.batch_size // 4),

@@ -64,6 +64,8 @@ flags.DEFINE_bool("role_turn_embeddings", False,
                   "dial2vec: add learned role and turn embeddings to the input (PLATO style); "
                   "otherwise roles and turns only drive the masks (BERT branch).")
 flags.DEFINE_enum("separator", "sep", ["sep", "eou"], "dial2vec: token between turns, [SEP] or [EOU].")
+flags.DEFINE_integer("num_roles", 2, "dial2vec: interlocutors contrasted one-vs-rest; speakers past "
+                     "them fold into the last role.", lower_bound=2)
 flags.DEFINE_enum("dial2vec_loss", "paper", ["paper", "released"],
                   "released: each interlocutor's NT-Xent divided by the number of samples.")
 flags.DEFINE_integer("curved_window", 5, "ccl / c3l: observation window l.")
@@ -134,14 +136,15 @@ def _dial2vec():
     from tfdialemb.data.examples import make_builder  # pylint: disable=import-outside-toplevel
     from tfdialemb.methods.dial2vec import Dial2vecModel  # pylint: disable=import-outside-toplevel
 
-    builder = make_builder("dial2vec", {"negatives": FLAGS.negatives,
-                                        "negative_role": FLAGS.negative_role})
+    builder = make_builder("dial2vec", {"negatives": FLAGS.negatives, "negative_role": FLAGS.negative_role,
+                                        "max_roles": FLAGS.num_roles})
     encoder_options = ({"role_vocab_size": ROLE_VOCAB_SIZE, "turn_vocab_size": TURN_VOCAB_SIZE}
                        if FLAGS.role_turn_embeddings else None)
     return cli.run(
         builder,
         lambda encoder: Dial2vecModel(encoder, negatives=FLAGS.negatives, temperature=FLAGS.temperature,
-                                      window=FLAGS.window, role_turn_embeddings=FLAGS.role_turn_embeddings,
+                                      window=FLAGS.window, num_roles=FLAGS.num_roles,
+                                      role_turn_embeddings=FLAGS.role_turn_embeddings,
                                       loss_variant=FLAGS.dial2vec_loss),
         encoder_options=encoder_options,
         build_options={"dialogue_separator": f"[{FLAGS.separator.upper()}]"})

@@ -33,7 +33,7 @@ def test_dial2vec_trains_with_its_defaults_and_validates_on_the_dialogue_task(tm
     result = _train("--method=dial2vec", f"--train_file={tmp_path / 'train.jsonl'}",
                     f"--model_dir={model_dir}", f"--init_checkpoint={hf_safetensors_dir}",
                     "--max_steps=2", "--batch_size=2", "--negatives=2", "--freeze_layers=1",
-                    "--max_length=32", "--negative_role=fixed", "--separator=eou",
+                    "--max_length=32", "--negative_role=fixed", "--separator=eou", "--num_roles=3",
                     "--validate_task=dialogue", f"--validate_file={tmp_path / 'train.jsonl'}",
                     "--validate_every=2")
     # The paper's values for every flag not given: lr 1e-5 and temperature 0.2 (not MGE's).
@@ -44,6 +44,7 @@ def test_dial2vec_trains_with_its_defaults_and_validates_on_the_dialogue_task(tm
     assert manifest["builder"]["method"] == "dial2vec"
     assert manifest["builder"]["params"]["negatives"] == 2
     assert manifest["builder"]["params"]["negative_role"] == "fixed"
+    assert manifest["builder"]["params"]["max_roles"] == 3
     assert manifest["dialogue_separator"] == "[EOU]"
     history = [json.loads(line) for line in
                (model_dir / "validation.jsonl").read_text(encoding="utf-8").splitlines()]
