@@ -26,6 +26,8 @@ built by `python -m tfdialemb.data build`. Per-dataset values live in flags/
 same command resumes from the last one. DIR then loads as a checkpoint (`--init_checkpoint=DIR`,
 `python -m tfdialemb.evaluate --model_dir=DIR`).
 """
+import json
+import os
 import sys
 
 from absl import app, flags
@@ -128,6 +130,15 @@ def _siamese():
                                      temperature=FLAGS.temperature))
 
 
+def trained_method(model_dir: str):
+    """The builder a tfdialemb model directory was trained on (its data/manifest.json), or None."""
+    path = os.path.join(model_dir, "data", "manifest.json")
+    if not os.path.isfile(path):
+        return None
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)["builder"]["method"]
+
+
 ROLE_VOCAB_SIZE, TURN_VOCAB_SIZE = 10, 100
 """PLATO-style role and turn embedding tables (dial2vec's modeling_bert.py sizes)."""
 
@@ -161,6 +172,9 @@ def _curved():
               "speaker_tokens": FLAGS.speaker_tokens}
     if FLAGS.method == "c3l":
         params["labels"] = FLAGS.c3l_labels
+        if FLAGS.init_checkpoint and trained_method(FLAGS.init_checkpoint) != "ccl":
+            print(f"warning: {FLAGS.init_checkpoint} is not a CCL model; the paper trains C3L from "
+                  "one (bash run_train.sh ccl DATASET first)", file=sys.stderr)
     pairs = None
     if FLAGS.nli_file:
         try:
