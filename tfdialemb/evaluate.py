@@ -41,7 +41,6 @@ task or embedding needs or does not use).
 import functools
 import json
 import os
-import random
 import sys
 from typing import List
 
@@ -49,6 +48,7 @@ import numpy as np
 from absl import app, flags
 
 from tfdialemb.cli import Progress, report_error
+from tfdialemb.data.sampling import UtterancePool
 from tfdialemb.dialogue import read_dialogues
 from tfdialemb.eval.inputs import embed_distinct
 from tfdialemb.eval.tasks import TASKS
@@ -164,24 +164,15 @@ def check_flags() -> None:
 def sample_utterances(path: str, limit: int, seed: int) -> List[str]:
     """A uniform sample of at most `limit` utterances (turn texts) of a dialogue file.
 
-    Reservoir sampling (Vitter's Algorithm R), so a corpus of any size streams through memory
-    that holds `limit` texts; the same file and seed give the same sample.
+    A reservoir (`UtterancePool`), so a corpus of any size streams through memory that holds
+    `limit` texts; the same file and seed give the same sample.
     """
-    rng = random.Random(seed)
-    sample: List[str] = []
-    seen = 0
-    for dialogue in read_dialogues(path):
-        for turn in dialogue.turns:
-            if seen < limit:
-                sample.append(turn.text)
-            else:
-                slot = rng.randrange(seen + 1)
-                if slot < limit:
-                    sample[slot] = turn.text
-            seen += 1
-    if len(sample) < 2:
-        raise ValueError(f"{path}: fitting needs at least 2 utterances, got {len(sample)}")
-    return sample
+    pool = UtterancePool(limit, seed)
+    for index, dialogue in enumerate(read_dialogues(path)):
+        pool.add(index, [turn.text for turn in dialogue.turns])
+    if len(pool.texts) < 2:
+        raise ValueError(f"{path}: fitting needs at least 2 utterances, got {len(pool.texts)}")
+    return pool.texts
 
 
 def fit_transform(encode, embedding: dict):

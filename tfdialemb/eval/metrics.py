@@ -48,6 +48,13 @@ def reciprocal_rank(scores: np.ndarray, relevance: np.ndarray) -> float:
     return 1.0 / (int(np.argmax(ranked)) + 1)
 
 
+def rank_of(scores: np.ndarray, index: int) -> int:
+    """1-based rank of candidate `index` when it is the only relevant one (ties pessimistic)."""
+    relevance = np.zeros(len(scores), np.int64)
+    relevance[index] = 1
+    return int(np.argmax(ranked_relevance(scores, relevance))) + 1
+
+
 def precision_at_k(scores: np.ndarray, relevance: np.ndarray, k: int) -> float:
     """(#relevant in the top k) / k; a query with fewer than k candidates still divides by k.
 

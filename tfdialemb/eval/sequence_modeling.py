@@ -25,13 +25,6 @@ from tfdialemb.inference.sequence_scorer import (Encode, SequenceScorer, before_
                                                  check_mode)
 
 
-def rank_of(scores: np.ndarray, index: int) -> int:
-    """1-based rank of candidate `index` by descending score, ties pessimistic (eval/metrics)."""
-    relevance = np.zeros(len(scores), np.int64)
-    relevance[index] = 1
-    return int(np.argmax(metrics.ranked_relevance(scores, relevance))) + 1
-
-
 def _history_lengths(history_lengths: Iterable[int], mode: str) -> List[int]:
     given = list(history_lengths)
     if not given or any(isinstance(h, bool) or not isinstance(h, (int, np.integer)) or h < 1
@@ -77,7 +70,7 @@ def evaluate_sequence_modeling(path: str, encode: Encode, mode: str = "c3l",
             scorer.add(utterance)
             h = position + 1
             if h in ranks:
-                ranks[h].append(rank_of(scorer.score(candidates[h]), len(ranks[h])))
+                ranks[h].append(metrics.rank_of(scorer.score(candidates[h]), len(ranks[h])))
     results: Dict[str, float] = {}
     for h in depths:
         results[f"avg_rank_h{h}"] = float(np.mean(ranks[h]))

@@ -27,7 +27,7 @@ import numpy as np
 from tfdialemb.data.examples.curved import after_text, before_text, speaker_token
 from tfdialemb.dialogue import DialogueFormatError, ErrorPolicy, iter_lines
 from tfdialemb.eval.inputs import embed_distinct
-from tfdialemb.eval.sequence_modeling import rank_of
+from tfdialemb.eval.metrics import rank_of
 from tfdialemb.inference.sequence_scorer import SPACES, Encode
 from tfdialemb.layers.curved_scoring import planning_scores
 from tfdialemb.similarity import cosine_matrix
