@@ -100,26 +100,23 @@ def _warmup_dialogues() -> list:
 
 
 def _sentence_model(checkpoint: str, max_length: int):
-    """(module, signatures, warm-up records, what they hold) of --kind=sentence."""
+    """(servable, what its warm-up holds) of --kind=sentence."""
     sentences = read_lines(FLAGS.warmup_sentences)
-    records = sentence.warmup_records(sentences)
     embedder = SentenceEmbedder.from_pretrained(load_pretrained(checkpoint), pooling=FLAGS.pooling,
                                                 max_length=max_length)
-    module = sentence.sentence_module(embedder)
-    return module, {layout.SIGNATURE_KEY: module.serve}, records, f"{len(sentences)} sentences"
+    return sentence.sentence_servable(embedder, sentences), f"{len(sentences)} sentences"
 
 
 def _dialogue_model(checkpoint: str, max_length: int):
     """--kind=dialogue; role and turn embeddings are used when the checkpoint has both tables."""
     dialogues = _warmup_dialogues()
-    records = dialogue.warmup_records(dialogues)
     pretrained = load_pretrained(checkpoint)
     embedder = DialogueEmbedder.from_pretrained(
         pretrained, max_length=max_length, separator=f"[{FLAGS.separator.upper()}]",
         role_turn_embeddings=has_role_turn_tables(pretrained.encoder),
         num_roles=FLAGS.num_roles)
-    module = dialogue.dialogue_module(embedder, FLAGS.dialogue_pooling)
-    return module, {layout.SIGNATURE_KEY: module.serve}, records, f"{len(dialogues)} dialogues"
+    return (dialogue.dialogue_servable(embedder, dialogues, FLAGS.dialogue_pooling),
+            f"{len(dialogues)} dialogues")
 
 
 def _triple_model(checkpoint: str, max_length: int):
@@ -127,10 +124,8 @@ def _triple_model(checkpoint: str, max_length: int):
     dialogues = _warmup_dialogues()
     embedder = SentenceEmbedder.from_pretrained(load_pretrained(checkpoint), pooling=FLAGS.pooling,
                                                 max_length=max_length)
-    module = triple.triple_module(embedder, FLAGS.curved, FLAGS.speaker_tokens)
-    records = triple.warmup_records(module, dialogues)
-    return (module, module.signature_functions, records,
-            f"{len(records)} requests from {len(dialogues)} dialogues")
+    servable = triple.triple_servable(embedder, dialogues, FLAGS.curved, FLAGS.speaker_tokens)
+    return servable, f"{len(servable.records)} requests from {len(dialogues)} dialogues"
 
 
 MODELS = {"sentence": _sentence_model, "dialogue": _dialogue_model, "triple": _triple_model}
@@ -141,14 +136,13 @@ def main(argv):
     try:
         version = FLAGS.version or layout.next_version(FLAGS.export_dir)
         layout.version_dir(FLAGS.export_dir, version)  # fails before the slow load
-        module, signatures, records, warmup = MODELS[FLAGS.kind](
-            FLAGS.model_dir or FLAGS.init_checkpoint,
-            FLAGS.max_length or DEFAULT_MAX_LENGTH[FLAGS.kind])
-        target = layout.write_version(module, signatures, records, FLAGS.export_dir, version)
+        servable, warmup = MODELS[FLAGS.kind](FLAGS.model_dir or FLAGS.init_checkpoint,
+                                              FLAGS.max_length or DEFAULT_MAX_LENGTH[FLAGS.kind])
+        target = layout.write_version(*servable, FLAGS.export_dir, version)
     except (OSError, ValueError) as e:
         return report_error(e)
     print(f"wrote TF Serving model version {version} to {target}")
-    for name, function in signatures.items():
+    for name, function in servable.signatures.items():
         print(f"signature {layout.describe_signature(name, function)}")
     print(f"warm-up: {warmup} in {os.path.join(target, layout.WARMUP_FILE)}")
     return 0

@@ -4,8 +4,8 @@ import numpy as np
 import tfdialemb  # noqa: F401  (routes tf.keras to tf-keras first)
 import tensorflow as tf
 
-from tfdialemb.losses.cosine_mse import cosine_mse, paired_cosine
-from tfdialemb.similarity import cosine_matrix
+from tfdialemb.losses.cosine_mse import cosine_mse
+from tfdialemb.similarity import cosine_matrix, paired_cosine
 
 
 def _rows(seed, shape=(6, 8)):

@@ -80,9 +80,10 @@ class Encoder(tf_keras.Model):
         }
 
     def embed(self, inputs, pooling: str = "mean", training=None) -> tf.Tensor:
-        """Sentence embeddings [B, H]: `pooling` over the last layer's valid tokens."""
+        """Sentence embeddings [B, H] float32: `pooling` over the last layer's valid tokens,
+        pooled in float32 whatever the compute dtype."""
         sequence = self(inputs, training=training)["sequence_output"]
-        return pool(sequence, inputs["input_mask"], pooling)
+        return pool(tf.cast(sequence, tf.float32), inputs["input_mask"], pooling)
 
     def encode_rows(self, ids: tf.Tensor, mask: tf.Tensor, training=None) -> tf.Tensor:
         """Token states [B, R, T, H] of a stack of sequences [B, R, T] (context turns,

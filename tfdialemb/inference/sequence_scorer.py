@@ -94,7 +94,7 @@ class SequenceScorer:
             if self.mode == "c3l":
                 rows.append(curved_scoring.latest_row_sum(earlier, b2).numpy())
             else:
-                rows.append(curved_scoring.pairwise_mixes(earlier, b2[np.newaxis])[:, 0].numpy())
+                rows.append(curved_scoring.mix(earlier, b2).numpy())
             self._b1[assignment].append(b1)
         self.history.append(utterance)
 

@@ -14,17 +14,26 @@ from typing import Optional
 import tensorflow as tf
 
 
+def mix(b1: tf.Tensor, b2: tf.Tensor) -> tf.Tensor:
+    """[..., D]: normalize((b1 + b2) / 2), the contextualised state of Eq. 3 (cosine ignores the
+    length, the released code normalises, REFERENCE_CODE_NOTES 5.4)."""
+    return tf.math.l2_normalize((b1 + b2) / 2, axis=-1)
+
+
 def pairwise_mixes(b1: tf.Tensor, b2: tf.Tensor) -> tf.Tensor:
-    """[n, m, D]: normalize((b1[i] + b2[j]) / 2) for every row i of b1 [n, D] and j of b2 [m, D],
-    the contextualised states of Eq. 3 (cosine ignores the length, the released code normalises,
-    REFERENCE_CODE_NOTES 5.4)."""
-    return tf.math.l2_normalize((b1[:, tf.newaxis, :] + b2[tf.newaxis, :, :]) / 2, axis=-1)
+    """[n, m, D]: the mix of every row i of b1 [n, D] with every row j of b2 [m, D]."""
+    return mix(b1[:, tf.newaxis, :], b2[tf.newaxis, :, :])
+
+
+def pair_mixes(b1: tf.Tensor, b2: tf.Tensor, pairs: tf.Tensor) -> tf.Tensor:
+    """[P, D]: the mix of b1[i] with b2[j] for each utterance pair (i, j) of `pairs` [P, 2]."""
+    return mix(tf.gather(b1, pairs[:, 0]), tf.gather(b2, pairs[:, 1]))
 
 
 def latest_row_sum(b1_history: tf.Tensor, b2_latest: tf.Tensor) -> tf.Tensor:
     """[D]: S_j = Σ_{i<j} normalize((b1[i] + b2[j]) / 2), the new row of Table 1 when utterance j
     joins a history whose earlier utterances are `b1_history` [j, D]; zeros when j = 0."""
-    return tf.reduce_sum(pairwise_mixes(b1_history, b2_latest[tf.newaxis])[:, 0], axis=0)
+    return tf.reduce_sum(mix(b1_history, b2_latest), axis=0)
 
 
 def row_sums(b1: tf.Tensor, b2: tf.Tensor) -> tf.Tensor:
@@ -115,9 +124,7 @@ def maxsim_scores(b1: tf.Tensor, b2: tf.Tensor, after: tf.Tensor,
                   k_last_rows: Optional[int] = None) -> tf.Tensor:
     """[C]: MaxSim (003 Appendix B) over the mixes of Eq. 3, k last rows as in `c3l_scores`."""
     pairs = triangle_pairs(tf.shape(b1)[0], k_last_rows)
-    mixes = tf.math.l2_normalize(
-        (tf.gather(b1, pairs[:, 0]) + tf.gather(b2, pairs[:, 1])) / 2, axis=-1)
-    return maxsim_scores_from_mixes(mixes, pairs, after)
+    return maxsim_scores_from_mixes(pair_mixes(b1, b2, pairs), pairs, after)
 
 
 def bi_encoder_scores(before: tf.Tensor, after: tf.Tensor) -> tf.Tensor:

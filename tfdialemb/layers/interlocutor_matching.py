@@ -24,6 +24,7 @@ import tensorflow as tf
 
 from tfdialemb.encoders.pooling import masked_mean
 from tfdialemb.layers.interlocutor_pooling import role_masks
+from tfdialemb.similarity import paired_cosine
 
 DEFAULT_WINDOW = 10
 
@@ -85,5 +86,4 @@ def self_cross_similarity(states: tf.Tensor, roles: tf.Tensor, turns: tf.Tensor,
     own = masked_mean(tf.cast(states, tf.float32)[:, tf.newaxis], own_mask)
     cross = masked_mean(
         cross_representations(states, roles, turns, token_mask, window, num_roles), rest_mask)
-    return tf.reduce_sum(
-        tf.math.l2_normalize(own, axis=-1) * tf.math.l2_normalize(cross, axis=-1), axis=-1)
+    return paired_cosine(own, cross)

@@ -10,6 +10,7 @@ import tf_keras
 
 from tfdialemb.encoders.pooling import masked_mean
 from tfdialemb.layers.turn_aggregation import TurnAggregation
+from tfdialemb.similarity import paired_cosine
 
 VARIANTS = ("paper", "released")
 PAPER_AGGREGATIONS = ("i1", "i2")
@@ -49,8 +50,8 @@ class MatchingGuidedEmbedding(tf_keras.layers.Layer):
     leaves the pooling count undefined; pooling each turn over its own tokens first is the same
     linear map when the turns have equal lengths, keeps I2's equal weight per turn, and is what
     the released code does. Every token mean divides by max(count, 1), so a turn without valid
-    tokens pools to 0 (the released code divides 0 by 0 there and gives NaN), and cos uses
-    `tf.math.l2_normalize`, so a zero context-aware vector (no valid turn) gives cos 0.
+    tokens pools to 0 (the released code divides 0 by 0 there and gives NaN), and cos is
+    `paired_cosine` (float32), so a zero context-aware vector (no valid turn) gives cos 0.
 
     variant="paper": scale 1/√H, `aggregation` "i1" or "i2" (default "i2", the paper's best),
     `temperature` τ (default 0.1). variant="released": scale 0.1, Σ_i (1 + α_i) R̂_i with the
@@ -114,10 +115,7 @@ class MatchingGuidedEmbedding(tf_keras.layers.Layer):
             turn_embeddings, turn_mask, context_tokens=context_tokens,
             context_token_mask=context_token_mask)
         context_free = masked_mean(candidate_tokens, candidate_token_mask)
-        cosine = tf.reduce_sum(
-            tf.math.l2_normalize(context_free, axis=-1)
-            * tf.math.l2_normalize(context_aware, axis=-1), axis=-1)
-        return cosine / self._temperature
+        return paired_cosine(context_free, context_aware) / self._temperature
 
     def get_config(self):
         config = super().get_config()

@@ -8,12 +8,7 @@ CosineSimilarityLoss, MSE(cos(u, v), label) averaged over the batch (REFERENCE_C
 """
 import tensorflow as tf
 
-
-def paired_cosine(a: tf.Tensor, b: tf.Tensor) -> tf.Tensor:
-    """cos(a_n, b_n) [B] of paired rows a, b [B, H], in float32; a zero row gives 0."""
-    a = tf.math.l2_normalize(tf.cast(a, tf.float32), axis=-1)
-    b = tf.math.l2_normalize(tf.cast(b, tf.float32), axis=-1)
-    return tf.reduce_sum(a * b, axis=-1)
+from tfdialemb.similarity import paired_cosine
 
 
 def cosine_mse(anchor: tf.Tensor, other: tf.Tensor, target: tf.Tensor) -> tf.Tensor:

@@ -9,7 +9,7 @@ pairs together, y = 0 pushes contradictions at least `margin` apart.
 """
 import tensorflow as tf
 
-from tfdialemb.losses.cosine_mse import paired_cosine
+from tfdialemb.similarity import paired_cosine
 
 MARGIN = 0.5
 

@@ -25,7 +25,6 @@ import tensorflow as tf
 
 from tfdialemb.data import nli
 from tfdialemb.encoders import Encoder
-from tfdialemb.encoders.pooling import masked_mean
 from tfdialemb.losses.cosine_mse import cosine_mse
 from tfdialemb.losses.nli_contrastive import nli_contrastive
 from tfdialemb.methods.base import Method
@@ -47,10 +46,8 @@ class CurvedContrastiveModel(Method):
 
     def embed(self, batch: Dict[str, tf.Tensor], feature: str, training: bool) -> tf.Tensor:
         """Mean-pooled last layer [B, H] (float32) of the texts `batch[feature]` [B, T]."""
-        mask = batch[f"{feature}_mask"]
-        states = self.encoder({"input_word_ids": batch[feature], "input_mask": mask},
-                              training=training)["sequence_output"]
-        return masked_mean(tf.cast(states, tf.float32), mask)
+        return self.encoder.embed({"input_word_ids": batch[feature],
+                                   "input_mask": batch[f"{feature}_mask"]}, training=training)
 
     def per_example_loss(self, batch: Dict[str, tf.Tensor], training: bool):
         before = BEFORE_FEATURES[self.variant]

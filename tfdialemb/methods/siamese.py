@@ -83,10 +83,8 @@ class SiameseModel(Method):
     def per_example_loss(self, batch: Dict[str, tf.Tensor], training: bool):
         candidates, candidates_mask = leading_candidates(batch, self.negatives)
         feature = CONTEXT_FEATURE[self.variant]
-        context_states = self.encoder({"input_word_ids": batch[feature],
-                                       "input_mask": batch[f"{feature}_mask"]},
-                                      training=training)["sequence_output"]
-        context = masked_mean(tf.cast(context_states, tf.float32), batch[f"{feature}_mask"])
+        context = self.encoder.embed({"input_word_ids": batch[feature],
+                                      "input_mask": batch[f"{feature}_mask"]}, training=training)
         candidate_states = self.encoder.encode_rows(candidates, candidates_mask, training)
         logits = self.logits(context, masked_mean(tf.cast(candidate_states, tf.float32),
                                                   candidates_mask))

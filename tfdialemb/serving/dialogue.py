@@ -25,7 +25,6 @@ from tfdialemb.dialogue_embedder import DialogueEmbedder
 from tfdialemb.methods.dial2vec import POOLINGS
 from tfdialemb.serving import layout
 
-INPUT_NAMES = ("turns", "turn_counts", "speakers")
 OUTPUT_NAME = "embeddings"
 
 
@@ -80,11 +79,17 @@ def warmup_records(dialogues: Sequence[Dialogue]) -> list:
     return records
 
 
+def dialogue_servable(embedder: DialogueEmbedder, warmup_dialogues: Sequence[Dialogue],
+                      pooling: str = "interlocutor") -> layout.Servable:
+    """The serving module, its `serving_default` signature and the warm-up records."""
+    records = warmup_records(warmup_dialogues)
+    module = dialogue_module(embedder, pooling)
+    return layout.Servable(module, {layout.SIGNATURE_KEY: module.serve}, records)
+
+
 def export_dialogue_model(embedder: DialogueEmbedder, export_dir: str,
                           warmup_dialogues: Sequence[Dialogue], pooling: str = "interlocutor",
                           version: Optional[int] = None) -> str:
     """Writes `export_dir/<version>/` and returns its path (see `layout.write_version`)."""
-    records = warmup_records(warmup_dialogues)
-    module = dialogue_module(embedder, pooling)
-    return layout.write_version(module, {layout.SIGNATURE_KEY: module.serve}, records,
+    return layout.write_version(*dialogue_servable(embedder, warmup_dialogues, pooling),
                                 export_dir, version)

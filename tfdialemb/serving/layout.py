@@ -10,7 +10,7 @@ half-written version), and an existing version is never overwritten.
 """
 import os
 import re
-from typing import Mapping, Optional, Sequence
+from typing import Mapping, NamedTuple, Optional, Sequence
 
 import numpy as np
 import tensorflow as tf
@@ -90,6 +90,13 @@ def check_record_count(records: Sequence[bytes], source: str) -> None:
     if len(records) > MAX_WARMUP_RECORDS:
         raise ValueError(f"{source} make {len(records)} warm-up records; TF Serving loads at "
                          f"most {MAX_WARMUP_RECORDS}")
+
+
+class Servable(NamedTuple):
+    """What one export writes: the module to save, its signatures and the warm-up requests."""
+    module: tf.Module
+    signatures: Mapping[str, SignatureFunction]
+    records: Sequence[bytes]
 
 
 def write_version(module: tf.Module, signatures: Mapping[str, SignatureFunction],

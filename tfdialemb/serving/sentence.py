@@ -40,10 +40,14 @@ def warmup_records(sentences: Sequence[str]) -> list:
     return records
 
 
+def sentence_servable(embedder: SentenceEmbedder, warmup_sentences: Sequence[str]) -> layout.Servable:
+    """The serving module, its `serving_default` signature and the warm-up records."""
+    records = warmup_records(warmup_sentences)
+    module = sentence_module(embedder)
+    return layout.Servable(module, {layout.SIGNATURE_KEY: module.serve}, records)
+
+
 def export_sentence_model(embedder: SentenceEmbedder, export_dir: str,
                           warmup_sentences: Sequence[str], version: Optional[int] = None) -> str:
     """Writes `export_dir/<version>/` and returns its path (see `layout.write_version`)."""
-    records = warmup_records(warmup_sentences)
-    module = sentence_module(embedder)
-    return layout.write_version(module, {layout.SIGNATURE_KEY: module.serve}, records,
-                                export_dir, version)
+    return layout.write_version(*sentence_servable(embedder, warmup_sentences), export_dir, version)

@@ -148,9 +148,8 @@ def triple_module(embedder: SentenceEmbedder, curved: str = "c3l",
         b1, b2, first = _triangle(b1, b2, k_last_rows)
         pairs = curved_scoring.triangle_pairs(tf.shape(b1)[0])
         pairs = tf.boolean_mask(pairs, pairs[:, 1] >= first)
-        mixes = tf.gather_nd(curved_scoring.pairwise_mixes(b1, b2), pairs)
         return {"scores": curved_scoring.maxsim_scores_from_mixes(
-            mixes, pairs, tf.cast(candidates, tf.float64))}
+            curved_scoring.pair_mixes(b1, b2, pairs), pairs, tf.cast(candidates, tf.float64))}
 
     @tf.function(input_signature=[rows("before"), rows("candidates")])
     def score_bi(before, candidates):
@@ -194,10 +193,16 @@ def warmup_records(module: tf.Module, dialogues: Sequence[Dialogue]) -> list:
     return records
 
 
+def triple_servable(embedder: SentenceEmbedder, warmup_dialogues: Sequence[Dialogue],
+                    curved: str = "c3l", speaker_tokens: bool = True) -> layout.Servable:
+    """The serving module, its signatures and warm-up records that run each of them."""
+    module = triple_module(embedder, curved, speaker_tokens)
+    return layout.Servable(module, module.signature_functions, warmup_records(module, warmup_dialogues))
+
+
 def export_triple_model(embedder: SentenceEmbedder, export_dir: str,
                         warmup_dialogues: Sequence[Dialogue], curved: str = "c3l",
                         speaker_tokens: bool = True, version: Optional[int] = None) -> str:
     """Writes `export_dir/<version>/` and returns its path (see `layout.write_version`)."""
-    module = triple_module(embedder, curved, speaker_tokens)
-    records = warmup_records(module, warmup_dialogues)
-    return layout.write_version(module, module.signature_functions, records, export_dir, version)
+    return layout.write_version(*triple_servable(embedder, warmup_dialogues, curved, speaker_tokens),
+                                export_dir, version)
