@@ -10,6 +10,17 @@ WORDS = ["hello", "world", "good", "morning", "how", "are", "you", "fine", "than
          "hotel", "please", "need", "help", "cafe"]
 
 
+SR_SELECT_LINES = [
+    "0\thello world\tgreet\t1,2\t3,4",
+    "1\tgood morning\tgreet\t\t",
+    "2\thow are you\tgreet\t\t",
+    "3\tbook taxi please\tbook\t\t",
+    "4\tbook hotel please\tbook\t\t",
+    "5\tbook taxi\tbook\t4,3\t0,1,2",
+]
+"""A DialogueCSE semantic-retrieval file in its released format: two queries, six sentences."""
+
+
 def corpus(n=12, seed=0):
     """`n` dialogues of 2-6 alternating turns of 1-5 words."""
     rng = np.random.default_rng(seed)

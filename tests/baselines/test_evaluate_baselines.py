@@ -14,14 +14,6 @@ from tfdialemb.embedder import SentenceEmbedder
 from tfdialemb.encoders import load_pretrained
 from tfdialemb.eval.semantic_retrieval import evaluate_semantic_retrieval
 
-SELECT = [
-    "0\thello world\tgreet\t1,2\t3,4",
-    "1\tgood morning\tgreet\t\t",
-    "2\thow are you\tgreet\t\t",
-    "3\tbook taxi please\tbook\t\t",
-    "4\tbook hotel please\tbook\t\t",
-    "5\tbook taxi\tbook\t4,3\t0,1,2",
-]
 GLOVE = ["hello 1 0 0", "world 1 1 0", "good 0 1 0", "morning 0 1 1", "book 0 0 1",
          "taxi 1 0 1", "hotel 0 1 1"]
 
@@ -35,7 +27,7 @@ def _run(*args):
 def fixture_files(tmp_path):
     """The SR eval file, a fit corpus of 40 dialogues (156 utterances, more than the tiny BERT's
     32 dimensions) and a tiny GloVe file."""
-    (tmp_path / "select.txt").write_text("".join(line + "\n" for line in SELECT), encoding="utf-8")
+    (tmp_path / "select.txt").write_text("".join(line + "\n" for line in tiny_corpus.SR_SELECT_LINES), encoding="utf-8")
     write_dialogues(tiny_corpus.corpus(n=40, seed=1), str(tmp_path / "fit.jsonl"))
     (tmp_path / "glove.txt").write_text("\n".join(GLOVE) + "\n", encoding="utf-8")
     return tmp_path

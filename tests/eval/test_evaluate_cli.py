@@ -5,18 +5,10 @@ import sys
 
 import pytest
 
+from tiny_corpus import SR_SELECT_LINES
 from tfdialemb.embedder import SentenceEmbedder
 from tfdialemb.encoders import load_pretrained
 from tfdialemb.eval.semantic_retrieval import evaluate_semantic_retrieval
-
-SELECT = [
-    "0\thello world\tgreet\t1,2\t3,4",
-    "1\tgood morning\tgreet\t\t",
-    "2\thow are you\tgreet\t\t",
-    "3\tbook taxi please\tbook\t\t",
-    "4\tbook hotel please\tbook\t\t",
-    "5\tbook taxi\tbook\t4,3\t0,1,2",
-]
 
 
 def _run(*args):
@@ -26,7 +18,7 @@ def _run(*args):
 
 def test_sr_report_matches_the_library(tmp_path, hf_safetensors_dir):
     eval_file = tmp_path / "select.txt"
-    eval_file.write_text("".join(line + "\n" for line in SELECT), encoding="utf-8")
+    eval_file.write_text("".join(line + "\n" for line in SR_SELECT_LINES), encoding="utf-8")
     output = tmp_path / "out" / "report.json"
     result = _run("--task=sr", f"--eval_file={eval_file}",
                   f"--init_checkpoint={hf_safetensors_dir}", f"--output={output}", "--batch_size=2")
