@@ -8,7 +8,7 @@ import tensorflow as tf
 import tiny_bert
 from tfdialemb.data.build import BuildOptions, build
 from tfdialemb.data.examples import ExampleBuilder, make_builder
-from tfdialemb.data.pipeline import example_length, make_dataset
+from tfdialemb.data.pipeline import example_lengths, make_dataset
 from tfdialemb.data.records import DIALOGUE_LIST, parse_spec, read_manifest, serialize_example
 from tfdialemb.data.sampling import UtterancePool
 from tfdialemb.dialogue import Dialogue, Turn, write_dialogues
@@ -158,7 +158,8 @@ def test_eou_build_and_example_length(built):
     example = tf.io.parse_single_example(record, spec)
     assert sorted(example) == ["samples", "samples_role_ids", "samples_turn_ids"]
     lengths = example["samples"].row_lengths().numpy()
-    assert example_length(example, manifest["builder"]["schema"]).numpy() == lengths.max() == 7
+    batch = tf.io.parse_example(record[tf.newaxis], spec)
+    assert example_lengths(batch, manifest["builder"]["schema"]).numpy()[0] == lengths.max() == 7
 
 
 class _BadSamples(ExampleBuilder):

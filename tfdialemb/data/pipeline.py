@@ -19,16 +19,19 @@ PARSE_BATCH = 256
 DEFAULT_BOUNDARIES = (16, 24, 32, 48, 64, 96, 128, 192, 256, 384)
 
 
-def example_length(example: Mapping[str, tf.Tensor], schema: Mapping[str, str]) -> tf.Tensor:
-    """Longest token sequence of one parsed (ragged) example: the length it pads to."""
-    lengths = [tf.constant(0, tf.int64)]
+def example_lengths(batch: Mapping[str, tf.Tensor], schema: Mapping[str, str]) -> tf.Tensor:
+    """[B] int64: the longest token sequence of each example of a parsed (ragged) batch, the
+    length it pads to; 0 for an example without tokens."""
+    first = batch[next(iter(schema))]
+    rows = first.nrows() if isinstance(first, tf.RaggedTensor) else tf.shape(first, out_type=tf.int64)[0]
+    lengths = [tf.zeros([rows], tf.int64)]
     for name, kind in schema.items():
         if kind == SEQUENCE:
-            lengths.append(tf.size(example[name], out_type=tf.int64))
+            lengths.append(batch[name].row_lengths())
         elif kind in (SEQUENCE_LIST, DIALOGUE_LIST):
-            rows = example[name].row_lengths()
-            lengths.append(tf.reduce_max(tf.concat([rows, [0]], axis=0)))
-    return tf.reduce_max(tf.stack(lengths))
+            # An example with no rows has a ragged max of int64's minimum, lifted to 0 by the zeros.
+            lengths.append(tf.reduce_max(batch[name].row_lengths(axis=2), axis=1))
+    return tf.reduce_max(tf.stack(lengths), axis=0)
 
 
 def to_dense(batch: Mapping[str, tf.Tensor], schema: Mapping[str, str], pad_id: int = 0,
@@ -102,18 +105,29 @@ def make_dataset(
     if training:
         dataset = dataset.shuffle(shuffle_buffer, seed=seed, reshuffle_each_iteration=True)
     spec = parse_spec(schema)
-    dataset = dataset.batch(PARSE_BATCH).map(
-        lambda records: tf.io.parse_example(records, spec), num_parallel_calls=tf.data.AUTOTUNE
-    ).unbatch()
+
+    def parse(records):
+        return tf.io.parse_example(records, spec)
+
     if training and bucket_boundaries:
+        # Bucket keys are computed on the parsed batch, in the parallel map, before it is split
+        # into examples for grouping: a per-example key_func would run serially in group_by_window.
         boundaries = tf.constant(list(bucket_boundaries), tf.int64)
-        dataset = dataset.group_by_window(
-            key_func=lambda ex: tf.reduce_sum(tf.cast(example_length(ex, schema) > boundaries, tf.int64)),
-            reduce_func=lambda _, window: window.batch(batch_size),
+
+        def parse_with_bucket(records):
+            batch = parse(records)
+            lengths = example_lengths(batch, schema)
+            return batch, tf.reduce_sum(tf.cast(lengths[:, tf.newaxis] > boundaries, tf.int64), axis=1)
+
+        dataset = dataset.batch(PARSE_BATCH).map(parse_with_bucket, num_parallel_calls=tf.data.AUTOTUNE)
+        dataset = dataset.unbatch().group_by_window(
+            key_func=lambda _, bucket: bucket,
+            reduce_func=lambda _, window: window.batch(batch_size).map(lambda batch, _: batch),
             window_size=batch_size,
         )
     else:
-        dataset = dataset.batch(batch_size)
+        # Without bucketing a batch of records parses straight into a batch of examples.
+        dataset = dataset.batch(batch_size).map(parse, num_parallel_calls=tf.data.AUTOTUNE)
     pad_id = manifest.get("pad_id", 0)
     dataset = dataset.map(lambda b: to_dense(b, schema, pad_id, pad_to), num_parallel_calls=tf.data.AUTOTUNE)
     return dataset.prefetch(tf.data.AUTOTUNE)

@@ -4,6 +4,7 @@ Lengths are WordPiece tokens when a tokenizer is given, else BERT's basic (pre-W
 Histograms rather than lists keep memory constant however large the corpus is.
 """
 import collections
+import functools
 from typing import Dict, Iterable, Mapping, Optional
 
 import numpy as np
@@ -32,12 +33,8 @@ def percentiles(histogram: Mapping[int, int], points=PERCENTILES) -> Dict[str, i
 
 
 def corpus_stats(dialogues: Iterable[Dialogue], tokenizer: Optional[BertTokenizer] = None) -> Dict:
-    if tokenizer is not None:
-        count = tf.function(lambda t: tokenizer.tokenize(t).row_lengths(),
-                            input_signature=[tf.TensorSpec([None], tf.string)])
-    else:
-        count = tf.function(lambda t: basic_tokenize(t, lower_case=True).row_lengths(),
-                            input_signature=[tf.TensorSpec([None], tf.string)])
+    split = tokenizer.tokenize if tokenizer is not None else functools.partial(basic_tokenize, lower_case=True)
+    count = tf.function(lambda t: split(t).row_lengths(), input_signature=[tf.TensorSpec([None], tf.string)])
     turn_lengths: collections.Counter = collections.Counter()
     dialogue_lengths: collections.Counter = collections.Counter()
     turns_per_dialogue: collections.Counter = collections.Counter()

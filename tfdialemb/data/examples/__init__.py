@@ -58,11 +58,6 @@ def register(cls: Type[ExampleBuilder]) -> Type[ExampleBuilder]:
     return cls
 
 
-def builder_names():
-    _load_builtin()
-    return sorted(_BUILDERS)
-
-
 def make_builder(name: str, params: Optional[Mapping[str, Any]] = None) -> ExampleBuilder:
     _load_builtin()
     if name not in _BUILDERS:
