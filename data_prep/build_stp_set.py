@@ -1,5 +1,5 @@
-r"""Builds a short-term-planning (STP) set from canonical dialogues (003 Sec. 4.2;
-REFERENCE_CODE_NOTES 4.5, 5.5).
+r"""Builds a short-term-planning (STP) set from canonical dialogues (triple-encoders Sec. 4.2;
+UKPLab/acl2024-triple-encoders triple_encoders/TripleEncodersForSTP.py).
 
   python -m data_prep.build_stp_set --input=test.jsonl --output=stp.jsonl \
       [--history_lengths=2,5,10] [--goal_distances=1,2,3,4] [--distractors=100] [--seed=0] \

@@ -227,6 +227,13 @@ def role_ids(dialogue: Dialogue) -> List[int]:
     return [index[turn.speaker] for turn in dialogue.turns]
 
 
+def capped_roles(dialogue: Dialogue, max_roles: int) -> List[int]:
+    """Per turn, its speaker's role id, speakers past `max_roles` folded into the last role."""
+    if max_roles < 2:
+        raise ValueError(f"max_roles must be at least 2, got {max_roles}")
+    return [min(role, max_roles - 1) for role in role_ids(dialogue)]
+
+
 def split_of(dialogue_id: str, seed: int, fractions: Sequence[float] = (0.8, 0.1, 0.1)) -> str:
     """The split ("train", "dev", "test") a dialogue belongs to, from a hash of seed and id.
 

@@ -1,36 +1,38 @@
 """Dialogue embeddings for lists of dialogues: tokenizer, packing and encoder in one traced graph.
 
-The dialogue is packed exactly as the dial2vec build packs it (`pack_dialogues`), so a model
-trained on a build embeds with the same sequences; the outputs are dial2vec's embeddings
-(`tfdialemb.methods.dial2vec.dialogue_embeddings`): "interlocutor" (Eq. 4), "mean", "cls" (the
-last-layer [CLS] state, the CLS-pooling baseline for any encoder) and "p1", "p2", ... (one
-interlocutor's mean, 002 Table 4).
+The dialogue is pre-processed and packed exactly as the dial2vec build does it (consecutive turns
+of one speaker merged when the model was trained so, `pack_dialogues`), so a model trained on a
+build embeds the same sequences; the outputs are `tfdialemb.layers.dialogue_views`: "interlocutor"
+(Eq. 4), "mean", "cls" (the last-layer [CLS] state, the CLS-pooling baseline for any encoder) and
+"p1", "p2", ... (one interlocutor's mean, dial2vec Table 4).
 """
 from typing import Callable, Dict, Optional, Sequence
 
 import numpy as np
 import tensorflow as tf
 
-from tfdialemb.dialogue import Dialogue
-from tfdialemb.data.examples.dial2vec import capped_roles
+from tfdialemb.dialogue import Dialogue, role_ids
 from tfdialemb.embedder import usable_max_length
 from tfdialemb.encoders import Encoder, Pretrained
-from tfdialemb.methods.dial2vec import (
-    check_role_turn_tables, dialogue_embeddings, embedding_names, encode_dialogues)
+from tfdialemb.layers.dialogue_views import (
+    check_role_turn_tables, dialogue_embeddings, embedding_names, encode_dialogues, has_role_turn_tables)
 from tfdialemb.text import BertTokenizer
-from tfdialemb.text.dialogue_packing import dense_dialogues, pack_dialogues, separator_id
+from tfdialemb.text.dialogue_packing import (
+    DialogueInputs, dense_dialogues, merge_consecutive_turns, pack_dialogues, separator_id)
 
 
 class DialogueEmbedder(tf.Module):
     """Turns and speakers in, dialogue embeddings out.
 
-    `separator` ([SEP] or [EOU]) and `role_turn_embeddings` must match the build and the model
-    that trained the encoder. Speakers past `num_roles` fold into the last role, as the dial2vec
+    `separator` ([SEP] or [EOU]), `role_turn_embeddings` and `merge_consecutive_turns` must match
+    the build and the model that trained the encoder (`from_settings` takes them from a model
+    directory's record). Speakers past `num_roles` fold into the last role, as the dial2vec
     builder folds speakers past max_roles.
     """
 
     def __init__(self, encoder: Encoder, tokenizer: BertTokenizer, max_length: int = 512,
-                 separator: str = "[SEP]", role_turn_embeddings: bool = False, num_roles: int = 2):
+                 separator: str = "[SEP]", role_turn_embeddings: bool = False, num_roles: int = 2,
+                 merge_consecutive_turns: bool = False):
         super().__init__()
         max_length = usable_max_length(encoder, max_length)
         if num_roles < 2:
@@ -43,10 +45,20 @@ class DialogueEmbedder(tf.Module):
         self.separator = separator_id(tokenizer, separator)
         self.role_turn_embeddings = role_turn_embeddings
         self.num_roles = num_roles
+        self.merge_consecutive_turns = merge_consecutive_turns
 
     @classmethod
     def from_pretrained(cls, pretrained: Pretrained, **kwargs) -> "DialogueEmbedder":
         return cls(pretrained.encoder, pretrained.tokenizer, **kwargs)
+
+    @classmethod
+    def from_settings(cls, encoder: Encoder, tokenizer: BertTokenizer, settings) -> "DialogueEmbedder":
+        """From the `dialogue` settings of `tfdialemb.inference.settings`; the role and turn
+        tables are used when the encoder has them."""
+        return cls(encoder, tokenizer, max_length=settings["max_length"],
+                   separator=f"[{settings['separator'].upper()}]",
+                   role_turn_embeddings=has_role_turn_tables(encoder), num_roles=settings["num_roles"],
+                   merge_consecutive_turns=settings["merge_consecutive_turns"])
 
     @property
     def names(self):
@@ -56,18 +68,31 @@ class DialogueEmbedder(tf.Module):
     @tf.function(input_signature=[tf.RaggedTensorSpec([None, None], tf.string, ragged_rank=1),
                                   tf.RaggedTensorSpec([None, None], tf.int32, ragged_rank=1)],
                  reduce_retracing=True)
+    def pack_batch(self, turns, speakers) -> DialogueInputs:
+        """`turns` [B, (turns)] strings and `speakers` [B, (turns)] role ids 0, 1, ... → the
+        encoder's dense inputs, as the build writes them."""
+        return self._pack(turns, speakers)
+
+    @tf.function(input_signature=[tf.RaggedTensorSpec([None, None], tf.string, ragged_rank=1),
+                                  tf.RaggedTensorSpec([None, None], tf.int32, ragged_rank=1)],
+                 reduce_retracing=True)
     def embed_batch(self, turns, speakers):
         """`turns` [B, (turns)] strings and `speakers` [B, (turns)] role ids 0, 1, ... →
         {name: float32 [B, H]}."""
-        tf.debugging.assert_non_negative(speakers.values, message="speaker ids must be non-negative")
-        pieces = turns.with_values(self.tokenizer.tokenize(turns.values))
-        roles = tf.minimum(speakers, self.num_roles - 1)
-        inputs = dense_dialogues(
-            pack_dialogues(pieces, roles, self.tokenizer.cls_id, self.separator, self.max_length),
-            self.tokenizer.pad_id)
+        inputs = self._pack(turns, speakers)
         states = encode_dialogues(self.encoder, *inputs, role_turn_embeddings=self.role_turn_embeddings,
                                   training=False)
         return dialogue_embeddings(states, inputs.mask, inputs.role_ids, self.num_roles)
+
+    def _pack(self, turns, speakers) -> DialogueInputs:
+        tf.debugging.assert_non_negative(speakers.values, message="speaker ids must be non-negative")
+        if self.merge_consecutive_turns:
+            turns, speakers = merge_consecutive_turns(turns, speakers)
+        pieces = turns.with_values(self.tokenizer.tokenize(turns.values))
+        roles = tf.minimum(speakers, self.num_roles - 1)
+        return dense_dialogues(
+            pack_dialogues(pieces, roles, self.tokenizer.cls_id, self.separator, self.max_length),
+            self.tokenizer.pad_id)
 
     def embed(self, dialogues: Sequence[Dialogue], batch_size: int = 16,
               on_batch: Optional[Callable[[int], None]] = None) -> Dict[str, np.ndarray]:
@@ -82,7 +107,7 @@ class DialogueEmbedder(tf.Module):
             index = order[start:start + batch_size]
             batch = [dialogues[i] for i in index]
             turns = tf.ragged.constant([[t.text for t in d.turns] for d in batch], tf.string)
-            speakers = tf.ragged.constant([capped_roles(d, self.num_roles) for d in batch], tf.int32)
+            speakers = tf.ragged.constant([role_ids(d) for d in batch], tf.int32)
             for name, value in self.embed_batch(turns, speakers).items():
                 output[name][index] = value.numpy()
             if on_batch is not None:

@@ -41,6 +41,11 @@ class SentenceEmbedder(tf.Module):
     def from_pretrained(cls, pretrained: Pretrained, **kwargs) -> "SentenceEmbedder":
         return cls(pretrained.encoder, pretrained.tokenizer, **kwargs)
 
+    @classmethod
+    def from_settings(cls, encoder: Encoder, tokenizer: BertTokenizer, settings) -> "SentenceEmbedder":
+        """From the `sentence` (or `triple`) settings of `tfdialemb.inference.settings`."""
+        return cls(encoder, tokenizer, pooling=settings["pooling"], max_length=settings["max_length"])
+
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string)], reduce_retracing=True)
     def embed_batch(self, texts):
         inputs = self.tokenizer(texts, max_length=self.max_length)

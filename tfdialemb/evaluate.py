@@ -31,8 +31,11 @@ dialogue file, and `stp` (short-term planning: hits@5/10/25/50, average rank) on
 MaxSim (Appendix B), the triple-encoder as a bi-encoder ([B2] only) or a CCL bi-encoder;
 --k_last_rows keeps the k last rows of the triangle; --speaker_tokens as in training.
 
---model_dir is a trained tfdialemb model, --init_checkpoint any checkpoint the project loads
-(Hugging Face BERT, Google TF1 BERT); both are read by the same loader. The report {"task",
+--model_dir is a trained tfdialemb model: its method.json says how it was trained, so the method's
+settings (--separator, --num_roles, --speaker_tokens, --merge_consecutive_turns, the curved kind)
+come from there and a flag contradicting them is refused; --max_length and --pooling override the
+record with a warning. --init_checkpoint is any checkpoint the project loads (Hugging Face BERT,
+Google TF1 BERT), with the flags' values or their defaults. The report {"task",
 "eval_file", "checkpoint", "embedding", "metrics", ...} is written atomically and printed.
 Exit status: 0 done; 1 the eval or fit file has a bad line (file, line and reason are named);
 2 the command is wrong (missing eval file or checkpoint, a file that is no such set, a flag the
@@ -42,7 +45,7 @@ import functools
 import json
 import os
 import sys
-from typing import List
+from typing import Dict, List, Optional
 
 import numpy as np
 from absl import app, flags
@@ -52,7 +55,10 @@ from tfdialemb.data.sampling import UtterancePool
 from tfdialemb.dialogue import read_dialogues
 from tfdialemb.eval.inputs import embed_distinct
 from tfdialemb.eval.tasks import TASKS
+from tfdialemb import options
 from tfdialemb.files import atomic_open
+from tfdialemb.inference.settings import (KIND_SETTINGS, MAX_LENGTH, MERGE_TURNS, NUM_ROLES, POOLING,
+                                          SEPARATOR, SETTINGS, SPEAKER_TOKENS)
 
 SENTENCE_TASKS = tuple(sorted(TASKS))
 CURVED_TASKS = ("sequence_modeling", "stp")
@@ -69,20 +75,19 @@ EMBEDDING_FLAGS = {
     "fit_file": FITTED_EMBEDDINGS + ("tfidf", "lda"), "fit_utterances": FITTED_EMBEDDINGS,
     "fit_seed": FITTED_EMBEDDINGS + ("lda",), "whitening_dim": ("whitening",), "flow_epochs": ("flow",),
     "flow_batch_size": ("flow",), "flow_learning_rate": ("flow",), "glove_file": ("glove",),
-    "lda_topics": ("lda",), "pooling": ("encoder", "whitening", "flow", "utterance_average"),
-    "separator": ("encoder",), "num_roles": ("encoder",),
+    "lda_topics": ("lda",),
 }
 """Flag → the --embedding kinds it applies to."""
 REQUIRED_FLAG = {"whitening": "fit_file", "flow": "fit_file", "glove": "glove_file"}
 TASK_FLAGS = {
     "label_key": ("dialogue",), "plot_dir": ("dialogue",), "runs": ("dialogue",),
-    "separator": ("dialogue",), "num_roles": ("dialogue",), "curved_mode": CURVED_TASKS,
-    "k_last_rows": ("sequence_modeling",),
-    "speaker_tokens": CURVED_TASKS, "history_lengths": ("sequence_modeling",),
+    "curved_mode": CURVED_TASKS, "k_last_rows": ("sequence_modeling",),
+    "history_lengths": ("sequence_modeling",),
+    "merge_consecutive_turns": ("dialogue", "sequence_modeling"),
 }
 """Flag → the tasks it applies to."""
-DEFAULT_MAX_LENGTH = {"dialogue": 512}
-"""Tokens per input where a task's inputs are longer than a sentence (default 128)."""
+CURVED_MODES = {"ccl": ("ccl",), "c3l": ("c3l", "c3l_maxsim", "bi_b2")}
+"""A trained curved model's kind → the --curved_mode values that score with it."""
 
 FLAGS = flags.FLAGS
 flags.DEFINE_enum("task", None, sorted(TASK_EMBEDDINGS), "Evaluation task.")
@@ -90,12 +95,11 @@ flags.DEFINE_string("eval_file", None, "Evaluation set: released text file or co
 flags.DEFINE_string("model_dir", None, "Trained tfdialemb model directory to evaluate.")
 flags.DEFINE_string("init_checkpoint", None, "Any loadable checkpoint, e.g. an untrained BERT.")
 flags.DEFINE_string("output", None, "Where to write the JSON report.")
-flags.DEFINE_enum("pooling", "mean", ["mean", "cls"], "Token pooling of the last layer "
-                  "(sentence encoders).")
 flags.DEFINE_integer("batch_size", 64, "Sentences (dialogue task: dialogues / 4) per batch.",
                      lower_bound=1)
-flags.DEFINE_integer("max_length", None, "Tokens per input, [CLS] and [SEP] included (default "
-                     "128; dialogue task 512).", lower_bound=2)
+for _setting in (POOLING, MAX_LENGTH, SEPARATOR, NUM_ROLES, SPEAKER_TOKENS, MERGE_TURNS):
+    _setting.define()
+flags.adopt_module_key_flags(options)
 flags.DEFINE_enum("embedding", "encoder", EMBEDDINGS,
                   "The encoder's embedding or a baseline (see the task's list above).")
 flags.DEFINE_string("fit_file", None, "Canonical JSONL dialogues: their utterances fit whitening "
@@ -115,19 +119,31 @@ flags.DEFINE_string("label_key", None, "dialogue: the key of `labels` holding th
 flags.DEFINE_string("plot_dir", None, "dialogue: write PNG plots here.")
 flags.DEFINE_integer("runs", 10, "dialogue: seeded KMeans runs and random pairings averaged.",
                      lower_bound=1)
-flags.DEFINE_enum("separator", "sep", ["sep", "eou"], "dialogue: token between turns "
-                  "([SEP] or [EOU], as the model was trained).")
-flags.DEFINE_integer("num_roles", 2, "dialogue: interlocutors (views p1..pR); speakers past them "
-                     "fold into the last role, as the model was trained.", lower_bound=2)
-flags.DEFINE_enum("curved_mode", "c3l", ["c3l", "c3l_maxsim", "bi_b2", "ccl"],
-                  "sequence_modeling / stp: how candidates are scored.")
+flags.DEFINE_enum("curved_mode", None, ["c3l", "c3l_maxsim", "bi_b2", "ccl"],
+                  "sequence_modeling / stp: how candidates are scored (default: ccl for a CCL "
+                  "model, else c3l).")
 flags.DEFINE_integer("k_last_rows", None, "c3l modes: only the k last rows of the triangle.",
                      lower_bound=1)
-flags.DEFINE_bool("speaker_tokens", True, "sequence_modeling / stp: [O] / [E] speaker tokens.")
 flags.DEFINE_list("history_lengths", [str(h) for h in range(2, 11)],
                   "sequence_modeling: history lengths scored.")
 flags.mark_flags_as_required(["task", "eval_file", "output"])
 flags.mark_flags_as_mutual_exclusive(["model_dir", "init_checkpoint"])
+
+
+def settings_kind(task: str, embedding: str) -> Optional[str]:
+    """The inference kind whose settings (`tfdialemb.inference.settings`) the evaluation reads, or
+    None for a baseline without an encoder."""
+    if embedding in WITHOUT_CHECKPOINT:
+        return None
+    if embedding == "utterance_average" or task in SENTENCE_TASKS:
+        return "sentence"
+    return "dialogue" if task == "dialogue" else "triple"
+
+
+def given_settings(kind: Optional[str]) -> Dict[str, object]:
+    """The settings flags given on the command line that `kind` reads."""
+    names = KIND_SETTINGS[kind] if kind else ()
+    return {name: FLAGS[name].value for name in names if name in FLAGS and FLAGS[name].present}
 
 
 def check_flags() -> None:
@@ -147,16 +163,18 @@ def check_flags() -> None:
     for name, tasks in TASK_FLAGS.items():
         if FLAGS[name].present and task not in tasks:
             raise ValueError(f"--{name} does not apply to --task={task}")
+    read = KIND_SETTINGS[settings_kind(task, kind)] if settings_kind(task, kind) else ()
+    for name in SETTINGS:
+        if name in FLAGS and FLAGS[name].present and name not in read:
+            raise ValueError(f"--{name} does not apply to --task={task} --embedding={kind}"
+                             + (": every pooling is reported as a view" if name == "pooling" else ""))
     if kind in REQUIRED_FLAG and not FLAGS[REQUIRED_FLAG[kind]].value:
         raise ValueError(f"--embedding={kind} needs --{REQUIRED_FLAG[kind]}")
     from tfdialemb.eval.short_term_planning import MODES as STP_MODES  # pylint: disable=import-outside-toplevel
 
-    if task == "stp" and FLAGS.curved_mode not in STP_MODES:
+    if task == "stp" and FLAGS.curved_mode and FLAGS.curved_mode not in STP_MODES:
         raise ValueError(f"--task=stp scores with --curved_mode in {', '.join(STP_MODES)}, "
                          f"not {FLAGS.curved_mode}")
-    if task == "dialogue" and kind == "encoder" and FLAGS["pooling"].present:
-        raise ValueError("--pooling does not apply to --task=dialogue --embedding=encoder: every "
-                         "pooling is reported as a view")
     if task == "dialogue" and not FLAGS.label_key:
         raise ValueError("--task=dialogue needs --label_key (the key of `labels` naming the domain)")
 
@@ -202,27 +220,28 @@ def fit_transform(encode, embedding: dict):
 
 def main(argv):
     del argv
+    from tfdialemb.model_dir import ModelSource  # pylint: disable=import-outside-toplevel
+
     try:
         check_flags()
+        checkpoint = FLAGS.model_dir or FLAGS.init_checkpoint
+        source = ModelSource(checkpoint) if checkpoint else None
+        kind = settings_kind(FLAGS.task, FLAGS.embedding)
+        settings = source.settings(kind, given_settings(kind)) if kind else {}
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    # After flag parsing: Model Garden is slow to import.
-    from tfdialemb.encoders import load_pretrained  # pylint: disable=import-outside-toplevel
-
-    checkpoint = FLAGS.model_dir or FLAGS.init_checkpoint
     embedding = {"kind": FLAGS.embedding}
-    max_length = FLAGS.max_length or DEFAULT_MAX_LENGTH.get(FLAGS.task, 128)
-    # Loaded when the task first embeds, so a bad eval file fails before a slow load.
-    pretrained = functools.lru_cache(maxsize=None)(lambda: load_pretrained(checkpoint))
     report = {"task": FLAGS.task, "eval_file": FLAGS.eval_file, "checkpoint": checkpoint}
+    if source and source.method:
+        report["method"] = source.method
     try:
         if FLAGS.task == "dialogue":
-            report.update(_dialogue_task(pretrained, embedding, max_length))
+            report.update(_dialogue_task(source, embedding, settings))
         elif FLAGS.task in CURVED_TASKS:
-            report.update(_curved_task(pretrained, embedding, max_length))
+            report.update(_curved_task(source, embedding, settings))
         else:
-            report.update(_sentence_task(pretrained, embedding, max_length))
+            report.update(_sentence_task(source, embedding, settings))
     except (OSError, ValueError) as e:
         return report_error(e)
     text = json.dumps(report, indent=2, ensure_ascii=False)
@@ -232,12 +251,13 @@ def main(argv):
     return 0
 
 
-def _sentence_encoder(pretrained, max_length: int):
-    """encode(texts) → [n, H] with the checkpoint's sentence embeddings and a progress bar."""
+def _sentence_encoder(source, settings: dict):
+    """encode(texts) → [n, H] with the checkpoint's sentence embeddings and a progress bar; the
+    model is loaded when the task first embeds, so a bad eval file fails before a slow load."""
     from tfdialemb.embedder import SentenceEmbedder  # pylint: disable=import-outside-toplevel
 
-    embedder = functools.lru_cache(maxsize=None)(lambda: SentenceEmbedder.from_pretrained(
-        pretrained(), pooling=FLAGS.pooling, max_length=max_length))
+    embedder = functools.lru_cache(maxsize=None)(lambda: SentenceEmbedder.from_settings(
+        source.pretrained.encoder, source.pretrained.tokenizer, settings))
 
     def encode(texts):
         progress = Progress(len(texts), "sentences")
@@ -260,40 +280,36 @@ def _glove(embedding: dict):
     return embed
 
 
-def _sentence_task(pretrained, embedding: dict, max_length: int) -> dict:
+def _sentence_task(source, embedding: dict, settings: dict) -> dict:
     """sr / dsts with the encoder, a fitted transform of it, or GloVe."""
     if FLAGS.embedding == "glove":
         embed = _glove(embedding)
     else:
-        encode = _sentence_encoder(pretrained, max_length)
+        encode = _sentence_encoder(source, settings)
         if FLAGS.embedding == "encoder":
             embed = encode
         else:
             transform = functools.lru_cache(maxsize=None)(lambda: fit_transform(encode, embedding))
             embed = lambda texts: transform().transform(encode(texts))  # noqa: E731
     metrics = TASKS[FLAGS.task](FLAGS.eval_file, embed)
-    return {"pooling": None if FLAGS.embedding == "glove" else FLAGS.pooling,
-            "embedding": embedding, "metrics": metrics}
+    return {"pooling": settings.get("pooling"), "embedding": embedding, "metrics": metrics}
 
 
-def _dialogue_views(pretrained, embedding: dict, max_length: int):
+def _dialogue_views(source, embedding: dict, settings: dict):
     """embed_views(dialogues) → {view: [N, H]} for --embedding on the dialogue task."""
     # pylint: disable=import-outside-toplevel
     from tfdialemb.baselines.topic import LdaDialogueEmbedder, TfidfDialogueEmbedder
     from tfdialemb.baselines.utterance_average import average_utterance_embeddings
     from tfdialemb.dialogue_embedder import DialogueEmbedder
-    from tfdialemb.methods.dial2vec import has_role_turn_tables
 
     kind = FLAGS.embedding
     if kind == "encoder":
         def embed_views(dialogues):
-            embedder = DialogueEmbedder.from_pretrained(
-                pretrained(), max_length=max_length, separator=f"[{FLAGS.separator.upper()}]",
-                role_turn_embeddings=has_role_turn_tables(pretrained().encoder),
-                num_roles=FLAGS.num_roles)
-            embedding.update(max_length=embedder.max_length, separator=FLAGS.separator,
-                             num_roles=FLAGS.num_roles,
-                             role_turn_embeddings=embedder.role_turn_embeddings)
+            pretrained = source.pretrained
+            embedder = DialogueEmbedder.from_settings(pretrained.encoder, pretrained.tokenizer, settings)
+            embedding.update(max_length=embedder.max_length, separator=settings["separator"],
+                             num_roles=embedder.num_roles, role_turn_embeddings=embedder.role_turn_embeddings,
+                             merge_consecutive_turns=embedder.merge_consecutive_turns)
             progress = Progress(len(dialogues), "dialogues")
             return embedder.embed(dialogues, batch_size=max(1, FLAGS.batch_size // 4),
                                   on_batch=progress.advance)
@@ -303,7 +319,7 @@ def _dialogue_views(pretrained, embedding: dict, max_length: int):
         return lambda dialogues: {"glove": glove([" ".join(t.text for t in d.turns)
                                                   for d in dialogues])}
     if kind == "utterance_average":
-        encode = _sentence_encoder(pretrained, max_length)
+        encode = _sentence_encoder(source, settings)
         return lambda dialogues: {"utterance_average": average_utterance_embeddings(dialogues,
                                                                                     encode)}
 
@@ -319,7 +335,7 @@ def _dialogue_views(pretrained, embedding: dict, max_length: int):
     return embed_views
 
 
-def _dialogue_task(pretrained, embedding: dict, max_length: int) -> dict:
+def _dialogue_task(source, embedding: dict, settings: dict) -> dict:
     """dial2vec's dialogue-embedding evaluation, plus its plots under --plot_dir."""
     # pylint: disable=import-outside-toplevel
     from tfdialemb.eval import plots
@@ -327,7 +343,7 @@ def _dialogue_task(pretrained, embedding: dict, max_length: int) -> dict:
     from tfdialemb.training.loop import VALIDATION_HISTORY
 
     captured = {}
-    embed_views = _dialogue_views(pretrained, embedding, max_length)
+    embed_views = _dialogue_views(source, embedding, settings)
 
     def embed_and_keep(dialogues):
         captured["views"] = embed_views(dialogues)
@@ -360,26 +376,41 @@ def _dialogue_task(pretrained, embedding: dict, max_length: int) -> dict:
     return report
 
 
-def _curved_task(pretrained, embedding: dict, max_length: int) -> dict:
+def curved_mode(source) -> str:
+    """--curved_mode, checked against a trained curved model; by default the model's own scoring
+    (ccl for a CCL model, else c3l)."""
+    curved = (source.recorded("triple") or {}).get("curved")
+    if FLAGS.curved_mode is None:
+        return "ccl" if curved == "ccl" else "c3l"
+    if curved and FLAGS.curved_mode not in CURVED_MODES[curved]:
+        raise ValueError(f"--curved_mode={FLAGS.curved_mode} does not score a {curved} model "
+                         f"({source.directory}); use one of {', '.join(CURVED_MODES[curved])}")
+    return FLAGS.curved_mode
+
+
+def _curved_task(source, embedding: dict, settings: dict) -> dict:
     """Triple-encoder sequence modelling or short-term planning."""
     # pylint: disable=import-outside-toplevel
     from tfdialemb.eval.sequence_modeling import evaluate_sequence_modeling
     from tfdialemb.eval.short_term_planning import evaluate_short_term_planning
 
-    encode = _sentence_encoder(pretrained, max_length)
-    embedding.update(mode=FLAGS.curved_mode, speaker_tokens=FLAGS.speaker_tokens)
+    mode = curved_mode(source)
+    encode = _sentence_encoder(source, settings)
+    embedding.update(mode=mode, speaker_tokens=settings["speaker_tokens"], max_length=settings["max_length"])
     if FLAGS.task == "stp":
-        metrics = evaluate_short_term_planning(FLAGS.eval_file, encode, mode=FLAGS.curved_mode,
-                                               speaker_tokens=FLAGS.speaker_tokens)
+        metrics = evaluate_short_term_planning(FLAGS.eval_file, encode, mode=mode,
+                                               speaker_tokens=settings["speaker_tokens"])
     else:
         try:
             lengths = [int(h) for h in FLAGS.history_lengths]
         except ValueError:
             raise ValueError(f"--history_lengths must be integers, got {FLAGS.history_lengths}") from None
-        embedding.update(k_last_rows=FLAGS.k_last_rows)
-        metrics = evaluate_sequence_modeling(FLAGS.eval_file, encode, mode=FLAGS.curved_mode,
+        embedding.update(k_last_rows=FLAGS.k_last_rows,
+                         merge_consecutive_turns=settings["merge_consecutive_turns"])
+        metrics = evaluate_sequence_modeling(FLAGS.eval_file, encode, mode=mode,
                                              k_last_rows=FLAGS.k_last_rows, history_lengths=lengths,
-                                             speaker_tokens=FLAGS.speaker_tokens)
+                                             speaker_tokens=settings["speaker_tokens"],
+                                             merge_turns=settings["merge_consecutive_turns"])
     return {"embedding": embedding, "metrics": metrics}
 
 

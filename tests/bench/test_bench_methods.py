@@ -1,43 +1,42 @@
-"""The dial2vec step and C3L incremental-scoring benchmarks on a tiny BERT (no timed assertions)."""
+"""The method step (dial2vec, MGE) and C3L incremental-scoring benchmarks on a tiny BERT (no timed assertions)."""
 
 import numpy as np
 import pytest
 
-from data_prep.make_demo_corpus import generate
+from tfdialemb.demo_corpus import generate
 from tfdialemb.bench.incremental import bench_incremental, demo_utterances, format_report as incremental_text
-from tfdialemb.bench.method import bench_dial2vec, format_report as method_text
+from tfdialemb.bench.method import bench_method, format_report as method_text
 from tfdialemb.inference.sequence_scorer import SequenceScorer
+from tfdialemb.methods.spec import get_method
 
 NEGATIVES = 3
 
 
 def test_dial2vec_bench_reports_steps_and_padding(hf_safetensors_dir):
-    report = bench_dial2vec(24, batch=2, max_length=48, checkpoint=hf_safetensors_dir, freeze_layers=1,
-                            negatives=NEGATIVES, steps=1, warmup=1)
+    report = bench_method(get_method("dial2vec"), 24, batch=2, max_length=48, checkpoint=hf_safetensors_dir,
+                          freeze_layers=1, steps=1, warmup=1, params={"negatives": NEGATIVES})
     samples = NEGATIVES + 1
-    batch, stored_samples, length = report["batch_shape"]
-    assert (batch, stored_samples, report["samples"]) == (2, samples, samples)
     # The bare encoder sees every sample of every dialogue: [B·S, T].
-    assert report["sequences"] == batch * samples
-    assert report["processed_positions"] == batch * samples * length
+    assert report["sequences"] == 2 * samples
+    assert report["processed_positions"] % (2 * samples) == 0
     assert 0 < report["real_tokens"] <= report["processed_positions"]
     for key in ("method_step_s", "encoder_step_s", "method_tokens_per_s", "encoder_tokens_per_s",
                 "throughput_ratio"):
         assert report[key] > 0, key
     ours, plain, padded = (report[f"padding_efficiency_{name}"]
                            for name in ("bucketed", "dynamic", "padded"))
-    assert 0 < padded < plain <= 1 and 0 < padded < ours <= 1
-    # Dialogues are at most max_length tokens, so padding to 512 wastes at least 512/48 of it.
-    assert padded <= 48 / 512
+    assert 0 < padded <= plain <= 1 and 0 < padded <= ours <= 1
     # Every feed carries the same real tokens: the position ratio is the efficiency ratio.
-    np.testing.assert_allclose(report["processed_positions_reference_vs_bucketed"], ours / padded)
+    np.testing.assert_allclose(report["processed_positions_padded_vs_bucketed"], ours / padded)
     assert "dial2vec step" in method_text(report)
 
 
-def test_dial2vec_bench_rejects_a_reference_shorter_than_the_build(hf_safetensors_dir):
-    with pytest.raises(ValueError, match="reference_length"):
-        bench_dial2vec(4, batch=2, max_length=48, checkpoint=hf_safetensors_dir, freeze_layers=1,
-                       reference_length=32)
+def test_mge_bench_encodes_the_chosen_context_and_candidates(hf_safetensors_dir):
+    report = bench_method(get_method("mge"), 24, batch=4, max_length=24, checkpoint=hf_safetensors_dir,
+                          freeze_layers=1, steps=1, warmup=0, params={"turns": 1, "negatives": 2})
+    # Each of the 4 examples: one context turn (turns=1 and every example has a neighbour) and
+    # 1 + 2 candidates.
+    assert report["sequences"] == 4 * (1 + 3)
 
 
 def test_demo_utterances_are_the_corpus_turns_in_order():

@@ -1,4 +1,5 @@
-"""The `ccl` and `c3l` builders (003; REFERENCE_CODE_NOTES 4.2, 5.1) and the "float" kind."""
+"""The `ccl` and `c3l` builders (triple-encoders; Justus-Jonas/imaginaryNLP imaginaryNLP/trainer.py,
+UKPLab/acl2024-triple-encoders triple_encoders/trainer.py) and the "float" kind."""
 import numpy as np
 import pytest
 import tensorflow as tf

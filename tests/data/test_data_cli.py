@@ -11,7 +11,7 @@ import tfdialemb.data.__main__ as data_cli
 from tfdialemb.data.records import read_manifest
 from tfdialemb.dialogue import read_dialogues
 
-FIXTURES = os.path.join(os.path.dirname(__file__), "..", "data_prep", "fixtures")
+FIXTURES = os.path.join(os.path.dirname(__file__), "..", "converters", "fixtures")
 
 
 @pytest.fixture

@@ -1,4 +1,5 @@
-"""AllNLI reading (REFERENCE_CODE_NOTES 4.3, 5.6) and the NLI batches of the auxiliary objective."""
+"""AllNLI reading (sbert.net AllNLI.tsv.gz as Justus-Jonas/imaginaryNLP imaginaryNLP/trainer.py reads it)
+and the NLI batches of the auxiliary objective."""
 import gzip
 
 import numpy as np

@@ -3,7 +3,7 @@ import subprocess
 import sys
 
 from data_prep.build_sr_set import bm25_tokens, build_sr_set, utterance_pool, write_sr_set
-from data_prep.dialoguecse_eval import FORMATS
+from tfdialemb.converters.dialoguecse_eval import FORMATS
 from tfdialemb.dialogue import Dialogue, ErrorPolicy, Turn, write_dialogues
 from tfdialemb.eval.semantic_retrieval import read_queries
 

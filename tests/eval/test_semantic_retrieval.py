@@ -4,7 +4,7 @@ import json
 import numpy as np
 import pytest
 
-from data_prep.dialoguecse_eval import FORMATS
+from tfdialemb.converters.dialoguecse_eval import FORMATS
 from tfdialemb.dialogue import DialogueFormatError, ErrorPolicy, write_dialogues
 from tfdialemb.eval.semantic_retrieval import evaluate_semantic_retrieval, read_queries
 

@@ -1,4 +1,5 @@
-"""Sequence modelling ranks (003 Sec. 4.1; REFERENCE_CODE_NOTES 5.4) on hand-placed embeddings."""
+"""Sequence modelling ranks (triple-encoders Sec. 4.1; UKPLab/acl2024-triple-encoders
+TripleEncodersForConversationalSequenceModeling.py) on hand-placed embeddings."""
 import hashlib
 
 import numpy as np

@@ -1,4 +1,5 @@
-"""Short-term planning (003 Eq. 4; REFERENCE_CODE_NOTES 4.5, 5.5) on hand-placed embeddings."""
+"""Short-term planning (triple-encoders Eq. 4; UKPLab/acl2024-triple-encoders
+triple_encoders/TripleEncodersForSTP.py) on hand-placed embeddings."""
 import hashlib
 import json
 
@@ -55,7 +56,8 @@ def test_hits_and_ranks_by_hand(tmp_path):
 
 
 def test_speaker_tokens_of_the_released_stp_evaluation():
-    # REFERENCE_CODE_NOTES 5.5: g even → candidates [B2] [E], history (reversed index r) [B1] [O]
+    # UKPLab/acl2024-triple-encoders TripleEncodersForSTP.py:evaluate_stp_dataset: g even → candidates
+    # [B2] [E], history (reversed index r) [B1] [O]
     # for r even, [E] for r odd; g odd → candidates [B2] [O], history [E] for r even.
     record = PlanningRecord("x", ("u0", "u1", "u2"), "c", "g", ("d",), 2)
     assert planning_texts(record, "c3l") == (

@@ -57,7 +57,8 @@ def test_incremental_equals_from_scratch_with_a_tiny_bert(hf_safetensors_dir):
 
 def test_from_scratch_is_eq3_with_speaker_tokens_by_distance_to_the_end():
     # History of 3: u2 is the most recent (distance 1 to the candidate) → [O], u1 → [E],
-    # u0 → [O] (REFERENCE_CODE_NOTES 5.4); Eq. 3 sums the mixes (0,1), (0,2), (1,2).
+    # u0 → [O] (UKPLab/acl2024-triple-encoders TripleEncodersForConversationalSequenceModeling.py); Eq. 3
+    # sums the mixes (0,1), (0,2), (1,2).
     encode = HashedEncoder()
     history = DIALOGUE[:3]
     tokens = ["[O]", "[E]", "[O]"]

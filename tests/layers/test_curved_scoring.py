@@ -1,4 +1,4 @@
-"""Triple-encoder scores (003 Eq. 3-4, Appendix B) against hand-worked values and numpy loops."""
+"""Triple-encoder scores (triple-encoders Eq. 3-4, Appendix B) against hand-worked values and numpy loops."""
 import numpy as np
 import pytest
 import tensorflow as tf

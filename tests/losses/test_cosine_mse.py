@@ -1,4 +1,4 @@
-"""cosine_mse (003 Sec. 2, Eq. 1; sentence-transformers CosineSimilarityLoss) against numpy."""
+"""cosine_mse (triple-encoders Sec. 2, Eq. 1; sentence-transformers CosineSimilarityLoss) against numpy."""
 import numpy as np
 
 import tfdialemb  # noqa: F401  (routes tf.keras to tf-keras first)

@@ -1,4 +1,5 @@
-"""nli_contrastive (sentence-transformers ContrastiveLoss, REFERENCE_CODE_NOTES 4.3) against numpy."""
+"""nli_contrastive (sentence-transformers ContrastiveLoss, Justus-Jonas/imaginaryNLP
+imaginaryNLP/trainer.py) against numpy."""
 import numpy as np
 import pytest
 

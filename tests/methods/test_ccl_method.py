@@ -1,4 +1,4 @@
-"""CCL / C3L models (003 Sec. 2-3) on tiny batches: the loss recomputed from transformers'
+"""CCL / C3L models (triple-encoders Sec. 2-3) on tiny batches: the loss recomputed from transformers'
 encoder outputs with numpy, the auxiliary NLI term, gradients and bad input."""
 import numpy as np
 import pytest

@@ -33,12 +33,12 @@ def test_dial2vec_trains_with_its_defaults_and_validates_on_the_dialogue_task(tm
     result = _train("--method=dial2vec", f"--train_file={tmp_path / 'train.jsonl'}",
                     f"--model_dir={model_dir}", f"--init_checkpoint={hf_safetensors_dir}",
                     "--max_steps=2", "--batch_size=2", "--negatives=2", "--freeze_layers=1",
-                    "--max_length=32", "--negative_role=fixed", "--separator=eou", "--num_roles=3",
+                    "--max_length=32", "--dial2vec_kept_role=released", "--separator=eou", "--num_roles=3",
                     "--validate_task=dialogue", f"--validate_file={tmp_path / 'train.jsonl'}",
                     "--validate_every=2")
     # The paper's values for every flag not given: lr 1e-5 and temperature 0.2 (not MGE's).
-    assert ("dial2vec: batch_size 2, learning_rate 1e-05, freeze_layers 1, max_length 32, "
-            "temperature 0.2") in result.stdout
+    assert "dial2vec: batch_size 2, learning_rate 1e-05, freeze_layers 1, max_length 32" in result.stdout
+    assert "temperature 0.2" in result.stdout
     assert "trained to step 2 of 2" in result.stdout
     manifest = _manifest(model_dir)
     assert manifest["builder"]["method"] == "dial2vec"
@@ -65,6 +65,7 @@ def test_ccl_with_nli_then_c3l_from_the_ccl_model(tmp_path, hf_safetensors_dir):
                     "--max_steps=2", "--batch_size=4", "--max_length=24", f"--nli_file={nli}")
     assert ("ccl: batch_size 4, learning_rate 2e-05, freeze_layers 0, max_length 24, "
             "weight_decay 0.01, warmup_fraction 0.1, lr_schedule linear") in result.stdout
+    assert "ccl_windows paper" in result.stdout
     assert "nli_loss" in result.stdout
     assert _manifest(ccl)["builder"]["method"] == "ccl"
     result = _train("--method=c3l", f"--train_file={tmp_path / 'train.jsonl'}", f"--model_dir={c3l}",

@@ -8,9 +8,9 @@ import pytest
 import tensorflow as tf
 
 from tiny_corpus import corpus
-from tfdialemb.data.examples import make_builder
 from tfdialemb.dialogue import write_dialogues
 from tfdialemb.methods.base import Method
+from tfdialemb.methods.spec import MethodSpec
 from tfdialemb.training import cli
 
 BATCH = 4
@@ -60,6 +60,7 @@ def _flags(tmp_path, hf_dir, max_steps, strategy):
         init_checkpoint=hf_dir, max_steps=max_steps, num_epochs=None, batch_size=BATCH,
         learning_rate=1e-3, lr_schedule="constant", warmup_fraction=0.0, weight_decay=0.0,
         freeze_layers=0, max_length=16, seed=0, checkpoint_every=100, log_every=1, num_shards=1,
+        merge_consecutive_turns=True, min_turns=2,
         validate_task="sr", validate_file=None, validate_every=0, strategy=strategy, devices=None)
 
 
@@ -71,20 +72,35 @@ def _counting(context, tokenizer):
         lambda n: {"aux_step": tf.fill([size], n), "aux_rows": tf.fill([size], size)})
 
 
+class ProbeSpec(MethodSpec):
+    """The probe on `ccl` windows of 3, fed the counting auxiliary stream."""
+
+    name = "auxiliary_probe"
+    builder = "ccl"
+
+    def __init__(self):
+        self.models = []
+
+    def builder_params(self, params):
+        return {"window": 3}
+
+    def make_model(self, encoder, params):
+        self.models.append(AuxiliaryProbe(encoder))
+        return self.models[-1]
+
+    def auxiliary(self, params, run):
+        return _counting
+
+
 def _train(tmp_path, hf_dir, monkeypatch, capsys, max_steps, strategy):
     """`cli.run` with the counting auxiliary; (last step, its scalars, the model's batch keys)."""
     write_dialogues(corpus(n=16, seed=4), str(tmp_path / "train.jsonl"))
     monkeypatch.setattr(cli, "FLAGS", _flags(tmp_path, hf_dir, max_steps, strategy))
-    models = []
-
-    def build_model(encoder):
-        models.append(AuxiliaryProbe(encoder))
-        return models[-1]
-
-    assert cli.run(make_builder("ccl", {"window": 3}), build_model, auxiliary=_counting) == 0
+    spec = ProbeSpec()
+    assert cli.run(spec, {}) == 0
     line = re.search(r"trained to step (\d+) of \d+: (.*)", capsys.readouterr().out)
     scalars = dict((k, float(v)) for k, v in (item.split(" ") for item in line.group(2).split(", ")))
-    return int(line.group(1)), scalars, models[-1].keys_seen
+    return int(line.group(1)), scalars, spec.models[-1].keys_seen
 
 
 MERGED_KEYS = {"before", "before_mask", "after", "after_mask", "target", "aux_step", "aux_rows"}

@@ -1,6 +1,6 @@
 """Dialogue embeddings as the mean of their utterances' sentence embeddings (dial2vec's baselines).
 
-dial2vec (paper 002 Sec. 4.2) embeds a dialogue with a sentence encoder (SimCSE, DialogueCSE)
+dial2vec (dial2vec paper Sec. 4.2) embeds a dialogue with a sentence encoder (SimCSE, DialogueCSE)
 by averaging the embeddings of its utterances. Each distinct utterance text is embedded once.
 """
 from typing import Sequence

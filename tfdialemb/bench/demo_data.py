@@ -2,17 +2,17 @@
 import os
 
 
-def demo_build(directory: str, dialogues: int, builder, tokenizer, max_length: int, seed: int,
-               num_shards: int = 1) -> str:
-    """Builds `dialogues` generated demo dialogues with `builder` into directory/built; returns it."""
-    from data_prep.make_demo_corpus import generate  # pylint: disable=import-outside-toplevel
-    from tfdialemb.data.build import BuildOptions, build  # pylint: disable=import-outside-toplevel
+def demo_build(directory: str, dialogues: int, builder, tokenizer, options) -> str:
+    """Builds `dialogues` generated demo dialogues (seed `options.seed`) with `builder` and
+    `BuildOptions` `options` into directory/built; returns it."""
+    from tfdialemb.demo_corpus import generate  # pylint: disable=import-outside-toplevel
+    from tfdialemb.data.build import build  # pylint: disable=import-outside-toplevel
     from tfdialemb.dialogue import write_dialogues  # pylint: disable=import-outside-toplevel
 
     corpus = os.path.join(directory, "demo.jsonl")
-    write_dialogues(generate(dialogues, seed), corpus)
+    write_dialogues(generate(dialogues, options.seed), corpus)
     built = os.path.join(directory, "built")
-    build(corpus, built, builder, tokenizer, BuildOptions(max_length=max_length, seed=seed, num_shards=num_shards))
+    build(corpus, built, builder, tokenizer, options)
     return built
 
 

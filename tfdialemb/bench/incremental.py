@@ -2,7 +2,7 @@
 
 At each history length h, one turn is: the newest utterance arrives and C pre-encoded candidates
 are scored as the next utterance. `SequenceScorer.add` + `score` encodes only the newest
-utterance and updates the cached rows (003 Sec. 4.1); `score_from_scratch` re-encodes all h
+utterance and updates the cached rows (triple-encoders Sec. 4.1); `score_from_scratch` re-encodes all h
 utterances with their current speaker tokens and recomputes Eq. 3 (or MaxSim / the bi-encoder
 sum). Both paths must give the same scores; the benchmark checks that at every length.
 
@@ -25,7 +25,7 @@ but the encoder sees different batches (one utterance's variants vs the whole hi
 
 def demo_utterances(count: int, seed: int = 0) -> List[str]:
     """The first `count` turn texts of the demo corpus, dialogue after dialogue."""
-    from data_prep.make_demo_corpus import MIN_TURNS, generate  # pylint: disable=import-outside-toplevel
+    from tfdialemb.demo_corpus import MIN_TURNS, generate  # pylint: disable=import-outside-toplevel
 
     turns = (turn.text for dialogue in generate(count // MIN_TURNS + 1, seed) for turn in dialogue.turns)
     return list(itertools.islice(turns, count))

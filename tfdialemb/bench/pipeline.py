@@ -36,14 +36,15 @@ def _epoch(dataset) -> Dict[str, float]:
 def bench_pipeline(dialogues: int, method: str, max_length: int, batch: int, checkpoint: str,
                    seed: int = 0, steps: int = 5, warmup: int = 1) -> Dict:
     from tfdialemb.bench.demo_data import demo_build, padding_feeds  # pylint: disable=import-outside-toplevel
+    from tfdialemb.data.build import BuildOptions  # pylint: disable=import-outside-toplevel
     from tfdialemb.data.examples import make_builder  # pylint: disable=import-outside-toplevel
     from tfdialemb.data.records import read_manifest  # pylint: disable=import-outside-toplevel
     from tfdialemb.encoders import load_pretrained  # pylint: disable=import-outside-toplevel
 
     pretrained = load_pretrained(checkpoint)
     with tempfile.TemporaryDirectory(prefix="tfdialemb-bench-") as tmp:
-        built = demo_build(tmp, dialogues, make_builder(method), pretrained.tokenizer, max_length, seed,
-                           num_shards=4)
+        built = demo_build(tmp, dialogues, make_builder(method), pretrained.tokenizer,
+                           BuildOptions(max_length=max_length, seed=seed, num_shards=4))
         manifest = read_manifest(built)
         variants = padding_feeds(built, batch, seed, max_length)
         epochs = {name: _epoch(dataset) for name, dataset in variants.items()}

@@ -16,6 +16,9 @@ import sys
 
 from absl import app, flags
 
+from tfdialemb import options
+from tfdialemb.inference.settings import MERGE_TURNS, MIN_TURNS
+
 COMMANDS = ("convert", "validate", "stats", "split", "build")
 FLAGS = flags.FLAGS
 flags.DEFINE_string("input", None, "Input file (native corpus for convert, canonical JSONL otherwise).")
@@ -29,8 +32,9 @@ flags.DEFINE_multi_string("builder_param", [], "Builder parameter as key=value; 
 flags.DEFINE_integer("max_length", 128, "Tokens per sequence, [CLS] and [SEP] included (build).")
 flags.DEFINE_integer("seed", 0, "Seed for negative sampling (build) and splits (split).")
 flags.DEFINE_integer("num_shards", 4, "TFRecord shards (build); at least the number of workers.")
-flags.DEFINE_bool("merge_consecutive_turns", True, "Merge same-speaker runs before building.")
-flags.DEFINE_integer("min_turns", 2, "Drop dialogues with fewer turns before building.")
+MERGE_TURNS.define()
+MIN_TURNS.define()
+flags.adopt_module_key_flags(options)
 flags.DEFINE_bool("overwrite", False, "Replace an existing build directory (build).")
 flags.DEFINE_enum("dialogue_separator", "sep", ["sep", "eou"],
                   "Token between the turns of a whole-dialogue sequence (build, dial2vec).")
@@ -64,7 +68,7 @@ def _report_skipped(errors) -> None:
 
 
 def convert() -> int:
-    from data_prep import converters  # pylint: disable=import-outside-toplevel
+    from tfdialemb.converters import converters  # pylint: disable=import-outside-toplevel
     from tfdialemb.dialogue import write_dialogues  # pylint: disable=import-outside-toplevel
 
     table = converters()

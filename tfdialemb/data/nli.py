@@ -1,5 +1,5 @@
-"""AllNLI pairs for curved contrastive learning's auxiliary NLI objective (003 Sec. 3;
-REFERENCE_CODE_NOTES 4.3, 5.6).
+"""AllNLI pairs for curved contrastive learning's auxiliary NLI objective (triple-encoders Sec. 3;
+Justus-Jonas/imaginaryNLP imaginaryNLP/trainer.py, UKPLab/acl2024-triple-encoders triple_encoders/trainer.py).
 
 The released CCL and triple-encoder trainers read sbert.net's AllNLI.tsv.gz (SNLI + MultiNLI):
 tab-separated, a header naming at least the columns split, sentence1, sentence2 and label, and

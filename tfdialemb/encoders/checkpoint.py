@@ -12,7 +12,7 @@ import glob
 import json
 import logging
 import os
-from typing import Optional
+from typing import Optional, Tuple
 
 import tensorflow as tf
 
@@ -132,7 +132,7 @@ def load_pretrained(
     if kind == "tfdialemb":
         saved_config = EncoderConfig.from_dict(_own_config(directory)["encoder"])
         encoder = Encoder(saved_config.replace(**extra)).build_variables()
-        _restore_own(encoder, directory, saved_config)
+        _restore_own(encoder, _latest_own(directory), saved_config)
     else:
         if kind == "huggingface":
             config_file = os.path.join(directory, "config.json")
@@ -195,10 +195,29 @@ def save_pretrained(encoder: Encoder, tokenizer: BertTokenizer, directory: str) 
     return directory
 
 
-def _restore_own(encoder: Encoder, directory: str, saved: EncoderConfig) -> None:
+def load_own_encoder(directory: str, restore: bool = True) -> Tuple[Encoder, BertTokenizer, str]:
+    """(encoder, tokenizer, latest checkpoint path) of a tfdialemb directory; with `restore`
+    False the encoder's variables exist but are left for the caller to restore (e.g. with the
+    method model that holds it, in one read)."""
+    directory = os.fspath(directory)
+    if detect_kind(directory) != "tfdialemb":
+        raise CheckpointError(f"{directory}: not a tfdialemb checkpoint directory")
+    saved_config = EncoderConfig.from_dict(_own_config(directory)["encoder"])
+    encoder = Encoder(saved_config).build_variables()
+    path = _latest_own(directory)
+    if restore:
+        _restore_own(encoder, path, saved_config)
+    return encoder, load_tokenizer(directory), path
+
+
+def _latest_own(directory: str) -> str:
     path = tf.train.latest_checkpoint(directory)
     if path is None:
         raise CheckpointError(f"{directory}: the `checkpoint` file names no readable ckpt-N files")
+    return path
+
+
+def _restore_own(encoder: Encoder, path: str, saved: EncoderConfig) -> None:
     saved_extra = {
         key: layer
         for key, layer in encoder.extra_embeddings.items()

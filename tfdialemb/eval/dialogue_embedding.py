@@ -1,4 +1,4 @@
-"""dial2vec's dialogue-embedding evaluation of a labelled canonical JSONL file (paper 002 Sec. 4).
+"""dial2vec's dialogue-embedding evaluation of a labelled canonical JSONL file (dial2vec paper Sec. 4).
 
 Every view an embedder returns (e.g. "interlocutor", "mean", "cls", "p1", "p2") gets every metric
 of `tfdialemb.eval.dialogue_metrics`: domain categorization (purity, ARI, NMI, accuracy), semantic

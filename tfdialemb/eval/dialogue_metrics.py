@@ -1,8 +1,9 @@
 """dial2vec's intrinsic metrics of dialogue embeddings [N, H] with one domain label per dialogue.
 
-Paper 002 Sec. 4.1 (domain categorization, semantic relatedness, dialogue retrieval) and Sec.
+Paper dial2vec Sec. 4.1 (domain categorization, semantic relatedness, dialogue retrieval) and Sec.
 5.3.3 (alignment and uniformity, Eq. 7-9). Where the released `dial2vec/metrics.py` computes
-something else (REFERENCE_CODE_NOTES 1.7), the paper is the default and the released behaviour a
+something else (AlibabaResearch/DAMO-ConvAI dial2vec/metrics.py), the paper is the default and the
+released behaviour a
 named option or a second function:
 
 - KMeans repetitions: the paper's 10 runs, or `runs="released"` for max(3, 10 - N // 500).

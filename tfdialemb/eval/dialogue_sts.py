@@ -1,6 +1,6 @@
 r"""DialogueCSE's dialogue-based STS (D-STS): correlate gold 1-5 scores with embedding cosines.
 
-The set is either the released text file (`score \t s1 \t s2`, read by data_prep's
+The set is either the released text file (`score \t s1 \t s2`, read by the
 "dialoguecse_sts" converter) or its canonical JSONL (two turns, labels `score`). The prediction is
 (cos + 1) / 2, as in the released `eval_sts.py`; both correlations are invariant to that map, which
 keeps predictions in [0, 1] for anyone reading them next to the gold scores.
@@ -10,7 +10,7 @@ from typing import Dict, List, Tuple
 
 import numpy as np
 
-from data_prep.dialoguecse_eval import convert_sts
+from tfdialemb.converters.dialoguecse_eval import convert_sts
 from tfdialemb.dialogue import DialogueFormatError
 from tfdialemb.eval import metrics
 from tfdialemb.eval.inputs import Embed, embed_distinct, read_eval_records

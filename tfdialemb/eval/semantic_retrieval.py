@@ -1,7 +1,7 @@
 r"""DialogueCSE's semantic retrieval (SR): rank each query's candidates by cosine, judge by intent.
 
 The set is either the released text file (`qid \t query \t intent \t pos_ids \t neg_ids`, read by
-data_prep's "dialoguecse_sr" converter) or its canonical JSONL (one record per line, a single
+the "dialoguecse_sr" converter of `tfdialemb.converters`) or its canonical JSONL (one record per line, a single
 turn holding the text, labels `positive_ids` and `negative_ids`). A line with both lists empty is
 a candidate only. A line with exactly one empty list is skipped and counted: the released
 evaluator's `check_rank_matrix` needs a relevant and a non-relevant candidate in every ranking.
@@ -16,7 +16,7 @@ from typing import Dict, List, Tuple
 
 import numpy as np
 
-from data_prep.dialoguecse_eval import convert_sr
+from tfdialemb.converters.dialoguecse_eval import convert_sr
 from tfdialemb.dialogue import Dialogue, DialogueFormatError
 from tfdialemb.eval import metrics
 from tfdialemb.eval.inputs import Embed, embed_distinct, read_eval_records

@@ -1,4 +1,5 @@
-"""Dialogue sequence modelling (003 Sec. 4.1, 6.1; REFERENCE_CODE_NOTES 4.4, 5.4): the average
+"""Dialogue sequence modelling (triple-encoders Sec. 4.1, 6.1; UKPLab/acl2024-triple-encoders
+triple_encoders/TripleEncodersForConversationalSequenceModeling.py:evaluate_seq_dataset): the average
 rank of the true next utterance among all next utterances at the same depth.
 
 For each history length h, every dialogue with more than h turns is one query: history d[:h],
@@ -6,7 +7,7 @@ true next d[h]; the candidates of h are the true next utterances of all those di
 pool size is reported as `candidates_h{h}`). Candidates are scored by `SequenceScorer` (Eq. 3,
 MaxSim, or a bi-encoder sum), each dialogue's state grown turn by turn as at inference.
 Reported: `avg_rank_h{h}`, the mean 1-based rank per h, and `avg_rank`, the mean of those means
-(the paper's overall average rank, REFERENCE_CODE_NOTES 5.4). Ties rank pessimistically, the
+(the paper's overall average rank, the released code has no overall figure). Ties rank pessimistically, the
 true utterance after every candidate with its score (eval/metrics.py); the released code ranks
 optimistically (first position of the true score in the sorted list).
 
@@ -17,8 +18,8 @@ from typing import Dict, Iterable, List, Optional
 
 import numpy as np
 
-from tfdialemb.data.examples.curved import after_text
-from tfdialemb.dialogue import read_dialogues
+from tfdialemb.text.curved_format import after_text
+from tfdialemb.dialogue import merge_consecutive_turns, read_dialogues
 from tfdialemb.eval import metrics
 from tfdialemb.eval.inputs import embed_distinct
 from tfdialemb.inference.sequence_scorer import (Encode, SequenceScorer, before_variants,
@@ -40,12 +41,16 @@ def _history_lengths(history_lengths: Iterable[int], mode: str) -> List[int]:
 def evaluate_sequence_modeling(path: str, encode: Encode, mode: str = "c3l",
                                k_last_rows: Optional[int] = None,
                                history_lengths: Iterable[int] = range(2, 11),
-                               speaker_tokens: bool = True) -> Dict[str, float]:
-    """{"avg_rank", "avg_rank_h{h}", "candidates_h{h}"} of the canonical dialogue file `path`;
-    history lengths that no dialogue exceeds are left out."""
+                               speaker_tokens: bool = True,
+                               merge_turns: bool = False) -> Dict[str, float]:
+    """{"avg_rank", "avg_rank_h{h}", "candidates_h{h}"} of the canonical dialogue file `path`,
+    consecutive turns of one speaker merged first with `merge_turns` (as the model's training
+    build did); history lengths that no dialogue exceeds are left out."""
     k_last_rows = check_mode(mode, k_last_rows)
     lengths = _history_lengths(history_lengths, mode)
-    dialogues = [[turn.text for turn in dialogue.turns] for dialogue in read_dialogues(path)]
+    read = read_dialogues(path)
+    dialogues = [[turn.text for turn in dialogue.turns]
+                 for dialogue in (map(merge_consecutive_turns, read) if merge_turns else read)]
     depths = [h for h in lengths if any(len(turns) > h for turns in dialogues)]
     if not depths:
         raise ValueError(f"{path}: no dialogue has more than {lengths[0]} turns")

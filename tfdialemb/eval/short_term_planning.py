@@ -1,4 +1,5 @@
-"""Short-term planning (STP; 003 Sec. 4.2, Eq. 4; REFERENCE_CODE_NOTES 4.5, 5.5): which candidate
+"""Short-term planning (STP; triple-encoders Sec. 4.2, Eq. 4; UKPLab/acl2024-triple-encoders
+triple_encoders/TripleEncodersForSTP.py): which candidate
 next utterance leads to a goal g turns ahead.
 
 The set is JSONL, one record per (dialogue, h, g):
@@ -8,12 +9,13 @@ The set is JSONL, one record per (dialogue, h, g):
 distractors; a distractor whose text equals the true candidate would tie with it by
 construction and is dropped (counted in `dropped_distractors`).
 
-Scores, with speaker tokens by distance to the goal (speaker_token; REFERENCE_CODE_NOTES 5.5):
+Scores, with speaker tokens by distance to the goal (speaker_token; UKPLab/acl2024-triple-encoders
+triple_encoders/TripleEncodersForSTP.py:evaluate_stp_dataset):
 - `c3l`: Eq. 4, cos(E([B2] [S_g] [B] c), E([A] g)) + (1/n) Σ_j cos(mean(E([B1] [S_j] [B] h_j),
   E([B2] [S_g] [B] c)), E([A] g)) with S_j = speaker_token(h + g - j); the released code's
   dim-0 normalisation is fixed (curved_scoring.planning_scores).
 - `bi_b2`: the triple-encoder as bi-encoder, cos(E([B2] [S_g] [B] c), E([A] g)).
-- `ccl`: the CCL bi-encoder, cos(E([S_g] [B] c), E([A] g)) (003 Sec. 4.2.1).
+- `ccl`: the CCL bi-encoder, cos(E([S_g] [B] c), E([A] g)) (triple-encoders Sec. 4.2.1).
 Reported: hits@5/10/25/50 (the released "Top k") and avg_rank per (h, g) as
 `{metric}_h{h}_g{g}` with `records_h{h}_g{g}`, and overall as the mean over the (h, g) groups
 (the paper averages its per-file results). Ties rank pessimistically (eval/metrics.py).
@@ -24,7 +26,7 @@ from typing import Any, Dict, Iterator, List, Tuple
 
 import numpy as np
 
-from tfdialemb.data.examples.curved import after_text, before_text, speaker_token
+from tfdialemb.text.curved_format import after_text, before_text, speaker_token
 from tfdialemb.dialogue import DialogueFormatError, ErrorPolicy, iter_lines
 from tfdialemb.eval.inputs import embed_distinct
 from tfdialemb.eval.metrics import rank_of

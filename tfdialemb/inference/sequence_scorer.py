@@ -1,18 +1,21 @@
-"""Incremental next-utterance scoring with triple-encoders and CCL bi-encoders (003 Sec. 4.1).
+"""Incremental next-utterance scoring with triple-encoders and CCL bi-encoders (triple-encoders Sec. 4.1).
 
-Each new utterance is encoded once, alone; the dialogue's state grows by one row of 003 Table 1
+Each new utterance is encoded once, alone; the dialogue's state grows by one row of triple-encoders Table 1
 per turn (O(h) vector operations), so a dialogue of n turns costs n encoder calls, not n(n+1)/2.
 
 The subtlety is the speaker token. A history utterance u_i gets speaker_token(n - i), its
-distance to the candidate at position n (REFERENCE_CODE_NOTES 5.4: the most recent utterance is
+distance to the candidate at position n (UKPLab/acl2024-triple-encoders
+triple_encoders/TripleEncodersForConversationalSequenceModeling.py:evaluate_seq_dataset:
+the most recent utterance is
 [O]), so every utterance's token flips when a turn is added. Each utterance is therefore encoded
 in every variant it can need, [B1]/[B2] x [E]/[O] (four short texts; two without speaker tokens),
 and the state is kept under both parity assignments: assignment a (= n mod 2) gives u_i the token
 speaker_token(a - i). Scoring reads the assignment of the current length.
 
 Modes: `c3l` Eq. 3, `c3l_maxsim` Appendix B, `bi_b2` the triple-encoder as bi-encoder
-(Σ_i cos(E([B2] [S] [B] u_i), E([A] c)), 003 Sec. 6.1.2), `ccl` the CCL bi-encoder
-(Σ_i cos(E([S] [B] u_i), E([A] c)), REFERENCE_CODE_NOTES 4.4). Scores are float64: a score sums
+(Σ_i cos(E([B2] [S] [B] u_i), E([A] c)), triple-encoders Sec. 6.1.2), `ccl` the CCL bi-encoder
+(Σ_i cos(E([S] [B] u_i), E([A] c)), Justus-Jonas/imaginaryNLP
+imaginaryNLP/ImaginaryEmbeddingsForSequenceModeling.py). Scores are float64: a score sums
 up to h(h-1)/2 cosines, and float32 accumulation order would decide near-ties.
 """
 from typing import Callable, List, Optional, Sequence, Union
@@ -20,7 +23,7 @@ from typing import Callable, List, Optional, Sequence, Union
 import numpy as np
 import tensorflow as tf
 
-from tfdialemb.data.examples.curved import EVEN, ODD, after_text, before_text, speaker_token
+from tfdialemb.text.curved_format import EVEN, ODD, after_text, before_text, speaker_token
 from tfdialemb.layers import curved_scoring
 
 Encode = Callable[[List[str]], np.ndarray]
@@ -59,7 +62,7 @@ def _encoded(encode: Encode, texts: List[str]) -> np.ndarray:
 
 class SequenceScorer:
     """The state of one dialogue: `add` each utterance as it is said, `score` candidates for the
-    next one at any point (003 Sec. 4.1)."""
+    next one at any point (triple-encoders Sec. 4.1)."""
 
     def __init__(self, encode: Encode, mode: str = "c3l", k_last_rows: Optional[int] = None,
                  speaker_tokens: bool = True):

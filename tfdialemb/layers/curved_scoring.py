@@ -1,12 +1,13 @@
-"""Triple-encoder and CCL inference scores (paper 003 Sec. 4, Eq. 3-4, Appendix B) on plain tensors.
+"""Triple-encoder and CCL inference scores (triple-encoders paper Sec. 4, Eq. 3-4, Appendix B) on plain tensors.
 
 Shapes: a history of h utterances encoded in the before spaces, b1 [h, D] (E([B1] u_i)) and
 b2 [h, D] (E([B2] u_j)); C candidates encoded in the after space, after [C, D] (E([A] u_f)).
-Row j of the triangle of 003 Table 1 holds the mixes of [B2] u_j with every earlier [B1] u_i.
+Row j of the triangle of triple-encoders Table 1 holds the mixes of [B2] u_j with every earlier [B1] u_i.
 
 All functions are TensorFlow ops with dynamic shapes and keep the dtype they are given, so a
 SavedModel can run them on state held by its client; nothing is normalised at encoding time
-(the released code normalises only mixes and candidates, REFERENCE_CODE_NOTES 5.4).
+(the released code normalises only mixes and candidates, UKPLab/acl2024-triple-encoders
+triple_encoders/TripleEncodersForSequenceModeling.py:_contextualize_sequence).
 """
 import numbers
 from typing import Optional
@@ -16,7 +17,8 @@ import tensorflow as tf
 
 def mix(b1: tf.Tensor, b2: tf.Tensor) -> tf.Tensor:
     """[..., D]: normalize((b1 + b2) / 2), the contextualised state of Eq. 3 (cosine ignores the
-    length, the released code normalises, REFERENCE_CODE_NOTES 5.4)."""
+    length, the released code normalises, UKPLab/acl2024-triple-encoders
+    triple_encoders/TripleEncodersForSequenceModeling.py:_contextualize_sequence)."""
     return tf.math.l2_normalize((b1 + b2) / 2, axis=-1)
 
 
@@ -54,7 +56,7 @@ def check_k_last_rows(k_last_rows: Optional[int]) -> Optional[int]:
 
 def last_rows(rows: tf.Tensor, k_last_rows: Optional[int]) -> tf.Tensor:
     """The last `k_last_rows` rows of `rows` [h, ...] (all when None): the k-last-rows variant
-    of 003 Sec. 4.1.2, [B2] u_j only for j >= h - k."""
+    of triple-encoders Sec. 4.1.2, [B2] u_j only for j >= h - k."""
     k_last_rows = check_k_last_rows(k_last_rows)
     if k_last_rows is None:
         return rows
@@ -88,7 +90,7 @@ def triangle_pairs(h: tf.Tensor, k_last_rows: Optional[int] = None) -> tf.Tensor
 
 @tf.function(reduce_retracing=True)
 def maxsim_scores_from_mixes(mixes: tf.Tensor, pairs: tf.Tensor, after: tf.Tensor) -> tf.Tensor:
-    """[C]: MaxSim (003 Appendix B, Algorithm 1) over mixes [P, D] of utterance pairs [P, 2].
+    """[C]: MaxSim (triple-encoders Appendix B, Algorithm 1) over mixes [P, D] of utterance pairs [P, 2].
 
     Per candidate, the mixes are taken in descending cosine (ties in input order); a mix's cosine
     is added when at least one of its two utterances is not yet in an added mix, then both are
@@ -122,14 +124,15 @@ def maxsim_scores_from_mixes(mixes: tf.Tensor, pairs: tf.Tensor, after: tf.Tenso
 
 def maxsim_scores(b1: tf.Tensor, b2: tf.Tensor, after: tf.Tensor,
                   k_last_rows: Optional[int] = None) -> tf.Tensor:
-    """[C]: MaxSim (003 Appendix B) over the mixes of Eq. 3, k last rows as in `c3l_scores`."""
+    """[C]: MaxSim (triple-encoders Appendix B) over the mixes of Eq. 3, k last rows as in `c3l_scores`."""
     pairs = triangle_pairs(tf.shape(b1)[0], k_last_rows)
     return maxsim_scores_from_mixes(pair_mixes(b1, b2, pairs), pairs, after)
 
 
 def bi_encoder_scores(before: tf.Tensor, after: tf.Tensor) -> tf.Tensor:
-    """[C]: Σ_i cos(before_i, after_c) over before [h, D] (003 Sec. 4.1.1; REFERENCE_CODE_NOTES
-    4.4): E([S] [B] u_i) for CCL, E([B2] [S] [B] u_i) for the triple-encoder as bi-encoder."""
+    """[C]: Σ_i cos(before_i, after_c) over before [h, D] (triple-encoders Sec. 4.1.1; Justus-Jonas/imaginaryNLP
+    imaginaryNLP/ImaginaryEmbeddingsForSequenceModeling.py): E([S] [B] u_i) for CCL, E([B2] [S] [B] u_i)
+    for the triple-encoder as bi-encoder."""
     total = tf.reduce_sum(tf.math.l2_normalize(before, axis=-1), axis=0)
     return tf.linalg.matvec(tf.math.l2_normalize(after, axis=-1), total)
 
@@ -139,7 +142,8 @@ def planning_scores(b1_history: tf.Tensor, b2_candidates: tf.Tensor, goal: tf.Te
     candidates b2 [C, D] and the goal g [D] in the after space.
 
     The released `compute_stp_scores` normalises the candidates along dim 0 (across candidates,
-    not per vector) and weights the first term by n (REFERENCE_CODE_NOTES 5.5); here both terms
+    not per vector) and weights the first term by n (UKPLab/acl2024-triple-encoders
+    triple_encoders/TripleEncodersForSTP.py:compute_stp_scores); here both terms
     are the paper's cosines.
     """
     direction = tf.math.l2_normalize(goal, axis=-1)

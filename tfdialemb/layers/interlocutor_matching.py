@@ -1,4 +1,4 @@
-"""dial2vec self- and cross-representations (paper 002 Sec. 3.2.2, Eq. 1-3) and sim(Ê, Ẽ) of Eq. 5.
+"""dial2vec self- and cross-representations (dial2vec paper Sec. 3.2.2, Eq. 1-3) and sim(Ê, Ẽ) of Eq. 5.
 
 Shapes: N sequences (each dialogue's positive and negatives, flattened), T tokens, H hidden,
 R interlocutors (role ids 0..R-1).

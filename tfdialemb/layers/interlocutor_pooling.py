@@ -1,4 +1,4 @@
-"""dial2vec interlocutor masks m^{p_r} (paper 002 Sec. 3.2.2) and interlocutor pooling (Eq. 4).
+"""dial2vec interlocutor masks m^{p_r} (dial2vec paper Sec. 3.2.2) and interlocutor pooling (Eq. 4).
 
 Shapes: N sequences, T tokens, H hidden, R interlocutors (role ids 0..R-1).
 """

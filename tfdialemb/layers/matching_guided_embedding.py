@@ -1,4 +1,4 @@
-"""DialogueCSE matching-guided embedding (MGE, paper 000 Sec. 4.2-4.4): Eq. 3-4 and the similarity.
+"""DialogueCSE matching-guided embedding (MGE, DialogueCSE paper Sec. 4.2-4.4): Eq. 3-4 and the similarity.
 
 Shapes: B dialogues, R context turns, Lc / Lr context / candidate tokens, A candidates, H hidden.
 """

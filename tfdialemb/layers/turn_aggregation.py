@@ -1,4 +1,4 @@
-"""DialogueCSE turn aggregation (paper 000 Sec. 4.3, Eq. 5-7) and the released code's variant.
+"""DialogueCSE turn aggregation (DialogueCSE paper Sec. 4.3, Eq. 5-7) and the released code's variant.
 
 Shapes: B dialogues, A candidates, R context turns, L context tokens, H hidden size.
 """

@@ -1,4 +1,4 @@
-"""NT-Xent over each example's candidate list (DialogueCSE paper 000 Eq. 8)."""
+"""NT-Xent over each example's candidate list (DialogueCSE paper Eq. 8)."""
 from typing import Optional, Union
 
 import tensorflow as tf

@@ -1,4 +1,4 @@
-"""Per-interlocutor NT-Xent of dial2vec (paper 002 Eq. 5-6)."""
+"""Per-interlocutor NT-Xent of dial2vec (paper Eq. 5-6)."""
 from typing import Optional
 
 import tensorflow as tf

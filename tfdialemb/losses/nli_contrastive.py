@@ -1,8 +1,9 @@
-"""The auxiliary NLI objective of curved contrastive learning (003 Sec. 3 "the same auxiliary
+"""The auxiliary NLI objective of curved contrastive learning (triple-encoders Sec. 3 "the same auxiliary
 NLI learning objective as is used in standard CCL").
 
 Neither paper writes it out; the released CCL and triple-encoder trainers add
-sentence-transformers' ContrastiveLoss over AllNLI train pairs (REFERENCE_CODE_NOTES 4.3), per
+sentence-transformers' ContrastiveLoss over AllNLI train pairs (Justus-Jonas/imaginaryNLP
+imaginaryNLP/trainer.py:ImaginaryEmbeddingTrainer), per
 pair 0.5 (y d^2 + (1 - y) relu(margin - d)^2) with the cosine distance d = 1 - cos and
 margin 0.5, averaged over the batch (the mean is the training loop's). y = 1 pulls entailed
 pairs together, y = 0 pushes contradictions at least `margin` apart.

@@ -13,6 +13,9 @@ class Method(tf_keras.Model):
     The training loop averages the per-example losses over the global batch (so N replicas at
     global batch B train exactly as one device at batch B), applies gradients to
     `trainable_variables`, and checkpoints the model with the encoder reachable as `encoder`.
+    A method creates every variable in its constructor (heads built for the encoder's width), so
+    the optimizer's slots exist before the first step and `load_method` restores every weight
+    when it rebuilds the model.
     """
 
     def __init__(self, encoder: Encoder, **kwargs):

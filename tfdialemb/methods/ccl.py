@@ -1,22 +1,24 @@
-"""Curved contrastive learning (triple-encoders paper 003): the CCL bi-encoder (Sec. 2) and the
+"""Curved contrastive learning (triple-encoders paper): the CCL bi-encoder (Sec. 2) and the
 C3L triple-encoder (Sec. 3), one architecture.
 
 One shared encoder embeds every text as the masked mean of its last layer, unnormalised, with
-nothing frozen (REFERENCE_CODE_NOTES 4.1, 5.1); each text column is encoded as its own padded
+nothing frozen (Justus-Jonas/imaginaryNLP imaginaryNLP/trainer.py, UKPLab/acl2024-triple-encoders
+triple_encoders/trainer.py); each text column is encoded as its own padded
 batch, as sentence-transformers does. `variant` names the batches the model trains on:
 
   - "ccl" (`ccl` builder: before, after, target): cos(E([S] [B] u_i), E([A] u_k)) is regressed
     onto 1 - (k-i)/l for positives and 0 for the directional and random hard negatives (Sec. 2).
   - "c3l" (`c3l` builder: b1, b2, after, target): the anchor is the mean
     (E([B1] [S] [B] u_i) + E([B2] [S] [B] u_j)) / 2, regressed onto Eq. 1 for positives and 0
-    for the hard negatives of Eq. 2 (REFERENCE_CODE_NOTES 5.2).
+    for the hard negatives of Eq. 2 (UKPLab/acl2024-triple-encoders
+    triple_encoders/losses/CosineSimilarityTripleEncoderLoss.py).
 
 Both use `cosine_mse`. Auxiliary NLI objective (Sec. 3): when a batch also carries the keys of
 `tfdialemb.data.nli` (merged in by the training command's `auxiliary` hook), each example's
 loss adds the `nli_contrastive` loss of one NLI pair. The per-replica NLI batch has the main
 batch's size, so the loop's mean over the global batch is the curved MSE plus the NLI loss. The
 released code instead alternates the two objectives round-robin, one step each, with a separate
-AdamW optimizer and schedule per objective over the same parameters (REFERENCE_CODE_NOTES 5.3);
+AdamW optimizer and schedule per objective over the same parameters (sentence-transformers 2.2.2 `SentenceTransformer.fit`);
 summing them in one step is this library's choice (one optimizer state, exact resume).
 """
 from typing import Dict
@@ -27,7 +29,10 @@ from tfdialemb.data import nli
 from tfdialemb.encoders import Encoder
 from tfdialemb.losses.cosine_mse import cosine_mse
 from tfdialemb.losses.nli_contrastive import nli_contrastive
+from tfdialemb.inference.settings import SPEAKER_TOKENS
 from tfdialemb.methods.base import Method
+from tfdialemb.methods.spec import MethodSpec, register_method
+from tfdialemb.options import Option, Switch
 
 VARIANTS = ("ccl", "c3l")
 BEFORE_FEATURES = {"ccl": ("before",), "c3l": ("b1", "b2")}
@@ -75,3 +80,84 @@ def _require(batch: Dict[str, tf.Tensor], sequences, others, what: str, hint: st
     missing = [k for k in needed if k not in batch]
     if missing:
         raise ValueError(f"{what} need the keys {missing}, missing from the batch; {hint}")
+
+
+CURVED_DEFAULTS = {"batch_size": 32, "learning_rate": 2e-5, "freeze_layers": 0, "max_length": 512,
+                   "weight_decay": 0.01, "warmup_fraction": 0.1, "lr_schedule": "linear"}
+"""Triple-encoders Sec. 5.1: batch 32, learning rate 2e-5, weight decay 0.01, 10 % linear warm-up
+then linear decay, nothing frozen; 512 tokens as the released trainers."""
+WINDOW = Option("curved_window", 5, "Observation window l (Sec. 2).", lower_bound=2)
+WINDOWS = Switch("ccl_windows", "paper", "The windows slid over each dialogue.",
+                 paper="every window, the one ending at the last utterance included",
+                 released="Justus-Jonas/imaginaryNLP imaginaryNLP/trainer.py, "
+                          "UKPLab/acl2024-triple-encoders triple_encoders/trainer.py: the last "
+                          "window is skipped")
+NLI_FILE = Option("nli_file", None, "Local AllNLI.tsv.gz for the auxiliary NLI objective "
+                  "(sbert.net); none: no auxiliary objective.", kind=str)
+NLI_LABELS = Switch("ccl_nli_labels", "paper", "The NLI pairs of the auxiliary objective.",
+                    paper="entailment and contradiction pairs only",
+                    released="Justus-Jonas/imaginaryNLP imaginaryNLP/trainer.py: neutral pairs "
+                             "kept with label 2")
+C3L_LABELS = Switch("c3l_labels", "paper", "C3L regression targets (Eq. 1).",
+                    paper="Eq. 1's min-max normalisation to [1/l, 1]",
+                    released="UKPLab/acl2024-triple-encoders "
+                             "triple_encoders/trainer.py:_generate_C3L_data: the observed range "
+                             "scaled to [0.2, 1]")
+
+
+class _CurvedSpec(MethodSpec):
+    """CCL and C3L: one architecture, told apart by their builder."""
+
+    paper = "Triple-encoders (Erker et al., 2024)"
+    defaults = CURVED_DEFAULTS
+    offers = ("triple", "sentence")
+    bench_defaults = {"batch": 32, "dialogues": 500, "max_length": 64, "steps": 5, "warmup": 1}
+
+    @property
+    def builder(self):
+        return self.name
+
+    def builder_params(self, params):
+        return {"window": params["curved_window"], "last_window": params["ccl_windows"] == "paper",
+                "speaker_tokens": params["speaker_tokens"]}
+
+    def make_model(self, encoder, params):
+        return CurvedContrastiveModel(encoder, variant=self.name)
+
+    def auxiliary(self, params, run):
+        if not params["nli_file"]:
+            return None
+        pairs = nli.read_nli(params["nli_file"], params["ccl_nli_labels"])
+        return lambda context, tokenizer: nli.nli_dataset(pairs, tokenizer, run.batch_size, run.max_length,
+                                                          run.seed, context)
+
+    def inference_settings(self, params):
+        return {"triple": {"curved": self.name, "speaker_tokens": params["speaker_tokens"], "pooling": "mean"},
+                "sentence": {"pooling": "mean"}}
+
+
+@register_method
+class CclSpec(_CurvedSpec):
+    """The CCL bi-encoder on `ccl` pairs."""
+
+    name = "ccl"
+    options = (WINDOW, WINDOWS, SPEAKER_TOKENS, NLI_FILE, NLI_LABELS)
+
+
+@register_method
+class C3lSpec(_CurvedSpec):
+    """The C3L triple-encoder on `c3l` triples, started from a CCL model."""
+
+    name = "c3l"
+    options = (WINDOW, WINDOWS, SPEAKER_TOKENS, NLI_FILE, NLI_LABELS, C3L_LABELS)
+
+    def builder_params(self, params):
+        return {**super().builder_params(params), "labels": params["c3l_labels"]}
+
+    def check(self, params, run):
+        from tfdialemb.model_dir import trained_method_name  # pylint: disable=import-outside-toplevel
+
+        if trained_method_name(run.init_checkpoint) != "ccl":
+            return [f"{run.init_checkpoint} is not a CCL model; the paper trains C3L from one "
+                    "(bash run_train.sh ccl DATASET first)"]
+        return []

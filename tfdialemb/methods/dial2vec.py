@@ -1,4 +1,4 @@
-"""dial2vec: dialogue embeddings by self-guided contrast between interlocutors (paper 002 Sec. 3).
+"""dial2vec: dialogue embeddings by self-guided contrast between interlocutors (dial2vec paper Sec. 3).
 
 Each sample (the dialogue, then its negatives from the `dial2vec` builder) is one packed
 sequence `[CLS] t_0 SEP t_1 ...`; the encoder's last layer E gives the self-representations
@@ -7,78 +7,26 @@ pooled cosine (Eq. 5) is contrasted across the samples per interlocutor with NT-
 Only interlocutors present in the positive count; an interlocutor without tokens would get
 cosine 0 in every sample and add a constant.
 
-Encoder inputs (REFERENCE_CODE_NOTES 1.2): with a BERT backbone the released code feeds only the
-token ids and mask; turn and role ids drive the masks alone (`role_turn_embeddings=False`, the
-default). `role_turn_embeddings=True` also feeds them to the encoder's PLATO-style role and turn
-tables (the paper's Sec. 3.1 input; needs an encoder loaded with role_vocab_size and
-turn_vocab_size). Ids beyond a table share its last row: turn ids are clipped to
-turn_vocab_size - 1 (a long dialogue's late turns share one embedding) and role ids to
-role_vocab_size - 1, mirroring how the builder folds extra speakers into the last role.
-
-Embeddings (Sec. 3.3, Table 4): interlocutor pooling e = Σ_r mean(h over r's tokens) (Eq. 4),
-plain mean pooling, the [CLS] state, and each interlocutor's mean p1, p2, ... alone.
+Encoder inputs and the dialogue embeddings (Eq. 4, Table 4) are `tfdialemb.layers.dialogue_views`,
+shared with inference.
 """
-from typing import Dict, List, Optional
+from typing import Dict, Optional
 
 import tensorflow as tf
 
 from tfdialemb.encoders import Encoder
-from tfdialemb.encoders.pooling import first_token, masked_mean
+from tfdialemb.layers.dialogue_views import (
+    check_role_turn_tables, dialogue_embeddings, embedding_names, encode_dialogues)
 from tfdialemb.layers.interlocutor_matching import DEFAULT_WINDOW, self_cross_similarity
-from tfdialemb.layers.interlocutor_pooling import interlocutor_pooling, role_masks
+from tfdialemb.layers.interlocutor_pooling import role_masks
 from tfdialemb.losses.interlocutor_nt_xent import DEFAULT_TEMPERATURE, interlocutor_nt_xent
+from tfdialemb.inference.settings import NUM_ROLES, SEPARATOR
 from tfdialemb.methods.base import Method
+from tfdialemb.methods.mge import NEGATIVES
+from tfdialemb.methods.spec import MethodSpec, default_bench_sequences, register_method
+from tfdialemb.options import Option, Switch
 
 LOSS_VARIANTS = ("paper", "released")
-POOLINGS = ("interlocutor", "mean", "cls")
-
-
-def embedding_names(num_roles: int) -> List[str]:
-    """The dialogue embeddings `dialogue_embeddings` returns: POOLINGS, then p1 .. p{num_roles}."""
-    return list(POOLINGS) + [f"p{r + 1}" for r in range(num_roles)]
-
-
-def has_role_turn_tables(encoder: Encoder) -> bool:
-    """Whether the encoder has both PLATO-style tables, so dialogues are embedded with them."""
-    config = encoder.encoder_config
-    return bool(config.role_vocab_size and config.turn_vocab_size)
-
-
-def check_role_turn_tables(encoder: Encoder) -> None:
-    """ValueError unless the encoder has both role and turn embedding tables."""
-    config = encoder.encoder_config
-    if not has_role_turn_tables(encoder):
-        raise ValueError(
-            "role_turn_embeddings needs an encoder with role and turn embedding tables; load it with "
-            f"role_vocab_size and turn_vocab_size (it has {config.role_vocab_size} and {config.turn_vocab_size})")
-
-
-def encode_dialogues(encoder: Encoder, ids: tf.Tensor, mask: tf.Tensor, turn_ids: tf.Tensor,
-                     role_ids: tf.Tensor, role_turn_embeddings: bool, training=None) -> tf.Tensor:
-    """Last-layer states [N, T, H] of packed dialogues [N, T]; turn and role ids reach the
-    encoder only with `role_turn_embeddings`, clipped into its tables."""
-    inputs = {"input_word_ids": ids, "input_mask": mask}
-    if role_turn_embeddings:
-        config = encoder.encoder_config
-        inputs["role_ids"] = tf.clip_by_value(role_ids, 0, config.role_vocab_size - 1)
-        inputs["turn_ids"] = tf.clip_by_value(turn_ids, 0, config.turn_vocab_size - 1)
-    return encoder(inputs, training=training)["sequence_output"]
-
-
-def dialogue_embeddings(states: tf.Tensor, mask: tf.Tensor, role_ids: tf.Tensor,
-                        num_roles: int) -> Dict[str, tf.Tensor]:
-    """float32 [N, H] embeddings named by `embedding_names`: Eq. 4 ("interlocutor"), the masked
-    mean ("mean"), the [CLS] state ("cls") and each interlocutor's mean ("p1", "p2", ...; zero
-    for an interlocutor without tokens)."""
-    states = tf.cast(states, tf.float32)
-    per_role = masked_mean(states[:, tf.newaxis], role_masks(role_ids, mask, num_roles))
-    embeddings = {
-        "interlocutor": interlocutor_pooling(states, role_ids, mask, num_roles),
-        "mean": masked_mean(states, mask),
-        "cls": first_token(states),
-    }
-    embeddings.update({f"p{r + 1}": per_role[:, r] for r in range(num_roles)})
-    return embeddings
 
 
 class Dial2vecModel(Method):
@@ -152,3 +100,67 @@ class Dial2vecModel(Method):
         if pooling not in names:
             raise ValueError(f"unknown dial2vec pooling {pooling!r}; expected one of {names}")
         return self.embed_all(ids, mask, turn_ids, role_ids, training)[pooling]
+
+
+ROLE_VOCAB_SIZE, TURN_VOCAB_SIZE = 10, 100
+"""PLATO-style role and turn embedding tables (AlibabaResearch/DAMO-ConvAI dial2vec/modeling_bert.py
+sizes)."""
+TEMPERATURE = Option("temperature", DEFAULT_TEMPERATURE, "Softmax temperature (mge: NT-Xent τ of "
+                     "Eq. 8; siamese_m: initial 1/scale; dial2vec: τ of Eq. 6).", lower_bound=1e-6)
+WINDOW = Option("window", DEFAULT_WINDOW, "Turn window w of the correlation matrices (Eq. 2).",
+                lower_bound=0)
+ROLE_TURN_EMBEDDINGS = Option("role_turn_embeddings", False,
+                              "Add learned role and turn embeddings to the input (PLATO style); "
+                              "otherwise roles and turns only drive the masks (BERT branch).")
+LOSS = Switch("dial2vec_loss", "paper", "Per-interlocutor NT-Xent (Eq. 6).",
+              paper="the sum over interlocutors of Eq. 6",
+              released="AlibabaResearch/DAMO-ConvAI dial2vec/network.py:Dial2vec.calc_loss: each interlocutor's "
+                       "term divided by the number of samples")
+KEPT_ROLE = Switch("dial2vec_kept_role", "paper", "The interlocutor a negative keeps (Sec. 3.1).",
+                   paper="drawn at random for every negative",
+                   released="AlibabaResearch/DAMO-ConvAI dial2vec/data/generate_training.py: always the second "
+                            "speaker")
+NEGATIVE_ROLE = {"paper": "random", "released": "fixed"}
+"""`dial2vec_kept_role` as the builder's `negative_role`."""
+
+
+@register_method
+class Dial2vecSpec(MethodSpec):
+    """dial2vec, trained on `dial2vec` examples (a dialogue and its negatives, packed)."""
+
+    name = "dial2vec"
+    paper = "dial2vec (Liu et al., EMNLP 2022)"
+    builder = "dial2vec"
+    options = (NEGATIVES, TEMPERATURE, WINDOW, KEPT_ROLE, ROLE_TURN_EMBEDDINGS, SEPARATOR, NUM_ROLES, LOSS)
+    defaults = {"batch_size": 20, "learning_rate": 1e-5, "freeze_layers": 6, "max_length": 512}
+    """dial2vec Sec. 4.1: batch 20 (5 per GPU on 4 GPUs; the released script runs 5 on one),
+    learning rate 1e-5, the bottom 6 layers frozen, 512 tokens."""
+    offers = ("dialogue",)
+    bench_defaults = {"batch": 2, "dialogues": 500, "max_length": 512, "steps": 5, "warmup": 1}
+
+    def builder_params(self, params):
+        return {"negatives": params["negatives"], "negative_role": NEGATIVE_ROLE[params["dial2vec_kept_role"]],
+                "max_roles": params["num_roles"]}
+
+    def build_options(self, params):
+        return {"dialogue_separator": f"[{params['separator'].upper()}]"}
+
+    def encoder_options(self, params):
+        if not params["role_turn_embeddings"]:
+            return {}
+        return {"role_vocab_size": ROLE_VOCAB_SIZE, "turn_vocab_size": TURN_VOCAB_SIZE}
+
+    def make_model(self, encoder, params):
+        return Dial2vecModel(encoder, negatives=params["negatives"], temperature=params["temperature"],
+                             window=params["window"], num_roles=params["num_roles"],
+                             role_turn_embeddings=params["role_turn_embeddings"],
+                             loss_variant=params["dial2vec_loss"])
+
+    def inference_settings(self, params):
+        return {"dialogue": {"separator": params["separator"], "num_roles": params["num_roles"]}}
+
+    def bench_sequences(self, batch, params):
+        """Every sample of every dialogue ([B·S, T]), as the step encodes them."""
+        samples = params["negatives"] + 1
+        return default_bench_sequences({"samples": batch["samples"][:, :samples],
+                                        "samples_mask": batch["samples_mask"][:, :samples]})

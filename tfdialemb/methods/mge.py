@@ -18,6 +18,8 @@ from tfdialemb.encoders import Encoder
 from tfdialemb.layers.matching_guided_embedding import MatchingGuidedEmbedding
 from tfdialemb.losses.candidate_nt_xent import candidate_nt_xent
 from tfdialemb.methods.base import Method, leading_candidates
+from tfdialemb.methods.spec import MethodSpec, default_bench_sequences, register_method
+from tfdialemb.options import Option, Switch
 
 VARIANTS = ("paper", "released")
 
@@ -91,3 +93,56 @@ class MatchingGuidedEmbeddingModel(Method):
         losses = candidate_nt_xent(logits, positive_index=0, variant=self.variant)
         accuracy = tf.cast(tf.equal(tf.argmax(logits, axis=-1), 0), tf.float32)
         return losses, {"accuracy": accuracy}
+
+
+DIALOGUE_CSE_DEFAULTS = {"batch_size": 20, "learning_rate": 5e-5, "freeze_layers": 6, "max_length": 50}
+"""DialogueCSE Sec. 4.2: batch 20, learning rate 5e-5, the bottom 6 layers frozen, 50 tokens."""
+TURNS = Option("turns", 3, "Context utterances around the response (DialogueCSE Sec. 4.2: 3).",
+               lower_bound=1)
+NEGATIVES = Option("negatives", 9, "Negatives per positive, sampled from other dialogues "
+                   "(DialogueCSE Table 5: 1/4/9/19; dial2vec: 9).", lower_bound=1)
+TEMPERATURE = Option("temperature", 0.1, "Softmax temperature (mge: NT-Xent τ of Eq. 8; "
+                     "siamese_m: initial 1/scale; dial2vec: τ of Eq. 6).", lower_bound=1e-6)
+AGGREGATION = Option("aggregation", "i2", "Turn aggregation: I1 (Eq. 5-6) or I2 (Eq. 7).",
+                     choices=("i1", "i2"))
+VARIANT = Switch("mge_variant", "paper", "MGE scoring.",
+                 paper="Eq. 3-8: ⌈N/2⌉ preceding and ⌊N/2⌋ following turns, --aggregation, "
+                       "--temperature",
+                 released="AlibabaResearch/DAMO-ConvAI dialogue-cse/model/dse_cl_bert.py:CLBERT.forward: "
+                          "×0.1 logit scaling, Σ(1+α)R̂ over N preceding and N following turns, "
+                          "loss divided by the candidates")
+
+
+@register_method
+class MgeSpec(MethodSpec):
+    """DialogueCSE's matching-guided embedding, trained on `mge` examples."""
+
+    name = "mge"
+    paper = "DialogueCSE (Liu et al., EMNLP 2021)"
+    builder = "mge"
+    options = (TURNS, NEGATIVES, AGGREGATION, TEMPERATURE, VARIANT)
+    defaults = DIALOGUE_CSE_DEFAULTS
+    offers = ("sentence",)
+    bench_defaults = {"batch": 32, "dialogues": 2000, "max_length": 64, "steps": 10, "warmup": 2}
+
+    def builder_params(self, params):
+        return {"negatives": params["negatives"], "context_before": params["turns"],
+                "context_after": params["turns"]}
+
+    def make_model(self, encoder, params):
+        return MatchingGuidedEmbeddingModel(
+            encoder, turns=params["turns"], negatives=params["negatives"],
+            aggregation=params["aggregation"], temperature=params["temperature"],
+            variant=params["mge_variant"])
+
+    def inference_settings(self, params):
+        return {"sentence": {"pooling": "mean"}}
+
+    def bench_sequences(self, batch, params):
+        """The very sequences MGE encodes: the chosen context turns and the candidates used."""
+        context, context_mask, _ = select_context(
+            batch["context_before"], batch["context_before_mask"], batch["context_after"],
+            batch["context_after_mask"], params["turns"], params["mge_variant"])
+        candidates, candidates_mask = leading_candidates(batch, params["negatives"])
+        return default_bench_sequences({"context": context, "context_mask": context_mask,
+                                        "candidates": candidates, "candidates_mask": candidates_mask})

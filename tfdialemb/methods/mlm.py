@@ -16,7 +16,11 @@ from tfdialemb.encoders import Encoder
 from tfdialemb.encoders.encoder import ACTIVATIONS
 from tfdialemb.encoders.weights import assign_named_weights
 from tfdialemb.encoders.mlm_head import HEAD_TENSORS, read_mlm_head
+from tfdialemb.data.masking import MASK_PROB, MAX_PREDICTIONS, add_masks
 from tfdialemb.methods.base import Method
+from tfdialemb.methods.spec import MethodSpec, register_method
+from tfdialemb.options import Option
+from tfdialemb.text import BERT_SPECIAL_TOKENS
 
 _log = logging.getLogger(__name__)
 
@@ -39,6 +43,16 @@ class MaskedLanguageModel(Method):
         )
         ids = tf.zeros([1, 2], tf.int32)
         self({"input_word_ids": ids, "input_mask": tf.ones_like(ids), "masked_lm_positions": ids})
+
+    @property
+    def trainable_weights(self):
+        """The model's trainable weights without the tied word-embedding table while the encoder's
+        embeddings are frozen: the head holds the table too, and would train it otherwise."""
+        weights = super().trainable_weights
+        if self.encoder.bert.get_embedding_layer().trainable:
+            return weights
+        table = self.encoder.bert.get_embedding_table()
+        return [w for w in weights if w is not table]
 
     def call(self, inputs, training=None):
         """Logits [B, P, vocab] at `masked_lm_positions` [B, P]."""
@@ -96,3 +110,42 @@ def load_mlm_head(model: MaskedLanguageModel, directory: str) -> bool:
     assign_mlm_head(model, weights, directory)
     _log.info("loaded the masked-LM head of %s", directory)
     return True
+
+
+MASK_PROB_OPTION = Option("mask_prob", MASK_PROB, "Fraction of tokens predicted (DialogueCSE: 0.15).",
+                          lower_bound=0.0)
+MAX_PREDICTIONS_OPTION = Option("max_predictions", MAX_PREDICTIONS,
+                                "Masked predictions per sequence (DialogueCSE: 10).", lower_bound=1)
+UNIT = Option("unit", "utterance", "One sequence per utterance, or per dialogue with turns joined by "
+              "[SEP].", choices=("utterance", "dialogue"))
+
+
+@register_method
+class MlmSpec(MethodSpec):
+    """Continued masked-LM pre-training (DialogueCSE stage 1) on `mlm` examples, masks drawn in the
+    input pipeline, fresh every epoch."""
+
+    name = "mlm"
+    paper = "DialogueCSE (Liu et al., EMNLP 2021), Sec. 4.2 continued pre-training"
+    builder = "mlm"
+    command = "pretrain"
+    options = (MASK_PROB_OPTION, MAX_PREDICTIONS_OPTION, UNIT)
+    defaults = {"batch_size": 50, "learning_rate": 2e-5, "freeze_layers": 0, "max_length": 100,
+                "num_epochs": 0.5}
+    offers = ("sentence",)
+
+    def builder_params(self, params):
+        return {"unit": params["unit"]}
+
+    def make_model(self, encoder, params):
+        return MaskedLanguageModel(encoder)
+
+    def batches(self, dataset, tokenizer, params, run):
+        special = [tokenizer.token_id(t) for t in BERT_SPECIAL_TOKENS]
+        special += [tokenizer.token_id(t) for t in tokenizer.special_tokens]
+        return add_masks(dataset, run.seed, vocab_size=tokenizer.vocab_size, mask_id=tokenizer.mask_id,
+                         special_ids=special, mask_prob=params["mask_prob"],
+                         max_predictions=params["max_predictions"])
+
+    def after_build(self, model, params, run):
+        load_mlm_head(model, run.init_checkpoint)

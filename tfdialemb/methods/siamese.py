@@ -37,6 +37,8 @@ from tfdialemb.encoders import Encoder
 from tfdialemb.encoders.pooling import masked_mean
 from tfdialemb.losses.candidate_nt_xent import candidate_nt_xent
 from tfdialemb.methods.base import Method, leading_candidates
+from tfdialemb.methods.mge import DIALOGUE_CSE_DEFAULTS, NEGATIVES, TEMPERATURE, TURNS
+from tfdialemb.methods.spec import MethodSpec, register_method
 
 VARIANTS = ("single", "multi")
 CONTEXT_FEATURE = {"single": "previous", "multi": "context"}
@@ -65,8 +67,10 @@ class SiameseModel(Method):
         self.negatives = negatives
         width = encoder.encoder_config.hidden_size
         self.response_mlp = feed_forward(width, "response_mlp")
+        self.response_mlp.build([None, width])
         if variant == "multi":
             self.context_mlp = feed_forward(width, "context_mlp")
+            self.context_mlp.build([None, width])
             self.log_scale = self.add_weight(
                 name="log_scale", shape=[], dtype="float32",
                 initializer=tf_keras.initializers.Constant(math.log(1.0 / temperature)))
@@ -91,3 +95,44 @@ class SiameseModel(Method):
         losses = candidate_nt_xent(logits, positive_index=0)
         accuracy = tf.cast(tf.equal(tf.argmax(logits, axis=-1), 0), tf.float32)
         return losses, {"accuracy": accuracy}
+
+
+class _SiameseSpec(MethodSpec):
+    """The siamese baselines of DialogueCSE Table 2, trained on `siamese` examples."""
+
+    paper = "DialogueCSE (Liu et al., EMNLP 2021), Table 2 baselines"
+    builder = "siamese"
+    defaults = DIALOGUE_CSE_DEFAULTS
+    offers = ("sentence",)
+    variant = ""
+
+    def make_model(self, encoder, params):
+        return SiameseModel(encoder, variant=self.variant, negatives=params["negatives"],
+                            temperature=params.get("temperature", TEMPERATURE.default))
+
+    def inference_settings(self, params):
+        return {"sentence": {"pooling": "mean"}}
+
+
+@register_method
+class SiameseSingleSpec(_SiameseSpec):
+    """SiameseBERT_S: the previous utterance against the response."""
+
+    name = "siamese_s"
+    variant = "single"
+    options = (NEGATIVES,)
+
+    def builder_params(self, params):
+        return {"negatives": params["negatives"]}
+
+
+@register_method
+class SiameseMultiSpec(_SiameseSpec):
+    """SiameseBERT_M: the flattened context against the response, scaled cosine."""
+
+    name = "siamese_m"
+    variant = "multi"
+    options = (TURNS, NEGATIVES, TEMPERATURE)
+
+    def builder_params(self, params):
+        return {"negatives": params["negatives"], "context_turns": params["turns"]}

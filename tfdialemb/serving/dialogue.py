@@ -1,4 +1,4 @@
-"""dial2vec dialogue-embedding SavedModel (`--kind=dialogue`; paper 002 Sec. 3.3).
+"""dial2vec dialogue-embedding SavedModel (`--kind=dialogue`; dial2vec paper Sec. 3.3).
 
 Signatures cannot take RaggedTensors, so a batch of B dialogues travels flat:
 
@@ -22,7 +22,7 @@ import tensorflow as tf
 
 from tfdialemb.dialogue import Dialogue, role_ids
 from tfdialemb.dialogue_embedder import DialogueEmbedder
-from tfdialemb.methods.dial2vec import POOLINGS
+from tfdialemb.layers.dialogue_views import POOLINGS
 from tfdialemb.serving import layout
 
 OUTPUT_NAME = "embeddings"

@@ -1,5 +1,6 @@
-r"""Triple-encoder (C3L) and CCL incremental scoring SavedModel (`--kind=triple`; paper 003 Sec. 4,
-Eq. 3, Appendix B; REFERENCE_CODE_NOTES 5.4).
+r"""Triple-encoder (C3L) and CCL incremental scoring SavedModel (`--kind=triple`; triple-encoders paper Sec. 4,
+Eq. 3, Appendix B; UKPLab/acl2024-triple-encoders
+triple_encoders/TripleEncodersForConversationalSequenceModeling.py).
 
 The server is stateless: each utterance is encoded once, when it is said, and the client keeps
 its vectors and sends a dialogue's history back with every scoring request (the server-side
@@ -48,7 +49,7 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 import tensorflow as tf
 
-from tfdialemb.data.examples.curved import ODD, after_text, before_text, speaker_token
+from tfdialemb.text.curved_format import ODD, after_text, before_text, speaker_token
 from tfdialemb.dialogue import Dialogue
 from tfdialemb.embedder import SentenceEmbedder
 from tfdialemb.inference.sequence_scorer import SPACES, SPEAKERS

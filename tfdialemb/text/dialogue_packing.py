@@ -1,8 +1,8 @@
-"""A whole dialogue as one token sequence with per-token turn and role ids (dial2vec, 002 Sec. 3.1).
+"""A whole dialogue as one token sequence with per-token turn and role ids (dial2vec, dial2vec Sec. 3.1).
 
 One in-graph function serves the TFRecord build and the dialogue embedder, so training and
 inference see the same sequences. The layout is the released code's BERT branch
-(REFERENCE_CODE_NOTES 1.2):
+(AlibabaResearch/DAMO-ConvAI dial2vec/data/data_provider.py):
 
     [CLS] t_0 SEP t_1 SEP ... SEP t_{n-1}
 
@@ -13,7 +13,7 @@ the right to `max_length` tokens, keeping the first ones, as the released code d
 backbones; its PLATO branch keeps the last 15 turns instead, not reproduced here since the PLATO
 weights are not public.
 """
-from typing import NamedTuple, Optional
+from typing import NamedTuple, Optional, Tuple
 
 import tensorflow as tf
 
@@ -105,3 +105,28 @@ def dense_dialogues(packed: PackedDialogues, pad_id: int, pad_to: Optional[int] 
         turn_ids=pad(packed.turn_ids, 0),
         role_ids=pad(packed.role_ids, 0),
     )
+
+
+def merge_consecutive_turns(turns: tf.RaggedTensor, speakers: tf.RaggedTensor,
+                            separator: str = " ") -> Tuple[tf.RaggedTensor, tf.RaggedTensor]:
+    """In-graph `tfdialemb.dialogue.merge_consecutive_turns`: each run of consecutive turns of
+    one speaker becomes one turn, its texts joined by `separator` in order.
+
+    `turns` [D, (turns)] strings and `speakers` [D, (turns)] ids; returns both with one entry per
+    run.
+    """
+    speakers = tf.cast(speakers, tf.int32)
+    values = speakers.values
+    positions = tf.range(tf.size(values, out_type=tf.int64))
+    row_first = tf.scatter_nd(speakers.row_starts()[:, tf.newaxis],
+                              tf.ones_like(speakers.row_starts(), tf.bool), tf.shape(positions, tf.int64))
+    previous = tf.concat([values[:1], values[:-1]], axis=0)
+    starts = row_first | tf.not_equal(values, previous)
+    run_ids = tf.cumsum(tf.cast(starts, tf.int64)) - 1
+    runs = tf.reduce_sum(tf.cast(starts, tf.int64))
+    texts = tf.strings.unsorted_segment_join(turns.values, run_ids, runs, separator=separator)
+    start_positions = tf.where(starts)[:, 0]
+    rows = tf.gather(speakers.value_rowids(), start_positions)
+    return (tf.RaggedTensor.from_value_rowids(texts, rows, nrows=speakers.nrows()),
+            tf.RaggedTensor.from_value_rowids(tf.gather(values, start_positions), rows,
+                                              nrows=speakers.nrows()))

@@ -1,72 +1,125 @@
 """What every training command shares: its flags and the run from flags to checkpoints.
 
-`python -m tfdialemb.train` (contrastive methods) and `python -m tfdialemb.pretrain` (continued
-MLM) differ only in the example builder, the model built on the encoder and an optional batch
-transform (masking); everything else — data preparation, strategy, freezing, optimizer, resume —
-is here once.
+`python -m tfdialemb.train` and `python -m tfdialemb.pretrain` differ only in the methods they
+offer (`MethodSpec.command`); the run itself — data preparation, strategy, freezing, optimizer,
+resume, the model directory's `method.json` — is here once, and everything method-specific comes
+from the method's spec (`tfdialemb.methods.spec`).
 """
 import math
 import os
 import sys
-from typing import Callable, Mapping, Optional
+from typing import Any, Callable, Dict, List
 
 from absl import flags
 
 from tfdialemb import distribute
+from tfdialemb.inference.settings import MAX_LENGTH, MERGE_TURNS, MIN_TURNS
+from tfdialemb.options import define_all
 
 FLAGS = flags.FLAGS
+SELECTOR = {"train": "method", "pretrain": "objective"}
+"""The flag that names the spec, per command."""
+TRAINING_DEFAULTS = {"batch_size": 32, "learning_rate": 5e-5, "freeze_layers": 0, "max_length": 128,
+                     "num_epochs": None, "weight_decay": 0.0, "warmup_fraction": 0.0,
+                     "lr_schedule": "constant"}
+"""Values of the shared flags a method's `defaults` leaves unset."""
 
 
-def define_flags(defaults: Mapping[str, object]) -> None:
-    """The shared flags; `defaults` sets the paper's values for one command."""
+def define_flags(command: str) -> None:
+    """The shared flags, the method selector and every option of the command's methods."""
+    from tfdialemb.methods.spec import all_specs  # pylint: disable=import-outside-toplevel
+
+    specs = all_specs(command)
+    names = [spec.name for spec in specs]
+    flags.DEFINE_enum(SELECTOR[command], names[0] if len(names) == 1 else None, names,
+                      "What to train; its paper's values fill every flag left unset (README).")
     flags.DEFINE_string("train_file", None, "Canonical dialogue JSONL, or a built shard directory.")
-    flags.DEFINE_string("model_dir", None, "Checkpoints, TensorBoard logs and the built data go here.")
+    flags.DEFINE_string("model_dir", None, "Checkpoints, method.json, TensorBoard logs and the built data.")
     flags.DEFINE_string("init_checkpoint", None, "Encoder to start from (any checkpoint kind).")
-    flags.DEFINE_integer("max_steps", None, "Training steps (or give --num_epochs).")
-    flags.DEFINE_float("num_epochs", defaults.get("num_epochs"), "Passes over the built examples.")
-    flags.DEFINE_integer("batch_size", defaults["batch_size"], "Global batch size.")
-    flags.DEFINE_float("learning_rate", defaults["learning_rate"], "Peak learning rate.")
-    flags.DEFINE_enum("lr_schedule", "constant", ["constant", "linear"], "Decay after warm-up.")
-    flags.DEFINE_float("warmup_fraction", 0.0, "Fraction of the steps with linear warm-up.")
-    flags.DEFINE_float("weight_decay", 0.0, "Decoupled weight decay (not on biases and norms).")
-    flags.DEFINE_integer("freeze_layers", defaults["freeze_layers"],
-                         "Freeze the embeddings and this many bottom layers (0: none).")
-    flags.DEFINE_integer("max_length", defaults["max_length"], "Tokens per sequence.")
+    flags.DEFINE_integer("max_steps", None, "Training steps (or give --num_epochs).", lower_bound=1)
+    flags.DEFINE_float("num_epochs", None, "Passes over the built examples.", lower_bound=0.0)
+    flags.DEFINE_integer("batch_size", None, "Global batch size (default: the method's).", lower_bound=1)
+    flags.DEFINE_float("learning_rate", None, "Peak learning rate (default: the method's).",
+                       lower_bound=0.0)
+    flags.DEFINE_enum("lr_schedule", None, ["constant", "linear"], "Decay after warm-up "
+                      "(default: the method's).")
+    flags.DEFINE_float("warmup_fraction", None, "Fraction of the steps with linear warm-up.",
+                       lower_bound=0.0)
+    flags.DEFINE_float("weight_decay", None, "Decoupled weight decay (not on biases and norms).",
+                       lower_bound=0.0)
+    flags.DEFINE_integer("freeze_layers", None, "Freeze the embeddings and this many bottom layers "
+                         "(0: none; default: the method's).", lower_bound=0)
+    MAX_LENGTH.define("Tokens per built sequence, special tokens included (default: the method's).")
+    MERGE_TURNS.define()
+    MIN_TURNS.define()
     flags.DEFINE_integer("seed", 0, "Seed for data building, shuffling and initialisation.")
-    flags.DEFINE_integer("checkpoint_every", 200, "Save a checkpoint every N steps.")
-    flags.DEFINE_integer("log_every", 50, "Log scalars every N steps.")
-    flags.DEFINE_integer("num_shards", 4, "Shards when building --train_file (>= number of workers).")
+    flags.DEFINE_integer("checkpoint_every", 200, "Save a checkpoint every N steps.", lower_bound=1)
+    flags.DEFINE_integer("log_every", 50, "Log scalars every N steps.", lower_bound=1)
+    flags.DEFINE_integer("num_shards", 4, "Shards when building --train_file (>= number of workers).",
+                         lower_bound=1)
     flags.DEFINE_enum("validate_task", "sr", ["sr", "dsts", "dialogue"],
                       "Validation task (with --validate_file); dialogue: dial2vec's metrics of the "
                       "interlocutor-pooled embedding, labels[--validate_label_key] the domain.")
     flags.DEFINE_string("validate_label_key", "domain", "Label key of --validate_task=dialogue.")
     flags.DEFINE_string("validate_file", None, "Evaluation set scored every --validate_every steps.")
-    flags.DEFINE_integer("validate_every", 0, "Validation interval in steps (0: never).")
+    flags.DEFINE_integer("validate_every", 0, "Validation interval in steps (0: never).", lower_bound=0)
     distribute.define_flags()
+    define_all([(spec.name, option) for spec in specs for option in spec.options])
 
 
-def run(builder, build_model: Callable, transform: Optional[Callable] = None,
-        after_build: Optional[Callable] = None,
-        encoder_options: Optional[Mapping[str, object]] = None,
-        auxiliary: Optional[Callable] = None,
-        build_options: Optional[Mapping[str, object]] = None) -> int:
-    """Trains `build_model(encoder)` on `builder`'s examples of --train_file; the exit status.
+def flag_modules() -> list:
+    """The modules whose flags `define_flags` defines: a command adopts their key flags, so its
+    --help lists them (absl shows the main module's key flags)."""
+    from tfdialemb import options  # pylint: disable=import-outside-toplevel
 
-    `transform(dataset, tokenizer)` rewrites the per-replica batches (e.g. masking);
-    `after_build(model)` runs once the model exists (e.g. loading a pre-training head);
-    `encoder_options` go to `load_pretrained` (e.g. PLATO-style role / turn embedding sizes);
-    `auxiliary(input_context, tokenizer)` returns an infinite, per-replica-batched dataset of
-    dicts (e.g. CCL's NLI pairs) whose keys are merged into each main batch (see
-    `merge_auxiliary`); `build_options` set further `BuildOptions` fields (e.g. the dialogue
-    separator).
-    """
+    return [sys.modules[__name__], options, distribute]
+
+
+def main(command: str) -> int:
+    """Runs the command for the spec its selector flag names; the exit status."""
+    from tfdialemb.methods.spec import all_specs, get_method  # pylint: disable=import-outside-toplevel
+
+    selector = SELECTOR[command]
+    names = [spec.name for spec in all_specs(command)]
+    if FLAGS[selector].value is None:
+        print(f"error: missing --{selector} (one of {', '.join(names)})", file=sys.stderr)
+        return 2
+    spec = get_method(FLAGS[selector].value)
+    stray = stray_options(spec, command)
+    if stray:
+        print(f"error: {', '.join('--' + n for n in stray)} do(es) not apply to --{selector}={spec.name}",
+              file=sys.stderr)
+        return 2
+    settings = training_settings(spec)
+    for name, value in settings.items():
+        FLAGS[name].value = value
+    params = spec.resolve({o.name: FLAGS[o.name].value for o in spec.options if FLAGS[o.name].present})
+    print(f"{spec.name}: " + ", ".join(f"{name} {value}" for name, value in {**settings, **params}.items()
+                                       if value is not None), flush=True)
+    return run(spec, params)
+
+
+def training_settings(spec) -> Dict[str, Any]:
+    """The shared training flags as this run uses them: given, else the method's, else the library's."""
+    settings = {}
+    for name, fallback in TRAINING_DEFAULTS.items():
+        value = FLAGS[name].value
+        settings[name] = value if value is not None else spec.defaults.get(name, fallback)
+    return settings
+
+
+def run(spec, params: Dict[str, Any]) -> int:
+    """Trains `spec`'s model with `params` on --train_file; the exit status."""
     import tensorflow as tf  # pylint: disable=import-outside-toplevel
 
     from tfdialemb.data.build import BuildOptions  # pylint: disable=import-outside-toplevel
+    from tfdialemb.data.examples import make_builder  # pylint: disable=import-outside-toplevel
     from tfdialemb.data.pipeline import make_dataset  # pylint: disable=import-outside-toplevel
     from tfdialemb.cli import report_error  # pylint: disable=import-outside-toplevel
     from tfdialemb.dialogue import ErrorPolicy  # pylint: disable=import-outside-toplevel
     from tfdialemb.encoders import load_pretrained, load_tokenizer  # pylint: disable=import-outside-toplevel
+    from tfdialemb.methods.spec import TrainingRun  # pylint: disable=import-outside-toplevel
+    from tfdialemb.model_dir import method_config, write_method_config  # pylint: disable=import-outside-toplevel
     from tfdialemb.training import data  # pylint: disable=import-outside-toplevel
     from tfdialemb.training.loop import LoopConfig, TrainingLoop  # pylint: disable=import-outside-toplevel
     from tfdialemb.training.optimizer import OptimizerConfig  # pylint: disable=import-outside-toplevel
@@ -78,14 +131,25 @@ def run(builder, build_model: Callable, transform: Optional[Callable] = None,
     if not FLAGS.max_steps and not FLAGS.num_epochs:
         print("error: give --max_steps or --num_epochs", file=sys.stderr)
         return 2
+    run_settings = TrainingRun(FLAGS.init_checkpoint, FLAGS.batch_size, FLAGS.max_length, FLAGS.seed)
     try:
+        for warning in spec.check(params, run_settings):
+            print(f"warning: {warning}", file=sys.stderr)
         strategy = distribute.make_strategy(FLAGS.strategy, FLAGS.devices)
         tokenizer = load_tokenizer(FLAGS.init_checkpoint)
-        data_dir = os.path.join(FLAGS.model_dir, "data" if distribute.is_chief(strategy) else
+        chief = distribute.is_chief(strategy)
+        data_dir = os.path.join(FLAGS.model_dir, "data" if chief else
                                 f".data-worker-{strategy.cluster_resolver.task_id}")
         options = BuildOptions(max_length=FLAGS.max_length, seed=FLAGS.seed, num_shards=FLAGS.num_shards,
-                               **(build_options or {}))
+                               merge_consecutive_turns=FLAGS.merge_consecutive_turns,
+                               min_turns=FLAGS.min_turns, **spec.build_options(params))
+        builder = make_builder(spec.builder, spec.builder_params(params))
         manifest = data.prepare(FLAGS.train_file, data_dir, builder, tokenizer, options, ErrorPolicy("fail"))
+        auxiliary = spec.auxiliary(params, run_settings)
+        encoder_options = spec.encoder_options(params)
+        config = method_config(spec, params, manifest, tokenizer, encoder_options, _training_record())
+        if chief:
+            write_method_config(FLAGS.model_dir, config)
     except (OSError, ValueError) as e:
         return report_error(e)
     max_steps = FLAGS.max_steps or max(1, math.ceil(
@@ -93,21 +157,20 @@ def run(builder, build_model: Callable, transform: Optional[Callable] = None,
 
     def build_method():
         tf.keras.utils.set_random_seed(FLAGS.seed)
-        encoder = load_pretrained(FLAGS.init_checkpoint, **(encoder_options or {})).encoder
+        encoder = load_pretrained(FLAGS.init_checkpoint, **encoder_options).encoder
         layers = encoder.encoder_config.num_layers
         if FLAGS.freeze_layers >= layers:
             raise ValueError(f"--freeze_layers={FLAGS.freeze_layers} would freeze all {layers} layers "
                              f"of {FLAGS.init_checkpoint}; freeze fewer")
         encoder.freeze_bottom(FLAGS.freeze_layers)
-        model = build_model(encoder)
-        if after_build is not None:
-            after_build(model)
+        model = spec.make_model(encoder, params)
+        spec.after_build(model, params, run_settings)
         return model
 
     def dataset_fn(context):
         dataset = make_dataset(manifest["directory"], FLAGS.batch_size, training=True, input_context=context,
                                seed=FLAGS.seed, repeat=True)
-        dataset = transform(dataset, tokenizer) if transform else dataset
+        dataset = spec.batches(dataset, tokenizer, params, run_settings)
         return merge_auxiliary(dataset, auxiliary(context, tokenizer)) if auxiliary else dataset
 
     validate = None
@@ -116,12 +179,11 @@ def run(builder, build_model: Callable, transform: Optional[Callable] = None,
             print(f"error: {FLAGS.validate_file}: validation file does not exist", file=sys.stderr)
             return 2
         try:
-            validate = _validation(FLAGS.validate_task, FLAGS.validate_file, tokenizer,
-                                   manifest.get("dialogue_separator", "[SEP]"))
+            validate = _validation(FLAGS.validate_task, FLAGS.validate_file, tokenizer, config)
         except (OSError, ValueError) as e:
             return report_error(e)
 
-    config = LoopConfig(
+    loop_config = LoopConfig(
         model_dir=FLAGS.model_dir, max_steps=max_steps,
         optimizer=OptimizerConfig(learning_rate=FLAGS.learning_rate, schedule=FLAGS.lr_schedule,
                                   warmup_steps=int(FLAGS.warmup_fraction * max_steps),
@@ -129,7 +191,7 @@ def run(builder, build_model: Callable, transform: Optional[Callable] = None,
         checkpoint_every=FLAGS.checkpoint_every, log_every=FLAGS.log_every,
         validate_every=FLAGS.validate_every)
     try:
-        loop = TrainingLoop(strategy, build_method, dataset_fn, tokenizer, config, validate)
+        loop = TrainingLoop(strategy, build_method, dataset_fn, tokenizer, loop_config, validate)
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -137,6 +199,13 @@ def run(builder, build_model: Callable, transform: Optional[Callable] = None,
     print(f"trained to step {scalars['step']:.0f} of {max_steps}: "
           + ", ".join(f"{k} {v:.4f}" for k, v in scalars.items() if k != "step"))
     return 0
+
+
+def _training_record() -> Dict[str, Any]:
+    """The training settings written to method.json (informative: a resumed run may change them)."""
+    names = ("train_file", "init_checkpoint", "max_steps", "num_epochs", "batch_size", "learning_rate",
+             "lr_schedule", "warmup_fraction", "weight_decay", "freeze_layers", "seed", "strategy")
+    return {name: getattr(FLAGS, name) for name in names}
 
 
 def merge_auxiliary(dataset, auxiliary_dataset):
@@ -153,32 +222,32 @@ def merge_auxiliary(dataset, auxiliary_dataset):
     return tf.data.Dataset.zip((dataset, auxiliary_dataset)).map(lambda main, extra: {**main, **extra})
 
 
-def _validation(task: str, eval_file: str, tokenizer, separator: str) -> Callable:
-    """A validation hook: `task` on `eval_file` with the method's current encoder: sentence tasks
-    with mean pooling, the dialogue task with the dialogues packed as the build packed them
-    (`separator`) and the method's own role / turn inputs."""
+VALIDATION_KINDS = {"sr": "sentence", "dsts": "sentence", "dialogue": "dialogue"}
+
+
+def _validation(task: str, eval_file: str, tokenizer, config: Dict[str, Any]) -> Callable:
+    """A validation hook: `task` on `eval_file` with the method's current encoder, embedded with
+    the settings evaluation will read from the model directory's method.json."""
     # pylint: disable=import-outside-toplevel
     from tfdialemb.dialogue_embedder import DialogueEmbedder
     from tfdialemb.embedder import SentenceEmbedder
     from tfdialemb.eval.dialogue_embedding import evaluate_dialogue_embeddings, read_labelled_dialogues
     from tfdialemb.eval.tasks import TASKS
+    from tfdialemb.inference.settings import resolve
+    from tfdialemb.model_dir import recorded_settings
 
+    kind = VALIDATION_KINDS[task]
+    settings, _ = resolve(kind, recorded_settings(config, kind), {}, FLAGS.model_dir)
     if task == "dialogue":
         read_labelled_dialogues(eval_file, FLAGS.validate_label_key)  # fails now, not after training
-    embedders = {}
-
-    def make_embedder(method):
-        if task != "dialogue":
-            return SentenceEmbedder(method.encoder, tokenizer, pooling="mean", max_length=FLAGS.max_length)
-        return DialogueEmbedder(method.encoder, tokenizer, max_length=FLAGS.max_length, separator=separator,
-                                role_turn_embeddings=getattr(method, "role_turn_embeddings", False),
-                                num_roles=getattr(method, "num_roles", 2))
+    embedders: Dict[int, Any] = {}
+    embedder_class = DialogueEmbedder if kind == "dialogue" else SentenceEmbedder
 
     def validate(method, step):
         del step
         # One embedder per encoder, so its graph is traced once, not at every validation.
         if id(method.encoder) not in embedders:
-            embedders[id(method.encoder)] = make_embedder(method)
+            embedders[id(method.encoder)] = embedder_class.from_settings(method.encoder, tokenizer, settings)
         embedder = embedders[id(method.encoder)]
         if task != "dialogue":
             return TASKS[task](eval_file, embedder.embed)
@@ -188,3 +257,12 @@ def _validation(task: str, eval_file: str, tokenizer, separator: str) -> Callabl
         return report["views"]["interlocutor"]
 
     return validate
+
+
+def stray_options(spec, command: str) -> List[str]:
+    """Options of the command's other methods given on the command line."""
+    from tfdialemb.methods.spec import all_specs  # pylint: disable=import-outside-toplevel
+
+    own = {o.name for o in spec.options}
+    return sorted({o.name for s in all_specs(command) for o in s.options
+                   if o.name not in own and FLAGS[o.name].present})

@@ -5,6 +5,8 @@ as text; the build tokenizes, serializes and shards them. Builders draw every ra
 the generator they are handed, seeded per dialogue, so a build is reproducible.
 """
 import dataclasses
+import importlib
+import pkgutil
 from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Type
 
 import numpy as np
@@ -52,10 +54,15 @@ class ExampleBuilder:
 
 
 def register(cls: Type[ExampleBuilder]) -> Type[ExampleBuilder]:
-    if cls.name in _BUILDERS:
+    if cls.name in _BUILDERS and _BUILDERS[cls.name] is not cls:
         raise ValueError(f"a builder named {cls.name!r} is already registered")
     _BUILDERS[cls.name] = cls
     return cls
+
+
+def unregister(name: str) -> None:
+    """Removes a registered builder (for builders defined by tests)."""
+    _BUILDERS.pop(name, None)
 
 
 def make_builder(name: str, params: Optional[Mapping[str, Any]] = None) -> ExampleBuilder:
@@ -66,10 +73,9 @@ def make_builder(name: str, params: Optional[Mapping[str, Any]] = None) -> Examp
 
 
 def _load_builtin() -> None:
-    # Importing the builder modules registers them.
-    from tfdialemb.data.examples import mge, mlm, siamese  # noqa: F401  pylint: disable=import-outside-toplevel
-    from tfdialemb.data.examples import curved  # noqa: F401  pylint: disable=import-outside-toplevel
-    from tfdialemb.data.examples import dial2vec  # noqa: F401  pylint: disable=import-outside-toplevel
+    """Imports every module of this package; importing a builder module registers its builders."""
+    for module in pkgutil.iter_modules(__path__):
+        importlib.import_module(f"{__name__}.{module.name}")
 
 
 def _convert(value: Any, kind: Any, name: str) -> Any:

@@ -1,12 +1,12 @@
-"""Curved contrastive learning examples (003): CCL bi-encoder pairs and C3L triple-encoder triples.
+"""Curved contrastive learning examples (triple-encoders): CCL bi-encoder pairs and C3L triple-encoder triples.
 
 Both slide a window w = [u_s, ..., u_{s+l-1}] of `window` = l utterances (default 5) over every
 dialogue, every start s = 0 .. n-l by default (the paper's sliding window); `last_window=False`
-skips the final window s = n-l as the released code does (REFERENCE_CODE_NOTES 4.2, 5.1), so a
+skips the final window s = n-l as the released code does (Justus-Jonas/imaginaryNLP
+imaginaryNLP/trainer.py:ImaginaryEmbeddingTrainer._generate_data, UKPLab/acl2024-triple-encoders
+triple_encoders/trainer.py:_generate_C3L_data), so a
 dialogue then needs more than l utterances. The released C3L trainer returns after its first dialogue; here every dialogue counts.
-Texts follow the released code with its added tokens written as the project's special tokens,
-[BEFORE] -> [B] and [AFTER] -> [A] (003 Sec. 2-3 name them [B] and [A]):
-  CCL: "[S] [B] u_i" and "[A] u_k";  C3L: "[B1] [S] [B] u_i", "[B2] [S] [B] u_j" and "[A] u_k",
+Texts are written by `tfdialemb.text.curved_format` (the before / after spaces and speaker tokens),
 where the speaker token S of a window utterance is [O] when its distance to the positive's
 after-space utterance (CCL: |k - i|, C3L: l-1 - i) is odd and [E] when even; a directional
 negative keeps its positive's S (`speaker_tokens=False` leaves S out). Random utterances come
@@ -22,42 +22,24 @@ from tfdialemb.data.examples import ExampleBuilder, register
 from tfdialemb.data.records import FLOAT, SEQUENCE
 from tfdialemb.data.sampling import UtterancePool
 from tfdialemb.dialogue import Dialogue
+from tfdialemb.text.curved_format import EVEN, ODD, after_text, before_text, speaker_token
 
-EVEN, ODD = "[E]", "[O]"
 LABELS = ("paper", "released")
 
 
-def speaker_token(distance: int) -> str:
-    """[O] for an odd distance to the after-space utterance, [E] for an even one (003 Sec. 3;
-    REFERENCE_CODE_NOTES 4.2, 5.1); at inference the same rule makes the most recent history
-    utterance (distance 1 to the candidate) [O] (5.4)."""
-    return ODD if distance % 2 else EVEN
-
-
-def before_text(text: str, speaker: Optional[str], space: str = "") -> str:
-    """`[space] [S] [B] text`: space "" (CCL), "[B1]" or "[B2]" (C3L); `speaker` None leaves S
-    out (a model trained without speaker tokens)."""
-    parts = ([space] if space else []) + ([speaker] if speaker else [])
-    return " ".join(parts + ["[B]", text])
-
-
-def after_text(text: str) -> str:
-    """`[A] text`: the after space of CCL and C3L (003 Sec. 2-3)."""
-    return f"[A] {text}"
-
-
 def ccl_target(distance: int, window: int) -> float:
-    """CCL: cos(E([B] u_i), E([A] u_k)) = 1 - (k - i) / l for 0 < k - i < l (003 Sec. 2)."""
+    """CCL: cos(E([B] u_i), E([A] u_k)) = 1 - (k - i) / l for 0 < k - i < l (triple-encoders Sec. 2)."""
     return 1 - distance / window
 
 
 def c3l_target(i: int, j: int, k: int, window: int, labels: str = "paper") -> float:
     """C3L Eq. 1: norm(2 - (2k - (i + j)) / l) for i < j < k, k - i < l.
 
-    `paper`: norm is min-max scaling from [1/l, 2 - 3/l] to [1/l, 1] (003 Sec. 3); for l = 5,
+    `paper`: norm is min-max scaling from [1/l, 2 - 3/l] to [1/l, 1] (triple-encoders Sec. 3); for l = 5,
     (i, j) = (0,1) .. (2,3) with k = 4 give 0.467, 0.6, 0.733, 0.733, 0.867, 1.0.
     `released`: the released code scales from the range its window observes, [3/l, 2 - 3/l],
-    to [0.2, 1.0] (REFERENCE_CODE_NOTES 5.1): 0.2, 0.4, 0.6, 0.6, 0.8, 1.0 for l = 5.
+    to [0.2, 1.0] (UKPLab/acl2024-triple-encoders triple_encoders/trainer.py:_generate_C3L_data): 0.2,
+    0.4, 0.6, 0.6, 0.8, 1.0 for l = 5.
     """
     raw = 2 - (2 * k - (i + j)) / window
     low, floor = (1 / window, 1 / window) if labels == "paper" else (3 / window, 0.2)
@@ -100,7 +82,8 @@ class _CurvedBuilder(ExampleBuilder):
 
 @register
 class CclBuilder(_CurvedBuilder):
-    """CCL bi-encoder pairs (003 Sec. 2; REFERENCE_CODE_NOTES 4.2), 3(l-1) per window.
+    """CCL bi-encoder pairs (triple-encoders Sec. 2; Justus-Jonas/imaginaryNLP
+    imaginaryNLP/trainer.py:ImaginaryEmbeddingTrainer._generate_data), 3(l-1) per window.
 
     For d = 1 .. l-1, in this order: the l-1 positives ([S_d] [B] w[0], [A] w[d]) with target
     1 - d/l; then per d the directional negative ([S_d] [B] w[d], [A] w[0]) and one random
@@ -132,7 +115,8 @@ class CclBuilder(_CurvedBuilder):
 
 @register
 class C3lBuilder(_CurvedBuilder):
-    """C3L triples (003 Sec. 3; REFERENCE_CODE_NOTES 5.1), (l-1)(l-2)/2 + 3(l-1) per window.
+    """C3L triples (triple-encoders Sec. 3; UKPLab/acl2024-triple-encoders
+    triple_encoders/trainer.py:_generate_C3L_data), (l-1)(l-2)/2 + 3(l-1) per window.
 
     With k = l-1 the window's last utterance, in this order: the positives
     ([B1] [S] [B] w[i], [B2] [S] [B] w[j], [A] w[k]) for i < j < k in (0,1), (0,2), .. order

@@ -1,4 +1,4 @@
-"""dial2vec training examples (002 Sec. 3.1): a dialogue and negatives that keep one interlocutor.
+"""dial2vec training examples (dial2vec Sec. 3.1): a dialogue and negatives that keep one interlocutor.
 
 One example per dialogue with at least two speakers (others are skipped): feature `samples` =
 [the dialogue itself, n_1, ..., n_N], N = `negatives` (the paper and the released code: 9). Each
@@ -12,7 +12,7 @@ Which interlocutor a negative keeps (`negative_role`):
   - "random" (paper 3.1, "randomly select an interlocutor"): drawn uniformly among the
     dialogue's roles, independently for every negative, so one example mixes negatives against
     both interlocutors;
-  - "fixed" (the released generate_training.py, REFERENCE_CODE_NOTES 1.1): always role 1, the
+  - "fixed" (AlibabaResearch/DAMO-ConvAI dial2vec/data/generate_training.py): always role 1, the
     second speaker by first appearance, replacing role 0. The released pool holds only role-0
     utterances; here the pool holds utterances of every role.
 
@@ -30,17 +30,10 @@ import numpy as np
 from tfdialemb.data.examples import ExampleBuilder, register
 from tfdialemb.data.records import DIALOGUE_LIST
 from tfdialemb.data.sampling import UtterancePool
-from tfdialemb.dialogue import Dialogue, role_ids
+from tfdialemb.dialogue import Dialogue, capped_roles
 
 NEGATIVE_ROLES = ("random", "fixed")
 RELEASED_KEPT_ROLE = 1
-
-
-def capped_roles(dialogue: Dialogue, max_roles: int) -> List[int]:
-    """Per turn, its speaker's role id, speakers past `max_roles` folded into the last role."""
-    if max_roles < 2:
-        raise ValueError(f"max_roles must be at least 2, got {max_roles}")
-    return [min(role, max_roles - 1) for role in role_ids(dialogue)]
 
 
 @register

@@ -3,7 +3,7 @@ import os
 
 import pytest
 
-from data_prep.response_selection import FORMATS
+from tfdialemb.converters.response_selection import FORMATS
 from tfdialemb.dialogue import Dialogue, DialogueFormatError, ErrorPolicy, Turn
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "douban")

@@ -3,7 +3,7 @@ import os
 
 import pytest
 
-from data_prep.dial2vec import FORMATS
+from tfdialemb.converters.dial2vec import FORMATS
 from tfdialemb.dialogue import Dialogue, DialogueFormatError, ErrorPolicy, Turn
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "dial2vec_clustering")

@@ -25,8 +25,8 @@ and a response, and no empty utterance.
 import os
 from typing import Iterator, List, Tuple
 
-from data_prep.native import alternate_speakers
-from data_prep.response_selection import labelled_rows
+from tfdialemb.converters.native import alternate_speakers
+from tfdialemb.converters.response_selection import labelled_rows
 from tfdialemb.dialogue import Dialogue, ErrorPolicy
 
 def _positive_rows(path: str, errors: ErrorPolicy) -> Iterator[Tuple[int, List[str]]]:

@@ -29,7 +29,7 @@ metadata and are not carried over. Consecutive lines of one speaker stay separat
 import itertools
 from typing import Any, Iterable, Iterator, Mapping, Optional, Tuple
 
-from data_prep.native import iter_lines
+from tfdialemb.converters.native import iter_lines
 from tfdialemb.dialogue import Dialogue, ErrorPolicy, Turn
 
 COLUMNS = ("session_id", "user_id", "waiter_send", "is_transfer", "is_repeat", "sku", "content")

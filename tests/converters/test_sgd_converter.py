@@ -4,7 +4,7 @@ import shutil
 
 import pytest
 
-from data_prep.sgd import FORMATS
+from tfdialemb.converters.sgd import FORMATS
 from tfdialemb.dialogue import DialogueFormatError, ErrorPolicy
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "sgd")

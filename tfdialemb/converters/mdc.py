@@ -20,14 +20,14 @@ Speakers "user"/"agent"; text unquoted and stripped. Each turn with acts has the
 `dialogue_acts` (the act strings, stripped, in file order) and `intent` (the distinct act names,
 lower-cased, sorted and joined by "+", e.g. "confirm_question+inform", so that messages with the
 same acts share one intent). A session id that comes back after another session gets
-"@<line number>" (see `data_prep.jddc.group_sessions`).
+"@<line number>" (see `tfdialemb.converters.jddc.group_sessions`).
 """
 
 import os
 from typing import Any, Dict, Iterator, List
 
-from data_prep.jddc import SessionRow, group_sessions
-from data_prep.native import iter_lines
+from tfdialemb.converters.jddc import SessionRow, group_sessions
+from tfdialemb.converters.native import iter_lines
 from tfdialemb.dialogue import Dialogue, ErrorPolicy, Turn
 
 HEADER_START = "session.ID"

@@ -24,7 +24,7 @@ and "s2", labels {"score": float}; a score that is not a number in [1, 5] is rep
 
 from typing import Iterator, List, Optional, Tuple
 
-from data_prep.native import iter_lines
+from tfdialemb.converters.native import iter_lines
 from tfdialemb.dialogue import Dialogue, ErrorPolicy, Turn
 
 SR_COLUMNS = ("qid", "query", "intent", "pos_ids", "neg_ids")

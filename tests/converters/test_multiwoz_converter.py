@@ -3,7 +3,7 @@ import os
 
 import pytest
 
-from data_prep.multiwoz import FORMATS
+from tfdialemb.converters.multiwoz import FORMATS
 from tfdialemb.dialogue import DialogueFormatError, ErrorPolicy
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")

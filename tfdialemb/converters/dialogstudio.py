@@ -40,7 +40,7 @@ Conversion:
 """
 from typing import Any, Dict, Iterator, List, Optional
 
-from data_prep.multiwoz import (
+from tfdialemb.converters.multiwoz import (
     MULTIWOZ_DOMAINS,
     BadRecord,
     Location,

@@ -34,7 +34,7 @@ Conversion:
 import os
 from typing import Dict, Iterator, List, Optional
 
-from data_prep.native import alternate_speakers, iter_lines
+from tfdialemb.converters.native import alternate_speakers, iter_lines
 from tfdialemb.dialogue import Dialogue, ErrorPolicy, Turn
 
 END_OF_UTTERANCE = "__eou__"

@@ -41,7 +41,7 @@ Conversion:
 import os
 from typing import Iterator, List, Optional, Set
 
-from data_prep.native import iter_lines
+from tfdialemb.converters.native import iter_lines
 from tfdialemb.dialogue import Dialogue, ErrorPolicy, Turn
 
 FIELD_SEPARATOR = "\t"

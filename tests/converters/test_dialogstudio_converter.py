@@ -3,7 +3,7 @@ import os
 
 import pytest
 
-from data_prep.dialogstudio import FORMATS
+from tfdialemb.converters.dialogstudio import FORMATS
 from tfdialemb.dialogue import DialogueFormatError, ErrorPolicy
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "dialogstudio")

@@ -23,6 +23,6 @@ train and dev, so convert one split at a time; a repeated id is reported); speak
 labels {"domains": sorted services (e.g. "Restaurants_1"), "domain" when there is one}; user-turn
 "intent" when the frames name exactly one active intent.
 """
-from data_prep.multiwoz import convert_schema_guided
+from tfdialemb.converters.multiwoz import convert_schema_guided
 
 FORMATS = {"sgd": convert_schema_guided}

@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from data_prep.jddc import FORMATS
+from tfdialemb.converters.jddc import FORMATS
 from tfdialemb.dialogue import Dialogue, DialogueFormatError, ErrorPolicy, Turn
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "jddc")

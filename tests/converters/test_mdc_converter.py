@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from data_prep.mdc import FORMATS
+from tfdialemb.converters.mdc import FORMATS
 from tfdialemb.dialogue import Dialogue, DialogueFormatError, ErrorPolicy, Turn
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "mdc")

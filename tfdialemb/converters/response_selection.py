@@ -31,7 +31,7 @@ Conversion:
 import os
 from typing import Iterator, List, Optional, Tuple
 
-from data_prep.native import alternate_speakers, iter_lines
+from tfdialemb.converters.native import alternate_speakers, iter_lines
 from tfdialemb.dialogue import Dialogue, ErrorPolicy
 
 LABELS = {"0": 0, "1": 1}

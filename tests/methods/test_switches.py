@@ -1,0 +1,31 @@
+"""One convention for paper-vs-released switches: `--<method>_<aspect>` with the values `paper` and
+`released`, the paper by default, each said in words, and one README table listing exactly them."""
+import os
+import re
+
+from tfdialemb.methods.spec import all_specs
+from tfdialemb.options import PAPER, RELEASED, Switch
+
+README = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "README.md")
+
+
+def _switches():
+    return {option.name: (spec.name, option) for spec in all_specs() for option in spec.options
+            if isinstance(option, Switch)}
+
+
+def test_every_switch_follows_the_convention():
+    switches = _switches()
+    assert switches
+    names = {spec.name for spec in all_specs()}
+    for name, (method, switch) in switches.items():
+        assert name.split("_")[0] in names, f"--{name} does not start with a method name"
+        assert {PAPER, RELEASED} <= set(switch.choices) and switch.default == PAPER, name
+        assert switch.paper and switch.released, name
+
+
+def test_the_readme_table_lists_exactly_the_registered_switches():
+    with open(README, encoding="utf-8") as f:
+        text = f.read()
+    table = text[text.index("**Paper vs released code.**"):text.index("**Adding a method.**")]
+    assert sorted(re.findall(r"^\| `--(\w+)` \|", table, re.M)) == sorted(_switches())

@@ -1,0 +1,97 @@
+"""`evaluate` and `export` on trained dial2vec and C3L model directories need no method flags: the
+directory's method.json sets them; a flag contradicting it exits 2 naming both values, and
+--max_length overrides it with a warning."""
+import json
+import os
+import subprocess
+import sys
+import types
+
+import pytest
+
+from tiny_corpus import corpus
+from tfdialemb.dialogue import Dialogue, write_dialogues
+from tfdialemb.methods.spec import get_method
+from tfdialemb.training import cli
+
+
+def _train(root, hf_dir, monkeypatch, name, **params):
+    model_dir = root / name
+    monkeypatch.setattr(cli, "FLAGS", types.SimpleNamespace(
+        train_file=str(root / "train.jsonl"), model_dir=str(model_dir), init_checkpoint=hf_dir, max_steps=1,
+        num_epochs=None, batch_size=2, learning_rate=1e-4, lr_schedule="constant", warmup_fraction=0.0,
+        weight_decay=0.0, freeze_layers=0, max_length=32, seed=0, checkpoint_every=10, log_every=1,
+        num_shards=1, merge_consecutive_turns=True, min_turns=2, validate_task="sr", validate_file=None,
+        validate_every=0, strategy="default", devices=None))
+    spec = get_method(name)
+    assert cli.run(spec, spec.resolve(params)) == 0
+    return model_dir
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory, hf_safetensors_dir):
+    root = tmp_path_factory.mktemp("dirs")
+    dialogues = [Dialogue(d.id, d.turns, {"domain": "ab"[i % 2]}) for i, d in enumerate(corpus(n=16, seed=4))]
+    write_dialogues(dialogues, str(root / "train.jsonl"))
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        dial2vec = _train(root, hf_safetensors_dir, monkeypatch, "dial2vec", negatives=1, separator="eou",
+                          num_roles=3)
+        c3l = _train(root, hf_safetensors_dir, monkeypatch, "c3l", curved_window=3, speaker_tokens=False)
+    return {"root": root, "dial2vec": dial2vec, "c3l": c3l}
+
+
+def _start(module, *flags):
+    return subprocess.Popen([sys.executable, "-m", module, *flags], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
+
+
+def _results(*processes):
+    outputs = [p.communicate(timeout=300) for p in processes]
+    return [subprocess.CompletedProcess(p.args, p.returncode, *out) for p, out in zip(processes, outputs)]
+
+
+def test_dial2vec_directory(trained):
+    root, model = trained["root"], trained["dial2vec"]
+    common = ("--task=dialogue", f"--eval_file={root / 'train.jsonl'}", "--label_key=domain", "--runs=1",
+              f"--model_dir={model}")
+    plain, contradicting, longer, exported = _results(
+        _start("tfdialemb.evaluate", *common, f"--output={root / 'd.json'}"),
+        _start("tfdialemb.evaluate", *common, "--separator=sep", f"--output={root / 'x.json'}"),
+        _start("tfdialemb.evaluate", *common, "--max_length=16", f"--output={root / 'l.json'}"),
+        _start("tfdialemb.export", f"--model_dir={model}", f"--export_dir={root / 'export'}"))
+    assert plain.returncode == 0, plain.stderr[-3000:]
+    report = json.loads((root / "d.json").read_text(encoding="utf-8"))
+    assert report["method"] == "dial2vec"
+    assert {k: report["embedding"][k] for k in ("separator", "num_roles", "max_length", "merge_consecutive_turns")} \
+        == {"separator": "eou", "num_roles": 3, "max_length": 32, "merge_consecutive_turns": True}
+    assert set(report["metrics"]["views"]) >= {"interlocutor", "p1", "p2", "p3"}
+    assert contradicting.returncode == 2
+    assert "--separator=sep contradicts" in contradicting.stderr and "separator=eou" in contradicting.stderr
+    assert longer.returncode == 0, longer.stderr[-3000:]
+    assert "--max_length=16 overrides max_length=32" in longer.stderr
+    assert json.loads((root / "l.json").read_text(encoding="utf-8"))["embedding"]["max_length"] == 16
+    assert exported.returncode == 0, exported.stderr[-3000:]
+    assert "kind: dialogue" in exported.stdout and "p3 float32" in exported.stdout
+
+
+def test_c3l_directory(trained):
+    root, model = trained["root"], trained["c3l"]
+    common = ("--task=sequence_modeling", f"--eval_file={root / 'train.jsonl'}", f"--model_dir={model}",
+              "--history_lengths=2,3")
+    plain, tokens, mode, exported, other_curve = _results(
+        _start("tfdialemb.evaluate", *common, f"--output={root / 's.json'}"),
+        _start("tfdialemb.evaluate", *common, "--speaker_tokens", f"--output={root / 't.json'}"),
+        _start("tfdialemb.evaluate", *common, "--curved_mode=ccl", f"--output={root / 'm.json'}"),
+        _start("tfdialemb.export", f"--model_dir={model}", f"--export_dir={root / 'triple'}"),
+        _start("tfdialemb.export", f"--model_dir={model}", f"--export_dir={root / 'other'}", "--curved=ccl"))
+    assert plain.returncode == 0, plain.stderr[-3000:]
+    report = json.loads((root / "s.json").read_text(encoding="utf-8"))
+    assert report["method"] == "c3l"
+    assert report["embedding"]["mode"] == "c3l" and report["embedding"]["speaker_tokens"] is False
+    assert tokens.returncode == 2 and "--speaker_tokens=true contradicts" in tokens.stderr
+    assert "speaker_tokens=false" in tokens.stderr
+    assert mode.returncode == 2 and "--curved_mode=ccl does not score a c3l model" in mode.stderr
+    assert exported.returncode == 0, exported.stderr[-3000:]
+    assert "kind: triple" in exported.stdout and "score_maxsim" in exported.stdout
+    assert "b1 float32" in exported.stdout  # no speaker tokens: one b1 / b2 variant
+    assert other_curve.returncode == 2 and "--curved=ccl contradicts" in other_curve.stderr

@@ -1,0 +1,69 @@
+"""The choices inference must repeat from training, per inference kind, and how a command settles
+them: recorded in the model directory (`method.json`), given on the command line, or defaulted.
+
+A trained model directory records, for each kind it serves, the settings it was trained with;
+a flag that contradicts a recorded setting is refused with both values named, except the
+settings in OVERRIDABLE (a longer or shorter input, another pooling), which are applied with a
+warning. A checkpoint without a record (an untrained encoder) takes the flags or the defaults.
+These options are declared once here and used by `train` (as method options), `evaluate` and
+`export`.
+"""
+from typing import Any, Dict, List, Mapping, Optional, Tuple
+
+from tfdialemb.options import Option
+
+POOLING = Option("pooling", "mean", "Token pooling of the last layer for sentence embeddings.",
+                 choices=("mean", "cls"))
+MAX_LENGTH = Option("max_length", None, "Tokens per input, special tokens included; longer inputs "
+                    "are truncated (default: the model's recorded length, else per kind: "
+                    "sentence 128, dialogue and triple 512).", lower_bound=3, kind=int)
+SEPARATOR = Option("separator", "sep", "Token between the turns of a packed dialogue: [SEP] or "
+                   "[EOU].", choices=("sep", "eou"))
+NUM_ROLES = Option("num_roles", 2, "Interlocutors told apart (views p1..pR); speakers past them "
+                   "fold into the last role.", lower_bound=2)
+SPEAKER_TOKENS = Option("speaker_tokens", True, "Curved contrastive texts carry [O] / [E] speaker "
+                        "tokens.")
+MERGE_TURNS = Option("merge_consecutive_turns", True, "Merge consecutive turns of one speaker before "
+                     "use (DialogueCSE and dial2vec pre-processing).")
+MIN_TURNS = Option("min_turns", 2, "Drop dialogues with fewer turns (after merging) before building "
+                   "(DialogueCSE drops JDDC / ECD dialogues under 4).", lower_bound=1)
+CURVED = Option("curved", "c3l", "A C3L triple-encoder or a CCL bi-encoder.", choices=("c3l", "ccl"))
+
+SETTINGS = {o.name: o for o in (POOLING, MAX_LENGTH, SEPARATOR, NUM_ROLES, SPEAKER_TOKENS,
+                                MERGE_TURNS, CURVED)}
+KIND_SETTINGS = {
+    "sentence": ("pooling", "max_length"),
+    "dialogue": ("separator", "num_roles", "max_length", "merge_consecutive_turns"),
+    "triple": ("curved", "speaker_tokens", "pooling", "max_length", "merge_consecutive_turns"),
+}
+"""The settings each inference kind reads."""
+DEFAULT_MAX_LENGTH = {"sentence": 128, "dialogue": 512, "triple": 512}
+OVERRIDABLE = ("max_length", "pooling")
+
+
+def resolve(kind: str, recorded: Optional[Mapping[str, Any]], given: Mapping[str, Any],
+            source: str) -> Tuple[Dict[str, Any], List[str]]:
+    """(settings of `kind`, warnings): each setting from `given` (the flags set on the command
+    line), else `recorded` (None: nothing recorded), else its default. A ValueError names a given
+    value that contradicts a recorded one, unless the setting is OVERRIDABLE."""
+    settings, warnings = {}, []
+    recorded = dict(recorded or {})
+    for name in KIND_SETTINGS[kind]:
+        default = DEFAULT_MAX_LENGTH[kind] if name == "max_length" else SETTINGS[name].default
+        stored = recorded.get(name)
+        if name in given and given[name] is not None:
+            value = given[name]
+            if stored is not None and value != stored:
+                if name not in OVERRIDABLE:
+                    raise ValueError(f"--{name}={_flag_text(value)} contradicts {source}, trained with "
+                                     f"{name}={_flag_text(stored)}; drop the flag")
+                warnings.append(f"--{name}={_flag_text(value)} overrides {name}={_flag_text(stored)} "
+                                f"recorded in {source}")
+        else:
+            value = stored if stored is not None else default
+        settings[name] = value
+    return settings, warnings
+
+
+def _flag_text(value: Any) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)

@@ -1,0 +1,65 @@
+"""The dialogue embeddings of a packed dialogue's encoder states (dial2vec paper, Sec. 3.3 and
+Table 4), shared by dial2vec training, `DialogueEmbedder` and the dialogue export.
+
+Encoder inputs (AlibabaResearch/DAMO-ConvAI dial2vec/network.py:Dial2vec.forward): with a BERT backbone the
+released code feeds only the token ids and mask; turn and role ids drive the masks alone.
+`role_turn_embeddings=True` also feeds them to the encoder's PLATO-style role and turn tables
+(the paper's Sec. 3.1 input); ids beyond a table share its last row.
+"""
+from typing import Dict, List
+
+import tensorflow as tf
+
+from tfdialemb.encoders import Encoder
+from tfdialemb.encoders.pooling import first_token, masked_mean
+from tfdialemb.layers.interlocutor_pooling import interlocutor_pooling, role_masks
+
+POOLINGS = ("interlocutor", "mean", "cls")
+
+
+def embedding_names(num_roles: int) -> List[str]:
+    """The dialogue embeddings `dialogue_embeddings` returns: POOLINGS, then p1 .. p{num_roles}."""
+    return list(POOLINGS) + [f"p{r + 1}" for r in range(num_roles)]
+
+
+def has_role_turn_tables(encoder: Encoder) -> bool:
+    """Whether the encoder has both PLATO-style tables, so dialogues are embedded with them."""
+    config = encoder.encoder_config
+    return bool(config.role_vocab_size and config.turn_vocab_size)
+
+
+def check_role_turn_tables(encoder: Encoder) -> None:
+    """ValueError unless the encoder has both role and turn embedding tables."""
+    config = encoder.encoder_config
+    if not has_role_turn_tables(encoder):
+        raise ValueError(
+            "role_turn_embeddings needs an encoder with role and turn embedding tables; load it with "
+            f"role_vocab_size and turn_vocab_size (it has {config.role_vocab_size} and {config.turn_vocab_size})")
+
+
+def encode_dialogues(encoder: Encoder, ids: tf.Tensor, mask: tf.Tensor, turn_ids: tf.Tensor,
+                     role_ids: tf.Tensor, role_turn_embeddings: bool, training=None) -> tf.Tensor:
+    """Last-layer states [N, T, H] of packed dialogues [N, T]; turn and role ids reach the
+    encoder only with `role_turn_embeddings`, clipped into its tables."""
+    inputs = {"input_word_ids": ids, "input_mask": mask}
+    if role_turn_embeddings:
+        config = encoder.encoder_config
+        inputs["role_ids"] = tf.clip_by_value(role_ids, 0, config.role_vocab_size - 1)
+        inputs["turn_ids"] = tf.clip_by_value(turn_ids, 0, config.turn_vocab_size - 1)
+    return encoder(inputs, training=training)["sequence_output"]
+
+
+def dialogue_embeddings(states: tf.Tensor, mask: tf.Tensor, role_ids: tf.Tensor,
+                        num_roles: int) -> Dict[str, tf.Tensor]:
+    """float32 [N, H] embeddings named by `embedding_names`: Eq. 4 ("interlocutor"), the masked
+    mean ("mean"), the [CLS] state ("cls") and each interlocutor's mean ("p1", "p2", ...; zero
+    for an interlocutor without tokens)."""
+    states = tf.cast(states, tf.float32)
+    per_role = masked_mean(states[:, tf.newaxis], role_masks(role_ids, mask, num_roles))
+    embeddings = {
+        "interlocutor": interlocutor_pooling(states, role_ids, mask, num_roles),
+        "mean": masked_mean(states, mask),
+        "cls": first_token(states),
+    }
+    embeddings.update({f"p{r + 1}": per_role[:, r] for r in range(num_roles)})
+    return embeddings

@@ -1,0 +1,204 @@
+"""The method registry: one `MethodSpec` per method, found by name (Model Garden's task factory).
+
+A spec says everything the commands need to know about a method, so `train`, `evaluate`,
+`export` and `bench` dispatch through it with no code of their own per method:
+
+  - `builder` and `builder_params`: the example builder that turns dialogues into its batches;
+  - `options`: the method's own hyper-parameters, each an absl flag of `train` with the paper's
+    value as default; `Switch` options pick the paper or the released code (README table);
+  - `defaults`: the paper's values of the shared training flags (batch size, learning rate, ...);
+  - `make_model(encoder, params)`: the trainable `Method`, heads included;
+  - `build_options`, `encoder_options`, `batches`, `auxiliary`, `after_build`, `check`: the
+    optional hooks of the shared training run;
+  - `offers` and `inference_settings`: what the trained model serves (`sentence`, `dialogue`,
+    `triple` embeddings or scores) and the choices inference must repeat from training; these are
+    recorded in the model directory (`tfdialemb.model_dir`) so evaluation and export read them.
+
+A method module defines its model and its spec and registers the spec with `register_method`;
+every module of `tfdialemb.methods` is imported on first lookup, so a new file is all it takes.
+Code outside the package registers its own spec the same way before calling the commands' `run`.
+"""
+import dataclasses
+import importlib
+import pkgutil
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
+
+from tfdialemb.options import Option, Switch
+
+INFERENCE_KINDS = ("sentence", "dialogue", "triple")
+"""What a trained encoder can serve: sentence embeddings, dialogue embeddings, incremental
+triple-encoder / CCL scores. Any encoder serves all three; a spec's `offers` puts its own first."""
+
+Params = Mapping[str, Any]
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainingRun:
+    """The shared training settings a spec's hooks may need."""
+    init_checkpoint: str
+    batch_size: int
+    max_length: int
+    seed: int
+
+
+class MethodSpec:
+    """Base of every method's spec; subclasses set the class attributes and `make_model`."""
+
+    name: str = ""
+    paper: str = ""
+    builder: str = ""
+    command: str = "train"
+    """The command that trains it: `train`, or `pretrain` for continued pre-training objectives."""
+    options: Tuple[Option, ...] = ()
+    defaults: Mapping[str, Any] = {}
+    """The paper's values of shared training flags (batch_size, learning_rate, freeze_layers,
+    max_length, weight_decay, warmup_fraction, lr_schedule, num_epochs)."""
+    preprocessing: Mapping[str, Any] = {"merge_consecutive_turns": True, "min_turns": 2}
+    """Defaults of the dialogue pre-processing applied before building examples."""
+    offers: Tuple[str, ...] = ("sentence",)
+    bench_defaults: Mapping[str, Any] = {"batch": 16, "dialogues": 500, "max_length": 64, "steps": 5,
+                                         "warmup": 1}
+    """`python -m tfdialemb.bench --method=NAME` settings left unset: dialogues built, batch,
+    max_length, timed steps and warm-up steps."""
+
+    def builder_params(self, params: Params) -> Dict[str, Any]:
+        """The example builder's parameters for these method parameters."""
+        del params
+        return {}
+
+    def build_options(self, params: Params) -> Dict[str, Any]:
+        """Further `BuildOptions` fields (e.g. the token between a packed dialogue's turns)."""
+        del params
+        return {}
+
+    def encoder_options(self, params: Params) -> Dict[str, Any]:
+        """Options of `load_pretrained` when the run starts (e.g. role / turn embedding tables)."""
+        del params
+        return {}
+
+    def make_model(self, encoder, params: Params):
+        """The trainable `tfdialemb.methods.base.Method` on `encoder`."""
+        raise TypeError(f"{type(self).__name__} must define make_model()")
+
+    def check(self, params: Params, run: TrainingRun) -> List[str]:
+        """Warnings about a run's settings (e.g. C3L not started from a CCL model); ValueError
+        for settings the method cannot use."""
+        del params, run
+        return []
+
+    def batches(self, dataset, tokenizer, params: Params, run: TrainingRun):
+        """The per-replica batches from the built examples (e.g. MLM draws its masks here)."""
+        del tokenizer, params, run
+        return dataset
+
+    def auxiliary(self, params: Params, run: TrainingRun) -> Optional[Callable]:
+        """None, or `fn(input_context, tokenizer)` returning an infinite per-replica-batched
+        dataset whose keys join each main batch (e.g. CCL's NLI pairs)."""
+        del params, run
+        return None
+
+    def after_build(self, model, params: Params, run: TrainingRun) -> None:
+        """Runs once the model exists, before a checkpoint is restored (e.g. loads an MLM head)."""
+        del model, params, run
+
+    def inference_settings(self, params: Params) -> Dict[str, Dict[str, Any]]:
+        """{inference kind: {setting: value}} that inference must repeat from training, e.g.
+        {"dialogue": {"separator": "eou", "num_roles": 2}}."""
+        del params
+        return {}
+
+    def bench_sequences(self, batch: Mapping, params: Params) -> List[Tuple[Any, Any]]:
+        """The (ids, mask) sequences a training step on `batch` encodes, for the benchmark of a
+        step against the bare encoder on the same tokens; by default every sequence feature."""
+        del params
+        return default_bench_sequences(batch)
+
+    @property
+    def switches(self) -> Tuple[Switch, ...]:
+        return tuple(o for o in self.options if isinstance(o, Switch))
+
+    def option(self, name: str) -> Option:
+        for option in self.options:
+            if option.name == name:
+                return option
+        raise KeyError(f"method {self.name!r} has no option {name!r}")
+
+    def resolve(self, given: Optional[Params] = None) -> Dict[str, Any]:
+        """Every option's value: `given` where set, else the option's default; unknown names
+        are refused."""
+        given = dict(given or {})
+        unknown = sorted(set(given) - {o.name for o in self.options})
+        if unknown:
+            raise ValueError(f"method {self.name!r} has no options {unknown}; it takes "
+                             f"{sorted(o.name for o in self.options)}")
+        return {o.name: given.get(o.name, o.default) for o in self.options}
+
+
+def default_bench_sequences(batch: Mapping) -> List[Tuple[Any, Any]]:
+    """Every `name` with a `name_mask` in `batch`, flattened to [rows, T] and without empty rows."""
+    import tensorflow as tf  # pylint: disable=import-outside-toplevel
+
+    sequences = []
+    for name in sorted(batch):
+        if name.endswith("_mask") or f"{name}_mask" not in batch:
+            continue
+        ids, mask = batch[name], batch[f"{name}_mask"]
+        length = tf.shape(ids)[-1]
+        ids, mask = tf.reshape(ids, [-1, length]), tf.reshape(mask, [-1, length])
+        keep = tf.reduce_any(mask > 0, axis=-1)
+        sequences.append((tf.boolean_mask(ids, keep), tf.boolean_mask(mask, keep)))
+    return sequences
+
+
+_SPECS: Dict[str, MethodSpec] = {}
+_builtin_loaded = False
+
+
+def register_method(spec_class):
+    """Class decorator (or call) registering one instance of a `MethodSpec` subclass."""
+    spec = spec_class() if isinstance(spec_class, type) else spec_class
+    if not spec.name:
+        raise ValueError(f"{type(spec).__name__} has no name")
+    if spec.name in _SPECS and type(_SPECS[spec.name]) is not type(spec):
+        raise ValueError(f"a method named {spec.name!r} is already registered")
+    unknown = sorted(set(spec.offers) - set(INFERENCE_KINDS))
+    if unknown:
+        raise ValueError(f"method {spec.name!r} offers unknown inference kinds {unknown}; "
+                         f"known: {INFERENCE_KINDS}")
+    _SPECS[spec.name] = spec
+    return spec_class
+
+
+def unregister_method(name: str) -> None:
+    """Removes a registered spec (for specs defined by tests)."""
+    _SPECS.pop(name, None)
+
+
+def get_method(name: str) -> MethodSpec:
+    """The spec registered as `name`; a ValueError lists the known ones."""
+    _load_builtin()
+    if name not in _SPECS:
+        raise ValueError(f"unknown method {name!r}; known: {', '.join(sorted(_SPECS))} (a method defined "
+                         "outside tfdialemb must be registered before the command runs)")
+    return _SPECS[name]
+
+
+def method_names(command: Optional[str] = None) -> List[str]:
+    """Registered method names, those trained by `command` only when given."""
+    _load_builtin()
+    return sorted(n for n, s in _SPECS.items() if command is None or s.command == command)
+
+
+def all_specs(command: Optional[str] = None) -> List[MethodSpec]:
+    return [_SPECS[name] for name in method_names(command)]
+
+
+def _load_builtin() -> None:
+    """Imports every module of tfdialemb.methods; importing a method module registers its spec."""
+    global _builtin_loaded  # pylint: disable=global-statement
+    if _builtin_loaded:
+        return
+    _builtin_loaded = True
+    package = importlib.import_module("tfdialemb.methods")
+    for module in pkgutil.iter_modules(package.__path__):
+        importlib.import_module(f"tfdialemb.methods.{module.name}")

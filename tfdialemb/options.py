@@ -1,0 +1,99 @@
+"""Named options: one declaration per hyper-parameter or inference setting, turned into absl flags.
+
+A method declares its options once (`tfdialemb.methods.spec`); `train`, `evaluate` and `export`
+define their flags from those declarations, so a flag shared by several commands (e.g.
+`--separator`) has one definition, one type and one set of choices everywhere.
+
+A `Switch` is an option whose values are `paper` and `released`: the paper's equations by
+default, the authors' released code where it differs (README, "Paper vs released code").
+"""
+import dataclasses
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from absl import flags
+
+PAPER, RELEASED = "paper", "released"
+
+
+@dataclasses.dataclass(frozen=True)
+class Option:
+    """One named value; its type is its default's type (bool, int, float, str)."""
+
+    name: str
+    default: Any
+    help: str
+    choices: Tuple[str, ...] = ()
+    lower_bound: Optional[float] = None
+    kind: Optional[type] = None
+
+    def __post_init__(self):
+        if self.kind is None:
+            if self.default is None:
+                raise ValueError(f"option {self.name!r}: a None default needs an explicit kind")
+            object.__setattr__(self, "kind", type(self.default))
+        object.__setattr__(self, "choices", tuple(self.choices))
+        if self.choices and self.default is not None and self.default not in self.choices:
+            raise ValueError(f"option {self.name!r}: default {self.default!r} is not one of {self.choices}")
+
+    def define(self, help_text: Optional[str] = None, flag_values=flags.FLAGS) -> None:
+        """Defines the absl flag `--name` (its default is this option's)."""
+        text = help_text or self.help
+        if self.choices:
+            flags.DEFINE_enum(self.name, self.default, list(self.choices), text, flag_values=flag_values)
+        elif self.kind is bool:
+            flags.DEFINE_bool(self.name, self.default, text, flag_values=flag_values)
+        elif self.kind is int:
+            flags.DEFINE_integer(self.name, self.default, text, lower_bound=self.lower_bound,
+                                 flag_values=flag_values)
+        elif self.kind is float:
+            flags.DEFINE_float(self.name, self.default, text, lower_bound=self.lower_bound,
+                               flag_values=flag_values)
+        elif self.kind is str:
+            flags.DEFINE_string(self.name, self.default, text, flag_values=flag_values)
+        else:
+            raise TypeError(f"option {self.name!r}: unsupported kind {self.kind}")
+
+    def same_flag_as(self, other: "Option") -> bool:
+        """Whether one flag can serve both declarations (defaults may differ per method)."""
+        return (self.name, self.kind, self.choices, self.lower_bound) == (
+            other.name, other.kind, other.choices, other.lower_bound)
+
+
+@dataclasses.dataclass(frozen=True)
+class Switch(Option):
+    """A paper-vs-released choice: `paper` and `released` say what each value does."""
+
+    paper: str = ""
+    released: str = ""
+
+    def __post_init__(self):
+        if not self.choices:
+            object.__setattr__(self, "choices", (PAPER, RELEASED))
+        super().__post_init__()
+        if PAPER not in self.choices or RELEASED not in self.choices:
+            raise ValueError(f"switch {self.name!r} must offer {PAPER!r} and {RELEASED!r}")
+        if not (self.paper and self.released):
+            raise ValueError(f"switch {self.name!r} must say what {PAPER} and {RELEASED} do")
+
+
+def define_all(declarations: Sequence[Tuple[str, Option]], flag_values=flags.FLAGS) -> None:
+    """Defines one flag per option name from (owner, option) declarations, the owners named in its
+    help; declarations sharing a name must agree on the flag. Where their defaults differ, the
+    flag's default is None (each owner applies its own) and the help lists them."""
+    by_name: Dict[str, List[Tuple[str, Option]]] = {}
+    for owner, option in declarations:
+        by_name.setdefault(option.name, []).append((owner, option))
+    for name, declared in by_name.items():
+        first = declared[0][1]
+        for _, option in declared[1:]:
+            if not option.same_flag_as(first):
+                raise ValueError(f"option {name!r} is declared twice with different types or "
+                                 f"choices: {first} and {option}")
+        owners = ", ".join(owner for owner, _ in declared)
+        defaults = {owner: option.default for owner, option in declared}
+        if len(set(defaults.values())) == 1:
+            first.define(f"{owners}: {first.help}", flag_values)
+        else:
+            listed = ", ".join(f"{owner} {value}" for owner, value in defaults.items())
+            dataclasses.replace(first, default=None).define(
+                f"{owners}: {first.help} Defaults: {listed}.", flag_values)
