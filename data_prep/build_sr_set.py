@@ -33,8 +33,8 @@ import numpy as np
 from absl import app, flags
 
 from tfdialemb.dialogue import Dialogue, read_dialogues
-from tfdialemb.cli import report_error
-from tfdialemb.files import atomic_open
+from tfdialemb.cli import OVERWRITE, parse_flags, report_error
+from tfdialemb.files import atomic_open, check_output
 
 FLAGS = flags.FLAGS
 _CJK = ("\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
@@ -136,6 +136,7 @@ def write_sr_set(lines: Iterable[SRLine], path: str) -> None:
 def main(argv):
     del argv
     try:
+        check_output(FLAGS.output, [FLAGS.input], FLAGS.overwrite)
         pool, ambiguous = utterance_pool(read_dialogues(FLAGS.input))
         if not pool:
             raise ValueError(f"{FLAGS.input}: no turn has a non-empty string `intent`")
@@ -158,6 +159,7 @@ def define_flags() -> None:
     """Defines the CLI flags; only when run as a program, so importing never clashes with them."""
     flags.DEFINE_string("input", None, "Canonical dialogue JSONL whose turns carry `intent`.")
     flags.DEFINE_string("output", None, "Where to write the SR set (released text format).")
+    OVERWRITE.define()
     flags.DEFINE_integer("queries", 500, "Queries to keep.", lower_bound=1)
     flags.DEFINE_integer("candidates", 100, "BM25 candidates retrieved per query.", lower_bound=1)
     flags.DEFINE_integer("max_positives", 30, "Most positives kept per query.", lower_bound=1)
@@ -167,7 +169,7 @@ def define_flags() -> None:
 
 def run():
     define_flags()
-    app.run(main)
+    app.run(main, flags_parser=parse_flags)
 
 
 if __name__ == "__main__":

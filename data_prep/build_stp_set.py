@@ -29,12 +29,12 @@ from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 import numpy as np
 from absl import app, flags
 
-from tfdialemb.cli import Progress, report_error
+from tfdialemb.cli import OVERWRITE, Progress, parse_flags, report_error
 from tfdialemb.data.sampling import UtterancePool
 from tfdialemb.dialogue import (Dialogue, DialogueFormatError, ErrorPolicy, iter_lines,
                                 read_dialogues)
 from tfdialemb.eval.short_term_planning import PlanningRecord
-from tfdialemb.files import atomic_open
+from tfdialemb.files import atomic_open, check_output
 
 FLAGS = flags.FLAGS
 
@@ -137,6 +137,7 @@ def parse_int_list(values: Sequence[str], name: str) -> List[int]:
 def main(argv):
     del argv
     try:
+        check_output(FLAGS.output, [FLAGS.input], FLAGS.overwrite)
         counts = build_stp_set(
             FLAGS.input, FLAGS.output, parse_int_list(FLAGS.history_lengths, "--history_lengths"),
             parse_int_list(FLAGS.goal_distances, "--goal_distances"), FLAGS.distractors, FLAGS.seed,
@@ -152,6 +153,7 @@ def define_flags() -> None:
     """Defines the CLI flags; only when run as a program, so importing never clashes with them."""
     flags.DEFINE_string("input", None, "Canonical dialogue JSONL (e.g. the test split).")
     flags.DEFINE_string("output", None, "Where to write the STP set (JSONL).")
+    OVERWRITE.define()
     flags.DEFINE_list("history_lengths", ["2", "5", "10"], "History lengths h.")
     flags.DEFINE_list("goal_distances", ["1", "2", "3", "4"], "Goal distances g.")
     flags.DEFINE_integer("distractors", 100, "Distractors drawn per record.", lower_bound=1)
@@ -165,7 +167,7 @@ def define_flags() -> None:
 
 def run():
     define_flags()
-    app.run(main)
+    app.run(main, flags_parser=parse_flags)
 
 
 if __name__ == "__main__":

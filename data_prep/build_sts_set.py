@@ -16,9 +16,9 @@ from typing import Dict, Iterable, List, Tuple
 
 from absl import app, flags
 
-from tfdialemb.cli import report_error
+from tfdialemb.cli import OVERWRITE, parse_flags, report_error
 from tfdialemb.dialogue import Dialogue, read_dialogues
-from tfdialemb.files import atomic_open
+from tfdialemb.files import atomic_open, check_output
 
 FLAGS = flags.FLAGS
 SCORES = (5, 4, 2, 1)
@@ -69,6 +69,7 @@ def build_pairs(utterances: List[Tuple[str, str, str]], pairs: int, seed: int) -
 def main(argv):
     del argv
     try:
+        check_output(FLAGS.output, [FLAGS.input], FLAGS.overwrite)
         utterances = labelled_utterances(read_dialogues(FLAGS.input))
     except (OSError, ValueError) as e:
         return report_error(e)
@@ -86,10 +87,11 @@ def main(argv):
 def run():
     flags.DEFINE_string("input", None, "Canonical dialogue JSONL whose turns carry `intent`.")
     flags.DEFINE_string("output", None, "Where to write the pairs (score \\t s1 \\t s2).")
+    OVERWRITE.define()
     flags.DEFINE_integer("pairs", 1000, "Pairs to draw.", lower_bound=1)
     flags.DEFINE_integer("seed", 0, "Seed of the pair sampling.")
     flags.mark_flags_as_required(["input", "output"])
-    app.run(main)
+    app.run(main, flags_parser=parse_flags)
 
 
 if __name__ == "__main__":

@@ -11,8 +11,10 @@ from typing import Iterator
 
 from absl import app, flags
 
+from tfdialemb.cli import OVERWRITE, parse_flags
 from tfdialemb.demo_corpus import DOMAINS, generate
 from tfdialemb.dialogue import Dialogue, write_dialogues
+from tfdialemb.files import check_output
 
 FLAGS = flags.FLAGS
 
@@ -29,6 +31,7 @@ def main(argv):
     del argv
     counts: "collections.Counter[str]" = collections.Counter()
     try:
+        check_output(FLAGS.output, overwrite=FLAGS.overwrite)
         total = write_dialogues(_count_by_domain(generate(FLAGS.dialogues, FLAGS.seed), counts),
                                 FLAGS.output)
     except OSError as e:
@@ -43,6 +46,7 @@ def main(argv):
 def define_flags() -> None:
     """Defines the CLI flags; only when run as a program, so importing never clashes with them."""
     flags.DEFINE_string("output", None, "Where to write the JSONL corpus.")
+    OVERWRITE.define()
     flags.DEFINE_integer("dialogues", 2000, "How many dialogues to generate.", lower_bound=1)
     flags.DEFINE_integer("seed", 0, "Random seed: the same seed writes the same corpus.")
     flags.mark_flag_as_required("output")
@@ -50,7 +54,7 @@ def define_flags() -> None:
 
 def run():
     define_flags()
-    app.run(main)
+    app.run(main, flags_parser=parse_flags)
 
 
 if __name__ == "__main__":

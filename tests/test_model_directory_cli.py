@@ -5,10 +5,10 @@ import json
 import os
 import subprocess
 import sys
-import types
 
 import pytest
 
+from training_flags import training_flags
 from tiny_corpus import corpus
 from tfdialemb.dialogue import Dialogue, write_dialogues
 from tfdialemb.methods.spec import get_method
@@ -17,12 +17,9 @@ from tfdialemb.training import cli
 
 def _train(root, hf_dir, monkeypatch, name, **params):
     model_dir = root / name
-    monkeypatch.setattr(cli, "FLAGS", types.SimpleNamespace(
+    monkeypatch.setattr(cli, "FLAGS", training_flags(
         train_file=str(root / "train.jsonl"), model_dir=str(model_dir), init_checkpoint=hf_dir, max_steps=1,
-        num_epochs=None, batch_size=2, learning_rate=1e-4, lr_schedule="constant", warmup_fraction=0.0,
-        weight_decay=0.0, freeze_layers=0, max_length=32, seed=0, checkpoint_every=10, log_every=1,
-        num_shards=1, merge_consecutive_turns=True, min_turns=2, validate_task="sr", validate_file=None,
-        validate_every=0, strategy="default", devices=None))
+        batch_size=2, learning_rate=1e-4, max_length=32, checkpoint_every=10))
     spec = get_method(name)
     assert cli.run(spec, spec.resolve(params)) == 0
     return model_dir

@@ -1,5 +1,4 @@
 """Pieces every command-line tool shares: progress bars and atomic output files."""
-import os
 import sys
 import time
 from typing import Optional
@@ -7,6 +6,9 @@ from typing import Optional
 import numpy as np
 
 from tfdialemb.files import atomic_open
+from tfdialemb.options import Option
+
+OVERWRITE = Option("overwrite", False, "Replace an existing output (never one of the inputs).")
 
 
 class Progress:
@@ -63,8 +65,9 @@ def save_npy_atomic(path: str, array: np.ndarray) -> None:
 
 def read_lines(path: str) -> list:
     """Non-empty lines of a UTF-8 text file; a clear error for a missing, empty or binary file."""
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"{path}: input file does not exist")
+    from tfdialemb.dialogue import check_input_file  # pylint: disable=import-outside-toplevel
+
+    check_input_file(path, "input file")
     try:
         with open(path, encoding="utf-8") as f:
             lines = [line.rstrip("\n").rstrip("\r") for line in f]
@@ -74,6 +77,20 @@ def read_lines(path: str) -> list:
     if not lines:
         raise ValueError(f"{path}: has no non-empty lines to encode")
     return lines
+
+
+def parse_flags(argv):
+    """absl's flag parsing for `app.run(main, flags_parser=parse_flags)`, with a bad flag value or
+    a missing required flag reported as one line and exit status 2, like every other wrong
+    command (absl's own parser exits 1, the status of a bad data line here)."""
+    from absl import flags  # pylint: disable=import-outside-toplevel
+
+    try:
+        return flags.FLAGS(argv)
+    except flags.Error as e:
+        print(f"error: {e}", file=sys.stderr)
+        print("Pass --helpshort or --helpfull to see the flags.", file=sys.stderr)
+        sys.exit(2)
 
 
 def report_error(error: Exception) -> int:

@@ -26,6 +26,8 @@ import time
 
 from absl import app, flags
 
+from tfdialemb.cli import parse_flags
+
 PARTS = ("dialoguecse", "dial2vec", "triple")
 FLAGS = flags.FLAGS
 flags.DEFINE_string("workdir", "runs/demo", "Where the corpus, models, reports and export go.")
@@ -194,4 +196,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    app.run(main)
+    app.run(main, flags_parser=parse_flags)

@@ -13,6 +13,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import unicodedata
 from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from tfdialemb.files import atomic_open
@@ -88,6 +89,17 @@ class Dialogue:
         return json.dumps(self.to_json(), ensure_ascii=False, sort_keys=False)
 
 
+INVISIBLE_CATEGORIES = ("Cc", "Cf", "Cn", "Co", "Cs", "Zs", "Zl", "Zp")
+"""Unicode categories the tokenizer drops or splits on: control, format (zero-width), unassigned,
+private-use and surrogate code points, and separators."""
+
+
+def has_visible_text(text: str) -> bool:
+    """Whether `text` has a character the tokenizer keeps as (part of) a token; a text of only
+    zero-width or control characters would train on an empty sequence."""
+    return any(unicodedata.category(c) not in INVISIBLE_CATEGORIES for c in text)
+
+
 def parse_dialogue(record: Any) -> Dialogue:
     """A Dialogue from a decoded JSON value; ValueError with the reason when it is not one."""
     if not isinstance(record, dict):
@@ -118,6 +130,9 @@ def parse_dialogue(record: Any) -> Dialogue:
             raise ValueError(f"turn {index}: 'text' must be a string")
         if not text.strip():
             raise ValueError(f"turn {index} has empty text")
+        if not has_visible_text(text):
+            raise ValueError(f"turn {index}: 'text' has only invisible characters "
+                             f"({', '.join(f'U+{ord(c):04X}' for c in sorted(set(text))[:5])})")
         fields = {k: v for k, v in turn.items() if k not in ("speaker", "text")}
         parsed.append(Turn(speaker, text, fields))
     labels = record.get("labels", {})
@@ -126,13 +141,20 @@ def parse_dialogue(record: Any) -> Dialogue:
     return Dialogue(dialogue_id, tuple(parsed), labels)
 
 
+def check_input_file(path: str, what: str) -> None:
+    """FileNotFoundError / IsADirectoryError naming `what` unless `path` is a readable file."""
+    if os.path.isdir(path):
+        raise IsADirectoryError(f"{path}: is a directory; the {what} must be a file")
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"{path}: {what} does not exist")
+
+
 def iter_lines(path: str, errors: ErrorPolicy) -> Iterator[Tuple[int, str]]:
     """(1-based line number, line without its newline) for each UTF-8 line of `path`.
 
     A line that is not UTF-8 goes to `errors`; blank lines are passed on for the caller to judge.
     """
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"{path}: input file does not exist")
+    check_input_file(path, "input file")
     with open(path, "rb") as f:
         for number, raw in enumerate(f, start=1):
             try:
@@ -140,6 +162,8 @@ def iter_lines(path: str, errors: ErrorPolicy) -> Iterator[Tuple[int, str]]:
             except UnicodeDecodeError as e:
                 errors.report(path, number, f"not UTF-8 (byte {e.start}: {raw[e.start:e.start + 1]!r})")
                 continue
+            if number == 1 and text.startswith("\ufeff"):
+                text = text[1:]  # a UTF-8 byte-order mark, as some editors write one
             yield number, text.rstrip("\n").rstrip("\r")
 
 
@@ -188,16 +212,23 @@ def split_dialogues(path: str, output_dir: str, seed: int,
                     errors: Optional[ErrorPolicy] = None) -> Dict[str, int]:
     """Streams `path` into `output_dir/{train,dev,test}.jsonl` by `split_of`; returns the counts.
 
-    The three files are renamed into place together once the input has been read to the end.
+    The three files are renamed into place together once the input has been read to the end; a
+    failed split leaves no directory it created.
     """
     counts = {split: 0 for split in SPLITS}
-    with contextlib.ExitStack() as stack:
-        files = {split: stack.enter_context(atomic_open(os.path.join(output_dir, f"{split}.jsonl")))
-                 for split in SPLITS}
-        for dialogue in read_dialogues(path, errors):
-            split = split_of(dialogue.id, seed, fractions)
-            files[split].write(dialogue.to_line() + "\n")
-            counts[split] += 1
+    created = not os.path.exists(output_dir)
+    try:
+        with contextlib.ExitStack() as stack:
+            files = {split: stack.enter_context(atomic_open(os.path.join(output_dir, f"{split}.jsonl")))
+                     for split in SPLITS}
+            for dialogue in read_dialogues(path, errors):
+                split = split_of(dialogue.id, seed, fractions)
+                files[split].write(dialogue.to_line() + "\n")
+                counts[split] += 1
+    except BaseException:
+        if created and os.path.isdir(output_dir) and not os.listdir(output_dir):
+            os.rmdir(output_dir)
+        raise
     return counts
 
 

@@ -12,8 +12,8 @@ import numpy as np
 import tensorflow as tf
 
 from tfdialemb.dialogue import Dialogue, role_ids
-from tfdialemb.embedder import usable_max_length
 from tfdialemb.encoders import Encoder, Pretrained
+from tfdialemb.encoders.config import usable_max_length
 from tfdialemb.layers.dialogue_views import (
     check_role_turn_tables, dialogue_embeddings, embedding_names, encode_dialogues, has_role_turn_tables)
 from tfdialemb.text import BertTokenizer
@@ -34,7 +34,7 @@ class DialogueEmbedder(tf.Module):
                  separator: str = "[SEP]", role_turn_embeddings: bool = False, num_roles: int = 2,
                  merge_consecutive_turns: bool = False):
         super().__init__()
-        max_length = usable_max_length(encoder, max_length)
+        max_length = usable_max_length(encoder.encoder_config, max_length)
         if num_roles < 2:
             raise ValueError(f"num_roles must be at least 2, got {num_roles}")
         if role_turn_embeddings:
@@ -88,7 +88,7 @@ class DialogueEmbedder(tf.Module):
         tf.debugging.assert_non_negative(speakers.values, message="speaker ids must be non-negative")
         if self.merge_consecutive_turns:
             turns, speakers = merge_consecutive_turns(turns, speakers)
-        pieces = turns.with_values(self.tokenizer.tokenize(turns.values))
+        pieces = turns.with_values(self.tokenizer.tokenize(turns.values, self.max_length))
         roles = tf.minimum(speakers, self.num_roles - 1)
         return dense_dialogues(
             pack_dialogues(pieces, roles, self.tokenizer.cls_id, self.separator, self.max_length),

@@ -7,6 +7,9 @@ import tensorflow as tf
 from absl import flags
 
 STRATEGIES = ("auto", "default", "mirrored", "multi_worker")
+COLLECTIVE_TIMEOUT_S = 900
+"""How long a multi-worker collective waits for the other workers by default; the first step's
+tracing on a slow worker must fit in it."""
 
 
 def define_flags() -> None:
@@ -17,10 +20,16 @@ def define_flags() -> None:
         "(or --devices); multi_worker: several machines described by the TF_CONFIG variable.",
     )
     flags.DEFINE_list("devices", None, "Devices for --strategy=mirrored, e.g. /gpu:0,/gpu:1.")
+    flags.DEFINE_integer("collective_timeout", COLLECTIVE_TIMEOUT_S,
+                         "multi_worker: seconds a cross-worker collective may wait for the other "
+                         "workers before the run fails (a worker that died or never started).",
+                         lower_bound=1)
 
 
-def make_strategy(name: str = "auto", devices: Optional[Sequence[str]] = None) -> tf.distribute.Strategy:
-    """The strategy called `name` (see STRATEGIES)."""
+def make_strategy(name: str = "auto", devices: Optional[Sequence[str]] = None,
+                  collective_timeout: int = COLLECTIVE_TIMEOUT_S) -> tf.distribute.Strategy:
+    """The strategy called `name` (see STRATEGIES); `devices` must exist on this machine (a
+    MirroredStrategy over devices that do not would wait forever in its first all-reduce)."""
     if name not in STRATEGIES:
         raise ValueError(f"unknown strategy {name!r}; expected one of {STRATEGIES}")
     # Physical, not logical, devices: listing logical ones starts the runtime, after which
@@ -31,6 +40,8 @@ def make_strategy(name: str = "auto", devices: Optional[Sequence[str]] = None) -
     if name == "default":
         return tf.distribute.get_strategy()
     if name == "mirrored":
+        if devices:
+            check_devices(devices)
         return tf.distribute.MirroredStrategy(devices=list(devices) if devices else None)
     if devices:
         raise ValueError("--devices applies to --strategy=mirrored; multi_worker uses every local GPU")
@@ -42,9 +53,27 @@ def make_strategy(name: str = "auto", devices: Optional[Sequence[str]] = None) -
     )
     return tf.distribute.MultiWorkerMirroredStrategy(
         communication_options=tf.distribute.experimental.CommunicationOptions(
-            implementation=implementation
+            implementation=implementation, timeout_seconds=collective_timeout
         )
     )
+
+
+def check_devices(devices: Sequence[str]) -> None:
+    """ValueError naming every device of `devices` this machine lacks, and the ones it has."""
+    available = tf.config.list_logical_devices()
+    have = {(d.device_type.upper(), tf.DeviceSpec.from_string(d.name).device_index) for d in available}
+    missing = []
+    for device in devices:
+        try:
+            spec = tf.DeviceSpec.from_string(device)
+        except ValueError:
+            missing.append(device)
+            continue
+        if spec.device_type is None or (spec.device_type.upper(), spec.device_index or 0) not in have:
+            missing.append(device)
+    if missing:
+        names = ", ".join(f"/{kind.lower()}:{index}" for kind, index in sorted(have))
+        raise ValueError(f"--devices: {', '.join(missing)} not on this machine, which has {names}")
 
 
 def gather_across_replicas(tensor: tf.Tensor) -> tf.Tensor:

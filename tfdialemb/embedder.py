@@ -1,24 +1,12 @@
 """Sentence embeddings for lists of strings: tokenizer and encoder in one traced graph."""
-import logging
 from typing import Callable, Optional, Sequence
 
 import numpy as np
 import tensorflow as tf
 
 from tfdialemb.encoders import Encoder, Pretrained
+from tfdialemb.encoders.config import usable_max_length
 from tfdialemb.text import BertTokenizer
-
-
-def usable_max_length(encoder: Encoder, max_length: int) -> int:
-    """`max_length`, lowered (with a warning) to the encoder's position embeddings: longer inputs
-    would fail there, so they are truncated instead, as BERT does."""
-    positions = encoder.encoder_config.max_position_embeddings
-    if max_length > positions:
-        logging.getLogger(__name__).warning(
-            "max_length %d exceeds the encoder's %d positions; using %d", max_length, positions,
-            positions)
-        return positions
-    return max_length
 
 
 class SentenceEmbedder(tf.Module):
@@ -31,7 +19,7 @@ class SentenceEmbedder(tf.Module):
     def __init__(self, encoder: Encoder, tokenizer: BertTokenizer, pooling: str = "mean",
                  max_length: int = 128):
         super().__init__()
-        max_length = usable_max_length(encoder, max_length)
+        max_length = usable_max_length(encoder.encoder_config, max_length)
         self.encoder = encoder
         self.tokenizer = tokenizer
         self.pooling = pooling

@@ -12,6 +12,7 @@ of the output is the i-th non-empty line. Flags may also come from a file:
 from absl import app, flags
 
 from tfdialemb import options
+from tfdialemb.cli import OVERWRITE, parse_flags
 from tfdialemb.inference.settings import MAX_LENGTH, POOLING
 
 FLAGS = flags.FLAGS
@@ -21,7 +22,8 @@ flags.DEFINE_string("output", None, "Where to write the float32 [lines, hidden] 
 POOLING.define()
 MAX_LENGTH.define()
 flags.adopt_module_key_flags(options)
-flags.DEFINE_integer("batch_size", 64, "Sentences per batch.")
+flags.DEFINE_integer("batch_size", 64, "Sentences per batch.", lower_bound=1)
+OVERWRITE.define()
 flags.mark_flags_as_required(["init_checkpoint", "input", "output"])
 
 
@@ -30,9 +32,11 @@ def main(argv):
     # Imported after flag parsing: TensorFlow is slow to import.
     from tfdialemb.cli import Progress, read_lines, report_error, save_npy_atomic
     from tfdialemb.embedder import SentenceEmbedder
+    from tfdialemb.files import check_output
     from tfdialemb.model_dir import ModelSource
 
     try:
+        check_output(FLAGS.output, [FLAGS.input], FLAGS.overwrite)
         texts = read_lines(FLAGS.input)
         source = ModelSource(FLAGS.init_checkpoint)
         settings = source.settings("sentence", {name: FLAGS[name].value for name in ("pooling", "max_length")
@@ -49,7 +53,7 @@ def main(argv):
 
 
 def run():
-    app.run(main)
+    app.run(main, flags_parser=parse_flags)
 
 
 if __name__ == "__main__":

@@ -50,13 +50,13 @@ from typing import Dict, List, Optional
 import numpy as np
 from absl import app, flags
 
-from tfdialemb.cli import Progress, report_error
+from tfdialemb.cli import OVERWRITE, Progress, parse_flags, report_error
 from tfdialemb.data.sampling import UtterancePool
 from tfdialemb.dialogue import read_dialogues
 from tfdialemb.eval.inputs import embed_distinct
 from tfdialemb.eval.tasks import TASKS
 from tfdialemb import options
-from tfdialemb.files import atomic_open
+from tfdialemb.files import atomic_open, check_output
 from tfdialemb.inference.settings import (KIND_SETTINGS, MAX_LENGTH, MERGE_TURNS, NUM_ROLES, POOLING,
                                           SEPARATOR, SETTINGS, SPEAKER_TOKENS)
 
@@ -126,6 +126,7 @@ flags.DEFINE_integer("k_last_rows", None, "c3l modes: only the k last rows of th
                      lower_bound=1)
 flags.DEFINE_list("history_lengths", [str(h) for h in range(2, 11)],
                   "sequence_modeling: history lengths scored.")
+OVERWRITE.define()
 flags.mark_flags_as_required(["task", "eval_file", "output"])
 flags.mark_flags_as_mutual_exclusive(["model_dir", "init_checkpoint"])
 
@@ -224,11 +225,12 @@ def main(argv):
 
     try:
         check_flags()
+        check_output(FLAGS.output, [FLAGS.eval_file, FLAGS.fit_file], FLAGS.overwrite)
         checkpoint = FLAGS.model_dir or FLAGS.init_checkpoint
         source = ModelSource(checkpoint) if checkpoint else None
         kind = settings_kind(FLAGS.task, FLAGS.embedding)
         settings = source.settings(kind, given_settings(kind)) if kind else {}
-    except ValueError as e:
+    except (OSError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     embedding = {"kind": FLAGS.embedding}
@@ -415,7 +417,7 @@ def _curved_task(source, embedding: dict, settings: dict) -> dict:
 
 
 def run():
-    app.run(main)
+    app.run(main, flags_parser=parse_flags)
 
 
 if __name__ == "__main__":

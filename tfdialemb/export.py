@@ -44,7 +44,7 @@ import sys
 from absl import app, flags
 
 from tfdialemb import options
-from tfdialemb.cli import read_lines, report_error
+from tfdialemb.cli import parse_flags, read_lines, report_error
 from tfdialemb.dialogue import read_dialogues
 from tfdialemb.dialogue_embedder import DialogueEmbedder
 from tfdialemb.embedder import SentenceEmbedder
@@ -159,7 +159,7 @@ def main(argv):
 
 def run():
     define_flags()
-    app.run(main)
+    app.run(main, flags_parser=parse_flags)
 
 
 if __name__ == "__main__":

@@ -10,6 +10,8 @@ epoch. DIR loads as `--init_checkpoint` for every method.
 """
 from absl import app, flags
 
+from tfdialemb.cli import parse_flags
+
 from tfdialemb.training import cli
 
 COMMAND = "pretrain"
@@ -24,7 +26,7 @@ def run():
     cli.define_flags(COMMAND)
     for module in cli.flag_modules():
         flags.adopt_module_key_flags(module)
-    app.run(main)
+    app.run(main, flags_parser=parse_flags)
 
 
 if __name__ == "__main__":

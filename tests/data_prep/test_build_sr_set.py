@@ -113,7 +113,7 @@ def test_command_line(tmp_path):
     assert result.returncode == 0, result.stderr[-3000:]
     assert "wrote 3 queries" in result.stdout
     assert len(read_queries(str(output))[0]) == 3
-    result = _run(f"--input={tmp_path}/none.jsonl", f"--output={output}")
+    result = _run(f"--input={tmp_path}/none.jsonl", f"--output={tmp_path / 'other.txt'}")
     assert result.returncode == 2
     assert result.stderr.strip().splitlines()[-1] == (
         f"error: {tmp_path}/none.jsonl: input file does not exist")

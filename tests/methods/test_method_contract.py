@@ -3,7 +3,6 @@ the one training run, its directory describes it, `load_method` rebuilds exactly
 gradients reach exactly its trainable variables, two replicas compute what one device computes,
 and a float16 mixed-precision forward pass stays finite. A new method gets these for free."""
 import json
-import types
 
 import numpy as np
 import pytest
@@ -11,6 +10,7 @@ import tensorflow as tf
 import tf_keras
 
 import tiny_bert
+from training_flags import training_flags
 from tiny_corpus import TOKENIZER, corpus
 from tfdialemb.data.build import BuildOptions, build
 from tfdialemb.data.examples import make_builder
@@ -49,12 +49,8 @@ def _model(spec, params, freeze_layers=1):
 
 
 def _flags(tmp_path, hf_dir):
-    return types.SimpleNamespace(
-        train_file=str(tmp_path / "train.jsonl"), model_dir=str(tmp_path / "model"), init_checkpoint=hf_dir,
-        max_steps=2, num_epochs=None, batch_size=4, learning_rate=1e-3, lr_schedule="constant",
-        warmup_fraction=0.0, weight_decay=0.0, freeze_layers=1, max_length=MAX_LENGTH, seed=0,
-        checkpoint_every=100, log_every=1, num_shards=1, merge_consecutive_turns=True, min_turns=2,
-        validate_task="sr", validate_file=None, validate_every=0, strategy="default", devices=None)
+    return training_flags(train_file=str(tmp_path / "train.jsonl"), model_dir=str(tmp_path / "model"),
+                          init_checkpoint=hf_dir, freeze_layers=1, max_length=MAX_LENGTH)
 
 
 @pytest.mark.parametrize("name", METHODS)

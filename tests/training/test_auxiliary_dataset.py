@@ -1,12 +1,12 @@
 """The training command's auxiliary-dataset hook (CCL's NLI pairs): extra keys merged into every
 per-replica batch before the resume skip, so a resumed run continues both streams exactly."""
 import re
-import types
 
 import numpy as np
 import pytest
 import tensorflow as tf
 
+from training_flags import training_flags
 from tiny_corpus import corpus
 from tfdialemb.dialogue import write_dialogues
 from tfdialemb.methods.base import Method
@@ -54,14 +54,9 @@ class AuxiliaryProbe(Method):
 
 
 def _flags(tmp_path, hf_dir, max_steps, strategy):
-    """The parsed flags `cli.run` reads, as `python -m tfdialemb.train` would set them."""
-    return types.SimpleNamespace(
-        train_file=str(tmp_path / "train.jsonl"), model_dir=str(tmp_path / strategy),
-        init_checkpoint=hf_dir, max_steps=max_steps, num_epochs=None, batch_size=BATCH,
-        learning_rate=1e-3, lr_schedule="constant", warmup_fraction=0.0, weight_decay=0.0,
-        freeze_layers=0, max_length=16, seed=0, checkpoint_every=100, log_every=1, num_shards=1,
-        merge_consecutive_turns=True, min_turns=2,
-        validate_task="sr", validate_file=None, validate_every=0, strategy=strategy, devices=None)
+    return training_flags(train_file=str(tmp_path / "train.jsonl"), model_dir=str(tmp_path / strategy),
+                          init_checkpoint=hf_dir, max_steps=max_steps, batch_size=BATCH, max_length=16,
+                          strategy=strategy)
 
 
 def _counting(context, tokenizer):
@@ -118,7 +113,7 @@ def test_a_resumed_run_skips_the_merged_stream(tmp_path, hf_safetensors_dir, mon
 
 def test_every_replica_gets_its_own_auxiliary_batch(tmp_path, hf_safetensors_dir, two_replicas,
                                                     monkeypatch, capsys):
-    monkeypatch.setattr(cli.distribute, "make_strategy", lambda name, devices: two_replicas)
+    monkeypatch.setattr(cli.distribute, "make_strategy", lambda name, devices, timeout: two_replicas)
     step, scalars, keys = _train(tmp_path, hf_safetensors_dir, monkeypatch, capsys, 2, "mirrored")
     assert step == 2 and keys == MERGED_KEYS
     # One input pipeline feeds both replicas in turn: step 2 takes batches 2 and 3, each of the

@@ -27,6 +27,8 @@ import json
 
 from absl import app, flags
 
+from tfdialemb.cli import OVERWRITE, parse_flags
+
 DEFAULTS = {
     "encoder": {"batch": 32, "steps": 10, "warmup": 2},
     "pipeline": {"batch": 32, "dialogues": 2000, "max_length": 64, "steps": 10, "warmup": 2},
@@ -61,6 +63,7 @@ flags.DEFINE_enum("scorer_mode", "c3l", ["c3l", "c3l_maxsim", "bi_b2", "ccl"],
 flags.DEFINE_string("init_checkpoint", None, "Tokenizer and encoder (pipeline, method, incremental); "
                     "default the packaged MiniLM.")
 flags.DEFINE_string("output", None, "Also write the figures to this JSON file.")
+OVERWRITE.define()
 
 
 def setting(defaults, name: str):
@@ -115,6 +118,10 @@ def main(argv):
 
 
 def _bench() -> int:
+    if FLAGS.output:
+        from tfdialemb.files import check_output  # pylint: disable=import-outside-toplevel
+
+        check_output(FLAGS.output, overwrite=FLAGS.overwrite)
     what = "method" if FLAGS.method and FLAGS.what == "encoder" else FLAGS.what
     if what == "method":
         report, format_report = _method_report()
@@ -145,7 +152,7 @@ def _bench() -> int:
 
 
 def run():
-    app.run(main)
+    app.run(main, flags_parser=parse_flags)
 
 
 if __name__ == "__main__":

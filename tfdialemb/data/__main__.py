@@ -12,11 +12,13 @@ Exit status: 0 done; 1 the input has bad lines (reported with file, line and rea
 format or method, missing file or checkpoint, existing output).
 """
 import json
+import os
 import sys
 
 from absl import app, flags
 
 from tfdialemb import options
+from tfdialemb.cli import OVERWRITE, parse_flags
 from tfdialemb.inference.settings import MERGE_TURNS, MIN_TURNS
 
 COMMANDS = ("convert", "validate", "stats", "split", "build")
@@ -35,7 +37,7 @@ flags.DEFINE_integer("num_shards", 4, "TFRecord shards (build); at least the num
 MERGE_TURNS.define()
 MIN_TURNS.define()
 flags.adopt_module_key_flags(options)
-flags.DEFINE_bool("overwrite", False, "Replace an existing build directory (build).")
+OVERWRITE.define()
 flags.DEFINE_enum("dialogue_separator", "sep", ["sep", "eou"],
                   "Token between the turns of a whole-dialogue sequence (build, dial2vec).")
 flags.DEFINE_list("fractions", ["0.8", "0.1", "0.1"], "train,dev,test fractions (split).")
@@ -70,6 +72,7 @@ def _report_skipped(errors) -> None:
 def convert() -> int:
     from tfdialemb.converters import converters  # pylint: disable=import-outside-toplevel
     from tfdialemb.dialogue import write_dialogues  # pylint: disable=import-outside-toplevel
+    from tfdialemb.files import check_output  # pylint: disable=import-outside-toplevel
 
     table = converters()
     if FLAGS.format == "help" or FLAGS.format not in table:
@@ -79,6 +82,7 @@ def convert() -> int:
             return 0
         raise UsageError(f"unknown --format={FLAGS.format}; known: {known}")
     _require("input", "output")
+    check_output(FLAGS.output, [FLAGS.input], FLAGS.overwrite)
     errors = _errors()
     count = write_dialogues(table[FLAGS.format](FLAGS.input, errors), FLAGS.output)
     print(f"wrote {count} dialogues to {FLAGS.output}")
@@ -100,9 +104,11 @@ def validate() -> int:
 def stats() -> int:
     from tfdialemb.data.stats import corpus_stats  # pylint: disable=import-outside-toplevel
     from tfdialemb.dialogue import read_dialogues  # pylint: disable=import-outside-toplevel
-    from tfdialemb.files import atomic_open  # pylint: disable=import-outside-toplevel
+    from tfdialemb.files import atomic_open, check_output  # pylint: disable=import-outside-toplevel
 
     _require("input")
+    if FLAGS.output:
+        check_output(FLAGS.output, [FLAGS.input], FLAGS.overwrite)
     tokenizer = _load_tokenizer() if FLAGS.init_checkpoint else None
     errors = _errors()
     report = corpus_stats(read_dialogues(FLAGS.input, errors), tokenizer)
@@ -117,9 +123,12 @@ def stats() -> int:
 
 
 def split() -> int:
-    from tfdialemb.dialogue import split_dialogues  # pylint: disable=import-outside-toplevel
+    from tfdialemb.dialogue import SPLITS, split_dialogues  # pylint: disable=import-outside-toplevel
+    from tfdialemb.files import check_output  # pylint: disable=import-outside-toplevel
 
     _require("input", "output_dir")
+    for name in SPLITS:
+        check_output(os.path.join(FLAGS.output_dir, f"{name}.jsonl"), [FLAGS.input], FLAGS.overwrite)
     try:
         fractions = [float(x) for x in FLAGS.fractions]
     except ValueError:
@@ -185,4 +194,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    app.run(main)
+    app.run(main, flags_parser=parse_flags)

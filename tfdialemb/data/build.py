@@ -17,7 +17,7 @@ from tfdialemb.data.records import (
     DIALOGUE_LIST, SEQUENCE, SEQUENCE_LIST, serialize_example, shard_name, write_manifest)
 from tfdialemb.data.sampling import UtterancePool
 from tfdialemb.dialogue import Dialogue, ErrorPolicy, drop_short, merge_consecutive_turns, read_dialogues
-from tfdialemb.files import atomic_directory
+from tfdialemb.files import atomic_directory, file_fingerprint
 from tfdialemb.text import BertTokenizer
 from tfdialemb.text.dialogue_packing import pack_dialogues, separator_id
 
@@ -60,13 +60,14 @@ class _Tokenizing:
         self.schema = schema
         self.cls, self.sep = tokenizer.cls_id, tokenizer.sep_id
         self.keep = max_length - 2
-        self._tokenize = tf.function(tokenizer.tokenize, input_signature=[tf.TensorSpec([None], tf.string)])
+        self._tokenize = tf.function(lambda texts: tokenizer.tokenize(texts, max_length),
+                                     input_signature=[tf.TensorSpec([None], tf.string)])
         separator = separator_id(tokenizer, dialogue_separator)
 
         @tf.function(input_signature=[tf.TensorSpec([None], tf.string), tf.TensorSpec([None], tf.int32),
                                       tf.TensorSpec([None], tf.int64)])
         def pack(texts, roles, turn_counts):
-            pieces = tf.RaggedTensor.from_row_lengths(tokenizer.tokenize(texts), turn_counts)
+            pieces = tf.RaggedTensor.from_row_lengths(tokenizer.tokenize(texts, max_length), turn_counts)
             return pack_dialogues(pieces, tf.RaggedTensor.from_row_lengths(roles, turn_counts),
                                   self.cls, separator, max_length)
 
@@ -146,7 +147,7 @@ def build(
     errors = errors or ErrorPolicy("fail")
     output_dir = os.path.abspath(output_dir)
     if os.path.exists(output_dir) and not options.overwrite:
-        raise FileExistsError(f"{output_dir}: already exists (pass overwrite to replace it)")
+        raise FileExistsError(f"{output_dir}: already exists (pass --overwrite to replace it)")
     if options.num_shards < 1:
         raise ValueError(f"num_shards must be positive, got {options.num_shards}")
     tokenizing = _Tokenizing(tokenizer, dict(builder.schema), options.max_length, options.dialogue_separator)
@@ -191,11 +192,17 @@ def _write_shards(input_path, staging, builder, tokenizer, tokenizing, options, 
     finally:
         for writer in writers:
             writer.close()
+    if dialogues == 0:
+        raise ValueError(f"{input_path}: no dialogue passed pre-processing (merging consecutive turns: "
+                         f"{options.merge_consecutive_turns}, at least {options.min_turns} turns)")
     if written == 0:
-        raise ValueError(f"{input_path}: no examples were built (no dialogue passed pre-processing)")
+        raise ValueError(f"{input_path}: {dialogues} dialogues passed pre-processing but the {builder.name} "
+                         f"builder made no example from them ({builder.describe()['params']}; e.g. windows "
+                         "longer than every dialogue)")
     return {
         "builder": builder.describe(),
         "source": os.path.abspath(input_path),
+        "source_fingerprint": file_fingerprint(input_path),
         "seed": options.seed,
         "max_length": options.max_length,
         "max_lengths": tokenizing.max_lengths,

@@ -130,27 +130,35 @@ def load_pretrained(
         if v is not None
     }
     if kind == "tfdialemb":
-        saved_config = EncoderConfig.from_dict(_own_config(directory)["encoder"])
+        saved_config = load_encoder_config(directory)
         encoder = Encoder(saved_config.replace(**extra)).build_variables()
         _restore_own(encoder, _latest_own(directory), saved_config)
     else:
-        if kind == "huggingface":
-            config_file = os.path.join(directory, "config.json")
-            config = EncoderConfig.from_huggingface(read_json(config_file), config_file)
-        else:
-            config_file = os.path.join(directory, "bert_config.json")
-            config = EncoderConfig.from_google(read_json(config_file), config_file)
-        config = config.replace(**extra)
+        config = load_encoder_config(directory).replace(**extra)
         if config.vocab_size != tokenizer.vocab_size:
+            config_file = "config.json" if kind == "huggingface" else "bert_config.json"
             raise CheckpointError(
-                f"{directory}: vocab.txt has {tokenizer.vocab_size} tokens but "
-                f"{os.path.basename(config_file)} says vocab_size {config.vocab_size}"
+                f"{directory}: vocab.txt has {tokenizer.vocab_size} tokens but {config_file} says "
+                f"vocab_size {config.vocab_size}"
             )
         encoder = Encoder(config).build_variables()
         weights, source = _read_external(directory, kind, config)
         assign_bert_weights(encoder, weights, source)
     _log.info("loaded %s checkpoint %s (lower_case=%s)", kind, directory, tokenizer.lower_case)
     return Pretrained(encoder=encoder, tokenizer=tokenizer, kind=kind, directory=directory)
+
+
+def load_encoder_config(directory: str) -> EncoderConfig:
+    """The encoder's shape as the checkpoint directory of any kind describes it, without weights."""
+    directory = os.fspath(directory)
+    kind = detect_kind(directory)
+    if kind == "tfdialemb":
+        return EncoderConfig.from_dict(_own_config(directory)["encoder"])
+    if kind == "huggingface":
+        config_file = os.path.join(directory, "config.json")
+        return EncoderConfig.from_huggingface(read_json(config_file), config_file)
+    config_file = os.path.join(directory, "bert_config.json")
+    return EncoderConfig.from_google(read_json(config_file), config_file)
 
 
 def _own_config(directory: str) -> dict:
@@ -202,7 +210,7 @@ def load_own_encoder(directory: str, restore: bool = True) -> Tuple[Encoder, Ber
     directory = os.fspath(directory)
     if detect_kind(directory) != "tfdialemb":
         raise CheckpointError(f"{directory}: not a tfdialemb checkpoint directory")
-    saved_config = EncoderConfig.from_dict(_own_config(directory)["encoder"])
+    saved_config = load_encoder_config(directory)
     encoder = Encoder(saved_config).build_variables()
     path = _latest_own(directory)
     if restore:
@@ -235,6 +243,18 @@ def _restore_own(encoder: Encoder, path: str, saved: EncoderConfig) -> None:
 
 
 def _read_external(directory: str, kind: str, config: EncoderConfig):
+    """(weights, the file they came from); a CheckpointError when a file cannot be read."""
+    from safetensors import SafetensorError  # pylint: disable=import-outside-toplevel
+
+    try:
+        return _read_external_files(directory, kind, config)
+    except (OSError, tf.errors.OpError, SafetensorError) as e:
+        first_line = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise CheckpointError(f"{directory}: cannot read its weights ({first_line}); the file is damaged or "
+                              "incomplete: copy it again") from None
+
+
+def _read_external_files(directory: str, kind: str, config: EncoderConfig):
     if kind == "google":
         prefix = google_checkpoint_prefix(directory)
         return read_google_checkpoint(prefix, config), prefix

@@ -1,6 +1,7 @@
 """The encoder's hyper-parameters, read from either BERT config format or the project's own."""
 import dataclasses
 import json
+import logging
 
 # Hugging Face names the exact (erf) GELU "gelu"; Google's TF1 BERT always used the tanh
 # approximation under the same name, so the two formats map "gelu" differently.
@@ -136,3 +137,15 @@ def _check_epsilon(epsilon: float, source: str) -> None:
         )
 
 
+
+
+def usable_max_length(config: EncoderConfig, max_length: int) -> int:
+    """`max_length`, lowered (with a warning) to the encoder's position embeddings: longer inputs
+    would fail there, so they are truncated instead, as BERT does. Every command applies this one
+    rule, training's builds included."""
+    positions = config.max_position_embeddings
+    if max_length > positions:
+        logging.getLogger(__name__).warning(
+            "max_length %d exceeds the encoder's %d positions; using %d", max_length, positions, positions)
+        return positions
+    return max_length

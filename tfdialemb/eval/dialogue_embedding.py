@@ -35,9 +35,9 @@ def read_labelled_dialogues(path: str, label_key: str) -> LabelledDialogues:
             skipped += 1
             continue
         label = dialogue.labels[label_key]
-        if not isinstance(label, (str, int, float, bool)):
+        if not isinstance(label, (str, int, float, bool)) or label != label:  # NaN != NaN
             raise ValueError(f"{path}: dialogue {dialogue.id!r}: label {label_key!r} must be a "
-                             f"string, number or boolean, got {type(label).__name__}")
+                             f"string, number or boolean, got {label!r}")
         dialogues.append(dialogue)
         labels.append(label)
     distinct = len(set(labels))

@@ -10,7 +10,7 @@ from typing import Dict, List, Tuple
 
 import numpy as np
 
-from tfdialemb.converters.dialoguecse_eval import convert_sts
+from tfdialemb.converters.dialoguecse_eval import MAX_SCORE, MIN_SCORE, convert_sts
 from tfdialemb.dialogue import DialogueFormatError
 from tfdialemb.eval import metrics
 from tfdialemb.eval.inputs import Embed, embed_distinct, read_eval_records
@@ -22,9 +22,12 @@ def read_pairs(path: str) -> Tuple[List[Tuple[str, str]], List[float]]:
     pairs, gold = [], []
     for line, record in read_eval_records(path, convert_sts):
         score = record.labels.get("score")
-        if len(record.turns) != 2 or not isinstance(score, numbers.Real):
+        if len(record.turns) != 2 or not isinstance(score, numbers.Real) or isinstance(score, bool):
             raise DialogueFormatError(path, line, "a D-STS record has two turns and a numeric "
                                                   "label 'score'")
+        if not MIN_SCORE <= score <= MAX_SCORE:  # also false for NaN
+            raise DialogueFormatError(path, line, f"score {score!r} is not a number from {MIN_SCORE} "
+                                                  f"to {MAX_SCORE}")
         pairs.append((record.turns[0].text, record.turns[1].text))
         gold.append(float(score))
     return pairs, gold

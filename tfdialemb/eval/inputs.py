@@ -1,10 +1,9 @@
 """Reading evaluation files (released text or canonical JSONL) and embedding their texts once."""
-import os
 from typing import Callable, Dict, Iterable, Iterator, Sequence, Tuple
 
 import numpy as np
 
-from tfdialemb.dialogue import Dialogue, ErrorPolicy, read_dialogues
+from tfdialemb.dialogue import Dialogue, ErrorPolicy, check_input_file, read_dialogues
 
 Embed = Callable[[Sequence[str]], np.ndarray]
 """Texts in, one embedding row per text out (e.g. `SentenceEmbedder.embed`)."""
@@ -25,8 +24,7 @@ def read_eval_records(
 
     Every bad line raises a DialogueFormatError naming file and line, so record i is on line i.
     """
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"{path}: eval file does not exist")
+    check_input_file(path, "eval file")
     errors = ErrorPolicy("fail")
     records = read_dialogues(path, errors) if is_jsonl(path) else convert_text(path, errors)
     return enumerate(records, start=1)

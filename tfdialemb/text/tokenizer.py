@@ -28,6 +28,9 @@ _CJK = (
 )
 _PUNCTUATION = r"[!-/:-@\[-`{-~\p{P}]"
 _SPLIT = r"[\s\p{Z}]+|" + _PUNCTUATION
+_SEPARATOR_RUN = r"[\t\n\r\p{Z}]+"
+"""Characters that end up splitting words (whitespace that step 1 turns into a space, and every
+Unicode separator), in runs."""
 
 
 
@@ -128,8 +131,14 @@ class BertTokenizer(tf.Module):
             "max_chars_per_word": self.max_chars_per_word,
         }
 
-    def tokenize(self, texts) -> tf.RaggedTensor:
-        """Strings [N] → WordPiece ids [N, (pieces)] int32, without [CLS] / [SEP]."""
+    def tokenize(self, texts, max_tokens: Optional[int] = None) -> tf.RaggedTensor:
+        """Strings [N] → WordPiece ids [N, (pieces)] int32, without [CLS] / [SEP].
+
+        With `max_tokens`, only the first of them are needed: each text is cut to a character
+        budget first (`bound_texts`), so the work and memory of one huge text stay bounded.
+        """
+        if max_tokens is not None:
+            texts = self.bound_texts(texts, max_tokens)
         pieces = tf_text.regex_split(clean_text(texts), self._special_pattern, self._special_pattern)
         flat = pieces.flat_values
         special = self._special_table.lookup(flat)
@@ -145,6 +154,16 @@ class BertTokenizer(tf.Module):
         whole = tf.ragged.boolean_mask(special[:, tf.newaxis], is_special[:, tf.newaxis])
         flat_ids = tf.concat([ordinary, whole], axis=1)
         return pieces.with_flat_values(flat_ids).merge_dims(1, 2)
+
+    def bound_texts(self, texts, max_tokens: int) -> tf.Tensor:
+        """Texts whose first `max_tokens` tokens are those of `texts`, at most
+        max_tokens · (max_chars_per_word + 1) characters long: runs of separators become one
+        space (which splits words the same), then the text is cut. Only text made mostly of
+        characters the tokenizer drops, or of words longer than max_chars_per_word, can lose
+        tokens it would otherwise keep; every command bounds the same way, so all see the same ids."""
+        texts = tf.strings.regex_replace(tf.convert_to_tensor(texts, tf.string), _SEPARATOR_RUN, " ")
+        budget = max_tokens * (self.max_chars_per_word + 1)
+        return tf.strings.substr(texts, 0, budget, unit="UTF8_CHAR")
 
     def pack(
         self, segments: Sequence[tf.RaggedTensor], max_length: int, pad_to: Optional[int] = None
@@ -174,9 +193,9 @@ class BertTokenizer(tf.Module):
 
     def __call__(self, texts, pairs=None, max_length: int = 128, pad_to: Optional[int] = None):
         """Strings [N] (and optional second segments [N]) → padded model inputs."""
-        segments = [self.tokenize(texts)]
+        segments = [self.tokenize(texts, max_length)]
         if pairs is not None:
-            segments.append(self.tokenize(pairs))
+            segments.append(self.tokenize(pairs, max_length))
         return self.pack(segments, max_length=max_length, pad_to=pad_to)
 
 

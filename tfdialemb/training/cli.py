@@ -5,10 +5,12 @@ offer (`MethodSpec.command`); the run itself — data preparation, strategy, fre
 resume, the model directory's `method.json` — is here once, and everything method-specific comes
 from the method's spec (`tfdialemb.methods.spec`).
 """
+import contextlib
+import dataclasses
 import math
 import os
 import sys
-from typing import Any, Callable, Dict, List
+from typing import Any, Callable, Dict, List, Optional
 
 from absl import flags
 
@@ -37,7 +39,9 @@ def define_flags(command: str) -> None:
     flags.DEFINE_string("model_dir", None, "Checkpoints, method.json, TensorBoard logs and the built data.")
     flags.DEFINE_string("init_checkpoint", None, "Encoder to start from (any checkpoint kind).")
     flags.DEFINE_integer("max_steps", None, "Training steps (or give --num_epochs).", lower_bound=1)
-    flags.DEFINE_float("num_epochs", None, "Passes over the built examples.", lower_bound=0.0)
+    flags.DEFINE_float("num_epochs", None, "Passes over the built examples.")
+    flags.register_validator("num_epochs", lambda value: value is None or value > 0,
+                             message="--num_epochs must be positive")
     flags.DEFINE_integer("batch_size", None, "Global batch size (default: the method's).", lower_bound=1)
     flags.DEFINE_float("learning_rate", None, "Peak learning rate (default: the method's).",
                        lower_bound=0.0)
@@ -110,19 +114,17 @@ def training_settings(spec) -> Dict[str, Any]:
 
 def run(spec, params: Dict[str, Any]) -> int:
     """Trains `spec`'s model with `params` on --train_file; the exit status."""
-    import tensorflow as tf  # pylint: disable=import-outside-toplevel
-
     from tfdialemb.data.build import BuildOptions  # pylint: disable=import-outside-toplevel
     from tfdialemb.data.examples import make_builder  # pylint: disable=import-outside-toplevel
-    from tfdialemb.data.pipeline import make_dataset  # pylint: disable=import-outside-toplevel
     from tfdialemb.cli import report_error  # pylint: disable=import-outside-toplevel
     from tfdialemb.dialogue import ErrorPolicy  # pylint: disable=import-outside-toplevel
-    from tfdialemb.encoders import load_pretrained, load_tokenizer  # pylint: disable=import-outside-toplevel
+    from tfdialemb.encoders import load_tokenizer  # pylint: disable=import-outside-toplevel
+    from tfdialemb.encoders.checkpoint import load_encoder_config  # pylint: disable=import-outside-toplevel
+    from tfdialemb.encoders.config import usable_max_length  # pylint: disable=import-outside-toplevel
+    from tfdialemb.files import directory_lock, remove_leftovers  # pylint: disable=import-outside-toplevel
     from tfdialemb.methods.spec import TrainingRun  # pylint: disable=import-outside-toplevel
     from tfdialemb.model_dir import method_config, write_method_config  # pylint: disable=import-outside-toplevel
     from tfdialemb.training import data  # pylint: disable=import-outside-toplevel
-    from tfdialemb.training.loop import LoopConfig, TrainingLoop  # pylint: disable=import-outside-toplevel
-    from tfdialemb.training.optimizer import OptimizerConfig  # pylint: disable=import-outside-toplevel
 
     missing = [f"--{n}" for n in ("train_file", "model_dir", "init_checkpoint") if not getattr(FLAGS, n)]
     if missing:
@@ -131,13 +133,19 @@ def run(spec, params: Dict[str, Any]) -> int:
     if not FLAGS.max_steps and not FLAGS.num_epochs:
         print("error: give --max_steps or --num_epochs", file=sys.stderr)
         return 2
-    run_settings = TrainingRun(FLAGS.init_checkpoint, FLAGS.batch_size, FLAGS.max_length, FLAGS.seed)
+    lock = contextlib.ExitStack()
     try:
+        FLAGS.max_length = usable_max_length(load_encoder_config(FLAGS.init_checkpoint), FLAGS.max_length)
+        run_settings = TrainingRun(FLAGS.init_checkpoint, FLAGS.batch_size, FLAGS.max_length, FLAGS.seed)
         for warning in spec.check(params, run_settings):
             print(f"warning: {warning}", file=sys.stderr)
-        strategy = distribute.make_strategy(FLAGS.strategy, FLAGS.devices)
-        tokenizer = load_tokenizer(FLAGS.init_checkpoint)
+        strategy = distribute.make_strategy(FLAGS.strategy, FLAGS.devices, FLAGS.collective_timeout)
         chief = distribute.is_chief(strategy)
+        if chief:  # workers write their own subdirectories
+            lock.enter_context(directory_lock(FLAGS.model_dir, "training run"))
+            for name in remove_leftovers(FLAGS.model_dir):
+                print(f"removed {name}, left in {FLAGS.model_dir} by an interrupted run", file=sys.stderr)
+        tokenizer = load_tokenizer(FLAGS.init_checkpoint)
         data_dir = os.path.join(FLAGS.model_dir, "data" if chief else
                                 f".data-worker-{strategy.cluster_resolver.task_id}")
         options = BuildOptions(max_length=FLAGS.max_length, seed=FLAGS.seed, num_shards=FLAGS.num_shards,
@@ -151,13 +159,46 @@ def run(spec, params: Dict[str, Any]) -> int:
         if chief:
             write_method_config(FLAGS.model_dir, config)
     except (OSError, ValueError) as e:
+        lock.close()
         return report_error(e)
-    max_steps = FLAGS.max_steps or max(1, math.ceil(
-        FLAGS.num_epochs * manifest["counts"]["examples"] / FLAGS.batch_size))
+    with lock:
+        return _train(spec, params, PreparedRun(strategy, tokenizer, manifest, auxiliary, encoder_options,
+                                                config, run_settings))
+
+
+@dataclasses.dataclass(frozen=True)
+class PreparedRun:
+    """What `run` settles before the training loop: the strategy, the data, the model's record."""
+    strategy: Any
+    tokenizer: Any
+    manifest: Dict[str, Any]
+    auxiliary: Optional[Callable]
+    encoder_options: Dict[str, Any]
+    config: Dict[str, Any]
+    run_settings: Any
+
+
+def _train(spec, params, prepared: PreparedRun) -> int:
+    """The training loop of `run`, once the data is prepared and the model directory locked."""
+    import tensorflow as tf  # pylint: disable=import-outside-toplevel
+
+    from tfdialemb.data.pipeline import make_dataset  # pylint: disable=import-outside-toplevel
+    from tfdialemb.cli import report_error  # pylint: disable=import-outside-toplevel
+    from tfdialemb.encoders import CheckpointError, load_pretrained  # pylint: disable=import-outside-toplevel
+    from tfdialemb.training.loop import LoopConfig, TrainingLoop  # pylint: disable=import-outside-toplevel
+    from tfdialemb.training.optimizer import OptimizerConfig  # pylint: disable=import-outside-toplevel
+
+    tokenizer, manifest, auxiliary, run_settings = (prepared.tokenizer, prepared.manifest, prepared.auxiliary,
+                                                    prepared.run_settings)
+    examples = manifest["counts"]["examples"]
+    max_steps = FLAGS.max_steps or max(1, math.ceil(FLAGS.num_epochs * examples / FLAGS.batch_size))
+    if FLAGS.batch_size > examples:
+        print(f"warning: --batch_size={FLAGS.batch_size} exceeds the {examples} examples built from "
+              f"{FLAGS.train_file}: every batch repeats examples", file=sys.stderr)
 
     def build_method():
         tf.keras.utils.set_random_seed(FLAGS.seed)
-        encoder = load_pretrained(FLAGS.init_checkpoint, **encoder_options).encoder
+        encoder = load_pretrained(FLAGS.init_checkpoint, **prepared.encoder_options).encoder
         layers = encoder.encoder_config.num_layers
         if FLAGS.freeze_layers >= layers:
             raise ValueError(f"--freeze_layers={FLAGS.freeze_layers} would freeze all {layers} layers "
@@ -179,7 +220,7 @@ def run(spec, params: Dict[str, Any]) -> int:
             print(f"error: {FLAGS.validate_file}: validation file does not exist", file=sys.stderr)
             return 2
         try:
-            validate = _validation(FLAGS.validate_task, FLAGS.validate_file, tokenizer, config)
+            validate = _validation(FLAGS.validate_task, FLAGS.validate_file, tokenizer, prepared.config)
         except (OSError, ValueError) as e:
             return report_error(e)
 
@@ -191,11 +232,14 @@ def run(spec, params: Dict[str, Any]) -> int:
         checkpoint_every=FLAGS.checkpoint_every, log_every=FLAGS.log_every,
         validate_every=FLAGS.validate_every)
     try:
-        loop = TrainingLoop(strategy, build_method, dataset_fn, tokenizer, loop_config, validate)
+        loop = TrainingLoop(prepared.strategy, build_method, dataset_fn, tokenizer, loop_config, validate)
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    scalars = loop.run()
+    try:
+        scalars = loop.run()
+    except CheckpointError as e:
+        return report_error(e)
     print(f"trained to step {scalars['step']:.0f} of {max_steps}: "
           + ", ".join(f"{k} {v:.4f}" for k, v in scalars.items() if k != "step"))
     return 0

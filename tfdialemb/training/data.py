@@ -4,14 +4,29 @@ A JSONL is built (seeded) into the model directory once; a restarted run finds t
 and reuses it, so resuming never rebuilds, and a run whose flags would build different examples
 is refused rather than silently mixed.
 """
+import datetime
 import os
 from typing import Dict
 
 from tfdialemb.data.build import BuildOptions, build, vocab_sha256
 from tfdialemb.data.examples import ExampleBuilder
 from tfdialemb.data.records import DIALOGUE_LIST, MANIFEST, read_manifest
-from tfdialemb.dialogue import ErrorPolicy
+from tfdialemb.dialogue import ErrorPolicy, check_input_file
+from tfdialemb.files import file_fingerprint
 from tfdialemb.text import BertTokenizer
+
+
+def check_same_source(train_file: str, data_dir: str, manifest: Dict) -> None:
+    """ValueError when `train_file` is no longer the file `data_dir` was built from (replaced or
+    edited under the same name), naming both fingerprints."""
+    built_from = manifest.get("source_fingerprint")
+    now = file_fingerprint(train_file)
+    if built_from is not None and built_from["sha256"] != now["sha256"]:
+        def describe(print_):
+            return (f"{print_['size']} bytes, sha256 {print_['sha256'][:12]}…, modified "
+                    f"{datetime.datetime.fromtimestamp(print_['mtime']).isoformat(timespec='seconds')}")
+        raise ValueError(f"{train_file}: changed since {data_dir} was built from it (then {describe(built_from)}; "
+                         f"now {describe(now)}); use a new --model_dir to train on the new file")
 
 
 def prepare(train_file: str, data_dir: str, builder: ExampleBuilder, tokenizer: BertTokenizer,
@@ -30,10 +45,10 @@ def prepare(train_file: str, data_dir: str, builder: ExampleBuilder, tokenizer: 
             raise ValueError(f"{source}: stores {stored} negatives per example, fewer than the {wanted} "
                              "this run uses; rebuild it or lower --negatives")
     else:
-        if not os.path.isfile(train_file):
-            raise FileNotFoundError(f"{train_file}: training file does not exist")
+        check_input_file(train_file, "training file")
         if os.path.isfile(os.path.join(data_dir, MANIFEST)):
             manifest = read_manifest(data_dir)
+            check_same_source(train_file, data_dir, manifest)
             expected = {"source": os.path.abspath(train_file), "seed": options.seed,
                         "max_length": options.max_length, "builder": builder.describe(),
                         "dialogue_separator": options.dialogue_separator}

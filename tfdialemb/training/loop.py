@@ -7,6 +7,7 @@ the batches the restored step count says were consumed (per input pipeline, one 
 feeds per step) and continues with the next one — no batch is repeated or skipped. (Dropout masks after a restart differ from an uninterrupted run.)
 """
 import dataclasses
+import glob
 import json
 import logging
 import os
@@ -20,12 +21,16 @@ from tfdialemb.cli import Progress
 from tfdialemb.files import atomic_open
 from tfdialemb.distribute import is_chief
 from tfdialemb.encoders.checkpoint import write_model_files
+from tfdialemb.encoders.weights import CheckpointError
 from tfdialemb.methods.base import Method
 from tfdialemb.text import BertTokenizer
 from tfdialemb.training.optimizer import OptimizerConfig, create_optimizer
 
 _log = logging.getLogger(__name__)
 VALIDATION_HISTORY = "validation.jsonl"
+DAMAGED_CHECKPOINT_ERRORS = (tf.errors.OpError, IndexError)
+"""What reading a checkpoint with missing or truncated files raises (TensorFlow's data-loss and
+not-found errors; its checkpoint reader's IndexError for a short data file)."""
 """One JSON line per validation: {"step": N, metric: value, ...}."""
 
 
@@ -74,12 +79,39 @@ class TrainingLoop:
             step_counter=self.step)
 
     def restore(self) -> int:
-        """Restores the latest checkpoint of the model directory, if any; returns its step."""
-        latest = tf.train.latest_checkpoint(self.config.model_dir)
-        if latest:
-            self.checkpoint.read(latest).assert_existing_objects_matched()
-            _log.info("resumed from %s at step %d", latest, int(self.step.numpy()))
-        return int(self.step.numpy())
+        """Restores the newest readable checkpoint of the model directory, if any; returns its step.
+
+        A checkpoint whose files are damaged (a truncated data file, say) is reported, removed
+        from the directory's record and its files renamed `*.damaged`, and the one before it is
+        tried; a directory whose checkpoints are all damaged is refused rather than trained from
+        scratch, and one that holds another model is refused.
+        """
+        remove_staging_leftovers(self.config.model_dir)
+        state = tf.train.get_checkpoint_state(self.config.model_dir)
+        recorded = list(state.all_model_checkpoint_paths) if state else []
+        damaged = []
+        for path in reversed(recorded):
+            try:
+                self.checkpoint.read(path).assert_existing_objects_matched()
+            except DAMAGED_CHECKPOINT_ERRORS as e:
+                _log.warning("%s is damaged (%s); trying the checkpoint before it", path,
+                             str(e).splitlines()[0][:200])
+                damaged.append(path)
+                continue
+            except (AssertionError, ValueError) as e:
+                raise CheckpointError(f"{path}: does not hold this run's model ({str(e).splitlines()[0][:300]}); "
+                                 "use another --model_dir") from None
+            if damaged:
+                forget_checkpoints(self.config.model_dir, recorded, damaged)
+                self.manager = tf.train.CheckpointManager(
+                    self.checkpoint, self._checkpoint_dir, max_to_keep=self.config.keep_checkpoints,
+                    step_counter=self.step)
+            _log.info("resumed from %s at step %d", path, int(self.step.numpy()))
+            return int(self.step.numpy())
+        if damaged:
+            raise CheckpointError(f"{self.config.model_dir}: every checkpoint is damaged ({', '.join(damaged)}); "
+                             "move them away to train from the start")
+        return 0
 
     def run(self) -> Dict[str, float]:
         """Trains to `max_steps`; returns the last logged scalars. Ctrl-C / SIGTERM save first."""
@@ -189,6 +221,25 @@ class TrainingLoop:
     def _clean_worker_dir(self) -> None:
         if not self.chief and os.path.isdir(self._checkpoint_dir):
             shutil.rmtree(self._checkpoint_dir, ignore_errors=True)
+
+
+def remove_staging_leftovers(model_dir: str) -> None:
+    """Deletes the `ckpt-N_temp` directories a save killed midway leaves (TensorFlow writes a
+    checkpoint's shards there before merging them into `ckpt-N.*`)."""
+    for path in glob.glob(os.path.join(model_dir, "ckpt-*_temp")):
+        if os.path.isdir(path):
+            _log.info("removing %s, left by an interrupted checkpoint save", path)
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def forget_checkpoints(model_dir: str, recorded, damaged) -> None:
+    """Drops `damaged` from the directory's checkpoint record and renames their files `*.damaged`,
+    so the run saves those steps afresh and the files stay for a look."""
+    kept = [path for path in recorded if path not in damaged]
+    tf.compat.v1.train.update_checkpoint_state(model_dir, kept[-1], all_model_checkpoint_paths=kept)
+    for path in damaged:
+        for name in glob.glob(glob.escape(path) + ".*"):
+            os.replace(name, name + ".damaged")
 
 
 def _raise_interrupt(signum, frame):

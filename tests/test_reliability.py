@@ -1,0 +1,276 @@
+"""What a hostile user tries, each failure reproduced and now refused or survived: devices that do
+not exist, two trainings on one model directory, a training file replaced under its name, outputs
+that would overwrite inputs or other outputs, damaged checkpoints, bad flag values, silently wrong
+inputs, huge lines and misleading messages."""
+import json
+import os
+import signal
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from tiny_corpus import TOKENIZER, corpus
+from tfdialemb.data.build import BuildOptions, build
+from tfdialemb.data.examples import make_builder
+from tfdialemb.dialogue import Dialogue, Turn, parse_dialogue, read_dialogues, write_dialogues
+from tfdialemb.distribute import check_devices
+from tfdialemb.encoders import CheckpointError, load_pretrained
+from tfdialemb.files import atomic_open, directory_lock
+
+ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+
+
+def _start(*args, cwd=None):
+    return subprocess.Popen([sys.executable, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=ENV, cwd=cwd)
+
+
+def _finish(*processes):
+    outputs = [p.communicate(timeout=300) for p in processes]
+    return [subprocess.CompletedProcess(p.args, p.returncode, *out) for p, out in zip(processes, outputs)]
+
+
+def _train_command(tmp_path, hf_dir, model="model", *extra):
+    return ("-m", "tfdialemb.train", "--method=mge", f"--train_file={tmp_path / 'train.jsonl'}",
+            f"--model_dir={tmp_path / model}", f"--init_checkpoint={hf_dir}", "--max_steps=2", "--batch_size=4",
+            "--max_length=16", "--freeze_layers=0", "--turns=1", "--negatives=2", "--num_shards=1", *extra)
+
+
+@pytest.fixture
+def corpus_file(tmp_path):
+    write_dialogues(corpus(n=12, seed=1), str(tmp_path / "train.jsonl"))
+    return tmp_path / "train.jsonl"
+
+
+# 1. Devices that do not exist: refused at once, not a hang in the first all-reduce.
+
+def test_devices_this_machine_lacks_are_refused():
+    with pytest.raises(ValueError, match=r"/gpu:0, /gpu:1 not on this machine, which has /cpu:0"):
+        check_devices(["/gpu:0", "/gpu:1"])
+    check_devices(["/cpu:0", "/cpu:1"])  # the two logical CPUs of the test session
+
+
+def test_training_on_missing_gpus_exits_2_within_seconds(tmp_path, corpus_file, hf_safetensors_dir):
+    result, = _finish(_start(*_train_command(tmp_path, hf_safetensors_dir, "model", "--strategy=mirrored",
+                                             "--devices=/gpu:0,/gpu:1")))
+    assert result.returncode == 2 and "not on this machine" in result.stderr
+    assert not os.path.exists(tmp_path / "model" / "data")
+
+
+# 2. One training run per model directory; a killed holder leaves no stale lock.
+
+def test_a_second_training_on_a_locked_directory_is_refused(tmp_path, corpus_file, hf_safetensors_dir):
+    with directory_lock(str(tmp_path / "model"), "training run"):
+        refused, = _finish(_start(*_train_command(tmp_path, hf_safetensors_dir)))
+    assert refused.returncode == 2
+    assert f"in use by another training run (pid {os.getpid()}" in refused.stderr
+    holder = _start("-c", "import sys, time; from tfdialemb.files import directory_lock\n"
+                          f"with directory_lock({str(tmp_path / 'model')!r}):\n"
+                          "    print('held', flush=True); time.sleep(600)")
+    assert holder.stdout.readline().strip() == "held"
+    holder.send_signal(signal.SIGKILL)
+    holder.wait()
+    trained, = _finish(_start(*_train_command(tmp_path, hf_safetensors_dir)))
+    assert trained.returncode == 0, trained.stderr[-3000:]
+    assert "trained to step 2 of 2" in trained.stdout
+
+
+# 3. A training file replaced under its name is not resumed on the old build.
+
+def test_a_replaced_training_file_is_refused_on_resume(tmp_path, corpus_file, hf_safetensors_dir):
+    first, = _finish(_start(*_train_command(tmp_path, hf_safetensors_dir)))
+    assert first.returncode == 0, first.stderr[-3000:]
+    write_dialogues(corpus(n=12, seed=2), str(corpus_file))
+    second, = _finish(_start(*_train_command(tmp_path, hf_safetensors_dir, "model", "--max_steps=3")))
+    assert second.returncode == 2
+    assert "changed since" in second.stderr and second.stderr.count("sha256") == 2
+
+
+# 4. Outputs: never an input, never an existing file without --overwrite, the process's umask.
+
+def test_outputs_never_replace_inputs_or_existing_files(tmp_path, corpus_file):
+    split_dir = tmp_path / "sp"
+    split_dir.mkdir()
+    own = split_dir / "train.jsonl"
+    own.write_bytes(corpus_file.read_bytes())
+    before = corpus_file.read_bytes()
+    same, into_itself, existing, replaced = _finish(
+        _start("-m", "tfdialemb.data", "convert", "--format=dialoguecse_sts", f"--input={corpus_file}",
+               f"--output={corpus_file}"),
+        _start("-m", "tfdialemb.data", "split", f"--input={own}", f"--output_dir={split_dir}"),
+        _start("-m", "tfdialemb.data", "stats", f"--input={corpus_file}", f"--output={own}"),
+        _start("-m", "tfdialemb.data", "stats", f"--input={corpus_file}", f"--output={tmp_path / 'new.json'}"))
+    assert same.returncode == 2 and "would replace the input" in same.stderr
+    assert into_itself.returncode == 2 and "would replace the input" in into_itself.stderr
+    assert existing.returncode == 2 and "already exists (pass --overwrite to replace it)" in existing.stderr
+    assert replaced.returncode == 0
+    assert corpus_file.read_bytes() == before and own.read_bytes() == before
+    again, = _finish(_start("-m", "tfdialemb.data", "stats", f"--input={corpus_file}",
+                            f"--output={tmp_path / 'new.json'}", "--overwrite"))
+    assert again.returncode == 0
+
+
+def test_written_files_get_the_mode_of_the_process_umask(tmp_path):
+    previous = os.umask(0o022)
+    try:
+        with atomic_open(str(tmp_path / "vocab.txt")) as f:
+            f.write("x\n")
+    finally:
+        os.umask(previous)
+    assert oct(os.stat(tmp_path / "vocab.txt").st_mode & 0o777) == oct(0o644)
+
+
+# 5. Damaged files: one message, a fall-back on resume, no leftovers.
+
+@pytest.mark.parametrize("keep", [0, 100])
+def test_a_damaged_safetensors_file_is_one_checkpoint_error(tmp_path, hf_safetensors_dir, keep):
+    import shutil
+
+    damaged = tmp_path / "hf"
+    shutil.copytree(hf_safetensors_dir, damaged)
+    data = (damaged / "model.safetensors").read_bytes()
+    (damaged / "model.safetensors").write_bytes(data[:keep])
+    with pytest.raises(CheckpointError, match="cannot read its weights .* damaged or incomplete"):
+        load_pretrained(str(damaged))
+
+
+def test_resume_falls_back_from_a_damaged_checkpoint_and_removes_leftovers(tmp_path, corpus_file,
+                                                                           hf_safetensors_dir):
+    first, = _finish(_start(*_train_command(tmp_path, hf_safetensors_dir, "model", "--max_steps=4",
+                                            "--checkpoint_every=2")))
+    assert first.returncode == 0, first.stderr[-3000:]
+    model = tmp_path / "model"
+    data_file, = [name for name in os.listdir(model) if name.startswith("ckpt-4.data")]
+    content = (model / data_file).read_bytes()
+    (model / data_file).write_bytes(content[: len(content) // 2])
+    (model / "ckpt-6_temp").mkdir()
+    (model / ".tmp-data-123").mkdir()
+    second, = _finish(_start(*_train_command(tmp_path, hf_safetensors_dir, "model", "--max_steps=6",
+                                             "--checkpoint_every=2", "--log_every=1")))
+    assert second.returncode == 0, second.stderr[-3000:]
+    assert "ckpt-4 is damaged" in second.stderr
+    assert f"resumed from {model / 'ckpt-2'} at step 2" in second.stderr
+    assert "trained to step 6 of 6" in second.stdout
+    names = os.listdir(model)
+    assert "ckpt-6_temp" not in names and ".tmp-data-123" not in names
+    assert tf.train.latest_checkpoint(str(model)).endswith("ckpt-6")
+    assert any(name.endswith(".damaged") for name in names)
+
+
+def test_outputs_are_checked_before_the_work(tmp_path, hf_safetensors_dir):
+    (tmp_path / "in.txt").write_text("hello world\n", encoding="utf-8")
+    (tmp_path / "out").mkdir()
+    encode, = _finish(_start("-m", "tfdialemb.encode", f"--init_checkpoint={hf_safetensors_dir}",
+                             f"--input={tmp_path / 'in.txt'}", f"--output={tmp_path / 'out'}"))
+    assert encode.returncode == 2 and "is a directory" in encode.stderr
+    assert "loaded" not in encode.stderr  # refused before the checkpoint was read
+
+
+# 6. Bad flag values fail at parse time with exit 2; one max-length rule.
+
+@pytest.mark.parametrize("module,flag", [
+    ("tfdialemb.train", "--batch_size=-2"), ("tfdialemb.train", "--batch_size=0"),
+    ("tfdialemb.train", "--max_steps=0"), ("tfdialemb.train", "--num_epochs=0"),
+    ("tfdialemb.encode", "--batch_size=0"), ("tfdialemb.encode", "--max_length=1"),
+])
+def test_bad_numbers_exit_2_at_parse_time(module, flag):
+    result, = _finish(_start("-m", module, flag))
+    assert result.returncode == 2
+    assert flag.split("=")[0] in result.stderr and "Traceback" not in result.stderr
+
+
+def test_training_past_the_position_embeddings_is_capped_like_every_command(tmp_path, corpus_file,
+                                                                             hf_safetensors_dir):
+    result, = _finish(_start(*_train_command(tmp_path, hf_safetensors_dir, "model", "--max_length=600")))
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "max_length 600 exceeds the encoder's 64 positions; using 64" in result.stderr
+    with open(tmp_path / "model" / "method.json", encoding="utf-8") as f:
+        assert json.load(f)["preprocessing"]["max_length"] == 64
+
+
+# 7. Silently wrong inputs are rejected or warned about.
+
+@pytest.mark.parametrize("score", ["NaN", "true", "7", "0.5"])
+def test_dsts_scores_must_be_numbers_from_1_to_5(tmp_path, score):
+    from tfdialemb.dialogue import DialogueFormatError
+    from tfdialemb.eval.dialogue_sts import read_pairs
+
+    line = ('{"id": "p", "turns": [{"speaker": "s1", "text": "a"}, {"speaker": "s2", "text": "b"}], '
+            f'"labels": {{"score": {score}}}}}')
+    (tmp_path / "sts.jsonl").write_text(line + "\n", encoding="utf-8")
+    with pytest.raises(DialogueFormatError, match="sts.jsonl:1"):
+        read_pairs(str(tmp_path / "sts.jsonl"))
+
+
+def test_nan_is_not_a_domain_label(tmp_path):
+    from tfdialemb.eval.dialogue_embedding import read_labelled_dialogues
+
+    lines = ['{"id": "a", "turns": [{"speaker": "x", "text": "hi"}], "labels": {"domain": NaN}}',
+             '{"id": "b", "turns": [{"speaker": "x", "text": "ho"}], "labels": {"domain": "taxi"}}']
+    (tmp_path / "d.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="label 'domain' must be a string, number or boolean, got nan"):
+        read_labelled_dialogues(str(tmp_path / "d.jsonl"), "domain")
+
+
+def test_text_of_invisible_characters_is_rejected():
+    with pytest.raises(ValueError, match=r"only invisible characters \(U\+200B, U\+200D\)"):
+        parse_dialogue({"id": "z", "turns": [{"speaker": "a", "text": "\u200b\u200d\u200b"}]})
+    parse_dialogue({"id": "z", "turns": [{"speaker": "a", "text": "\u200bhi"}]})
+
+
+def test_a_batch_larger_than_the_data_is_warned_about(tmp_path, hf_safetensors_dir):
+    write_dialogues(corpus(n=2, seed=1), str(tmp_path / "train.jsonl"))
+    result, = _finish(_start(*_train_command(tmp_path, hf_safetensors_dir, "model", "--batch_size=64",
+                                             "--max_steps=1")))
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "--batch_size=64 exceeds the" in result.stderr and "every batch repeats examples" in result.stderr
+
+
+# 8. A huge line costs what --max_length allows, not what the line holds.
+
+def test_bounded_texts_keep_the_first_tokens():
+    texts = ["hello \t\n  world " * 3 + "good morning", "book a taxi please " * 200, "a" * 500 + " taxi"]
+    bounded = TOKENIZER.bound_texts(texts, 5)
+    assert all(len(t.decode("utf-8")) <= 5 * (TOKENIZER.max_chars_per_word + 1) for t in bounded.numpy())
+    full, cut = TOKENIZER.tokenize(texts).to_list(), TOKENIZER.tokenize(texts, max_tokens=5).to_list()
+    for a, b in zip(full, cut):
+        assert b[:5] == a[:5]
+
+
+def test_a_huge_turn_builds_what_its_first_tokens_build(tmp_path):
+    huge = Dialogue("huge", (Turn("a", "book a taxi please " * 100_000), Turn("b", "hello world")))
+    small = Dialogue("huge", (Turn("a", "book a taxi please " * 10), Turn("b", "hello world")))
+    built = []
+    for name, dialogue in (("huge", huge), ("small", small)):
+        write_dialogues([dialogue], str(tmp_path / f"{name}.jsonl"))
+        build(str(tmp_path / f"{name}.jsonl"), str(tmp_path / f"{name}-built"), make_builder("mlm"), TOKENIZER,
+              BuildOptions(max_length=12, num_shards=1, min_turns=1))
+        built.append([record.numpy() for record in tf.data.TFRecordDataset(
+            str(tmp_path / f"{name}-built" / "examples-00000-of-00001.tfrecord"))])
+    assert built[0] == built[1]
+
+
+# 9. Messages that say what happened.
+
+def test_messages_say_what_happened(tmp_path, hf_safetensors_dir):
+    from tfdialemb.dialogue import ErrorPolicy, split_dialogues
+
+    write_dialogues(corpus(n=6, seed=1), str(tmp_path / "short.jsonl"))
+    with pytest.raises(ValueError, match="6 dialogues passed pre-processing but the ccl builder made no example"):
+        build(str(tmp_path / "short.jsonl"), str(tmp_path / "b1"), make_builder("ccl", {"window": 9}), TOKENIZER,
+              BuildOptions(max_length=12, num_shards=1))
+    with pytest.raises(ValueError, match="no dialogue passed pre-processing"):
+        build(str(tmp_path / "short.jsonl"), str(tmp_path / "b2"), make_builder("mlm"), TOKENIZER,
+              BuildOptions(max_length=12, num_shards=1, min_turns=50))
+    with pytest.raises(IsADirectoryError, match="is a directory; the input file must be a file"):
+        list(read_dialogues(str(tmp_path)))
+    (tmp_path / "bom.jsonl").write_bytes(b"\xef\xbb\xbf" + (tmp_path / "short.jsonl").read_bytes())
+    assert len(list(read_dialogues(str(tmp_path / "bom.jsonl")))) == 6
+    (tmp_path / "bad.jsonl").write_text((tmp_path / "short.jsonl").read_text(encoding="utf-8") + "{not json\n",
+                                        encoding="utf-8")
+    with pytest.raises(ValueError, match="malformed JSON"):
+        split_dialogues(str(tmp_path / "bad.jsonl"), str(tmp_path / "never"), seed=0, errors=ErrorPolicy("fail"))
+    assert not os.path.exists(tmp_path / "never")
