@@ -160,6 +160,19 @@ def test_resume_falls_back_from_a_damaged_checkpoint_and_removes_leftovers(tmp_p
     assert any(name.endswith(".damaged") for name in names)
 
 
+def test_a_damaged_trained_checkpoint_is_one_checkpoint_error(tmp_path, corpus_file, hf_safetensors_dir):
+    from tfdialemb.model_dir import load_method
+
+    trained, = _finish(_start(*_train_command(tmp_path, hf_safetensors_dir)))
+    assert trained.returncode == 0, trained.stderr[-3000:]
+    data_file, = [name for name in os.listdir(tmp_path / "model") if name.startswith("ckpt-2.data")]
+    content = (tmp_path / "model" / data_file).read_bytes()
+    (tmp_path / "model" / data_file).write_bytes(content[: len(content) // 2])
+    for load in (load_pretrained, load_method):
+        with pytest.raises(CheckpointError, match=r"ckpt-2: damaged"):
+            load(str(tmp_path / "model"))
+
+
 def test_outputs_are_checked_before_the_work(tmp_path, hf_safetensors_dir):
     (tmp_path / "in.txt").write_text("hello world\n", encoding="utf-8")
     (tmp_path / "out").mkdir()

@@ -129,6 +129,7 @@ def load_method(directory: str) -> TrainedMethod:
     import tensorflow as tf  # pylint: disable=import-outside-toplevel
 
     from tfdialemb.encoders.checkpoint import load_own_encoder  # pylint: disable=import-outside-toplevel
+    from tfdialemb.encoders.weights import DAMAGED_CHECKPOINT_ERRORS, CheckpointError  # pylint: disable=import-outside-toplevel
 
     directory = os.fspath(directory)
     config = read_method_config(directory)
@@ -138,11 +139,13 @@ def load_method(directory: str) -> TrainedMethod:
     spec = get_method(config["method"])
     encoder, tokenizer, path = load_own_encoder(directory, restore=False)
     model = spec.make_model(encoder, spec.resolve(config["params"]))
-    status = tf.train.Checkpoint(model=model).read(path).expect_partial()
     try:
-        status.assert_existing_objects_matched()
-    except AssertionError as e:
-        raise ValueError(f"{path}: does not hold the {spec.name} model described by {METHOD_CONFIG} ({e})") from None
+        tf.train.Checkpoint(model=model).read(path).expect_partial().assert_existing_objects_matched()
+    except DAMAGED_CHECKPOINT_ERRORS as e:
+        raise CheckpointError(f"{path}: damaged ({str(e).splitlines()[0]}); copy the directory again") from None
+    except (AssertionError, ValueError) as e:
+        raise CheckpointError(f"{path}: does not hold the {spec.name} model described by {METHOD_CONFIG} "
+                              f"({e})") from None
     return TrainedMethod(spec, config, model, tokenizer, directory)
 
 

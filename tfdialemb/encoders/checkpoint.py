@@ -20,7 +20,7 @@ from tfdialemb.encoders.config import EncoderConfig, read_json
 from tfdialemb.encoders.encoder import Encoder
 from tfdialemb.encoders.google import read_google_checkpoint
 from tfdialemb.encoders.huggingface import pytorch_to_model_garden, read_safetensors, read_tf_h5
-from tfdialemb.encoders.weights import CheckpointError, assign_bert_weights
+from tfdialemb.encoders.weights import DAMAGED_CHECKPOINT_ERRORS, CheckpointError, assign_bert_weights
 from tfdialemb.files import atomic_directory, atomic_open
 from tfdialemb.text.tokenizer import BertTokenizer, read_vocab
 
@@ -236,7 +236,10 @@ def _restore_own(encoder: Encoder, path: str, saved: EncoderConfig) -> None:
     )
     try:
         root.read(path).expect_partial().assert_existing_objects_matched()
-    except (AssertionError, ValueError, tf.errors.OpError) as e:
+    except DAMAGED_CHECKPOINT_ERRORS as e:
+        raise CheckpointError(f"{path}: damaged ({str(e).splitlines()[0]}); copy the directory again or "
+                              "train from an earlier checkpoint") from None
+    except (AssertionError, ValueError) as e:
         raise CheckpointError(
             f"{path}: does not hold the encoder described by {OWN_CONFIG} ({e})"
         ) from None

@@ -15,6 +15,11 @@ class CheckpointError(ValueError):
     """A checkpoint directory is missing files or holds weights that do not fit the config."""
 
 
+DAMAGED_CHECKPOINT_ERRORS = (tf.errors.OpError, IndexError)
+"""What reading a TensorFlow checkpoint with missing or truncated files raises (data-loss and
+not-found errors; the checkpoint reader's IndexError for a short data file)."""
+
+
 def bert_variables(encoder: Encoder) -> Dict[str, tf.Variable]:
     """BertEncoderV2 variables keyed by their name inside it, e.g. `transformer/layer_0/output/kernel`."""
     prefix = encoder.bert.name + "/"

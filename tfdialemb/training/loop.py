@@ -21,16 +21,13 @@ from tfdialemb.cli import Progress
 from tfdialemb.files import atomic_open
 from tfdialemb.distribute import is_chief
 from tfdialemb.encoders.checkpoint import write_model_files
-from tfdialemb.encoders.weights import CheckpointError
+from tfdialemb.encoders.weights import DAMAGED_CHECKPOINT_ERRORS, CheckpointError
 from tfdialemb.methods.base import Method
 from tfdialemb.text import BertTokenizer
 from tfdialemb.training.optimizer import OptimizerConfig, create_optimizer
 
 _log = logging.getLogger(__name__)
 VALIDATION_HISTORY = "validation.jsonl"
-DAMAGED_CHECKPOINT_ERRORS = (tf.errors.OpError, IndexError)
-"""What reading a checkpoint with missing or truncated files raises (TensorFlow's data-loss and
-not-found errors; its checkpoint reader's IndexError for a short data file)."""
 """One JSON line per validation: {"step": N, metric: value, ...}."""
 
 
@@ -235,8 +232,10 @@ def remove_staging_leftovers(model_dir: str) -> None:
 def forget_checkpoints(model_dir: str, recorded, damaged) -> None:
     """Drops `damaged` from the directory's checkpoint record and renames their files `*.damaged`,
     so the run saves those steps afresh and the files stay for a look."""
-    kept = [path for path in recorded if path not in damaged]
-    tf.compat.v1.train.update_checkpoint_state(model_dir, kept[-1], all_model_checkpoint_paths=kept)
+    kept = [os.path.basename(path) for path in recorded if path not in damaged]
+    with atomic_open(os.path.join(model_dir, "checkpoint")) as f:  # CheckpointState, text format
+        f.write(f'model_checkpoint_path: "{kept[-1]}"\n')
+        f.writelines(f'all_model_checkpoint_paths: "{name}"\n' for name in kept)
     for path in damaged:
         for name in glob.glob(glob.escape(path) + ".*"):
             os.replace(name, name + ".damaged")
