@@ -2,6 +2,7 @@
 import numpy as np
 
 import tiny_bert
+from tfdialemb.data.sampling import UtterancePool
 from tfdialemb.dialogue import Dialogue, Turn
 from tfdialemb.text import BertTokenizer
 
@@ -36,3 +37,11 @@ def packed_ids(text, max_length):
     """`[CLS] pieces [SEP]` of one text, tokenized alone (a second path to what builds store)."""
     pieces = TOKENIZER.tokenize([text]).to_list()[0]
     return [TOKENIZER.cls_id] + pieces[: max_length - 2] + [TOKENIZER.sep_id]
+
+
+def utterance_pool(*dialogues):
+    """A pool holding every utterance of `dialogues` (lists of texts), dialogue i under index i."""
+    pool = UtterancePool(capacity=100, seed=0)
+    for index, texts in enumerate(dialogues):
+        pool.add(index, texts)
+    return pool

@@ -24,6 +24,12 @@ ones; LDA with --lda_topics, default the number of labels) need no checkpoint;
 validation.jsonl with alignment and uniformity (train with --validate_task=dialogue), the
 alignment-uniformity trajectory over training.
 
+Response selection (FGC): `response_selection` on an Ubuntu V1 / Douban test file (released text
+or the JSONL of the `ubuntu` / `douban` converters), blocks of candidates per context: r10@1,
+r10@2, r10@5, r2@1, map, mrr, p@1 of a trained cross-encoder's scores (--model_dir of an `fgc`
+model; --fgc_input is recorded there). Blocks without a positive are left out and counted unless
+--keep_empty_blocks.
+
 Triple-encoder tasks: `sequence_modeling` (average rank of the true next utterance among all next
 utterances at the same history length, per --history_lengths and overall) on any canonical
 dialogue file, and `stp` (short-term planning: hits@5/10/25/50, average rank) on a set built by
@@ -57,8 +63,8 @@ from tfdialemb.eval.inputs import embed_distinct
 from tfdialemb.eval.tasks import TASKS
 from tfdialemb import options
 from tfdialemb.files import atomic_open, check_output
-from tfdialemb.inference.settings import (KIND_SETTINGS, MAX_LENGTH, MERGE_TURNS, NUM_ROLES, POOLING,
-                                          SEPARATOR, SETTINGS, SPEAKER_TOKENS)
+from tfdialemb.inference.settings import (FGC_INPUT, KIND_SETTINGS, MAX_LENGTH, MERGE_TURNS, NUM_ROLES,
+                                          POOLING, SEPARATOR, SETTINGS, SPEAKER_TOKENS)
 
 SENTENCE_TASKS = tuple(sorted(TASKS))
 CURVED_TASKS = ("sequence_modeling", "stp")
@@ -66,6 +72,7 @@ TASK_EMBEDDINGS = {
     **{task: ("encoder", "whitening", "flow", "glove") for task in SENTENCE_TASKS},
     "dialogue": ("encoder", "glove", "tfidf", "lda", "utterance_average"),
     **{task: ("encoder",) for task in CURVED_TASKS},
+    "response_selection": ("encoder",),
 }
 """Task → the --embedding kinds it can evaluate."""
 EMBEDDINGS = ("encoder", "whitening", "flow", "glove", "tfidf", "lda", "utterance_average")
@@ -84,6 +91,7 @@ TASK_FLAGS = {
     "curved_mode": CURVED_TASKS, "k_last_rows": ("sequence_modeling",),
     "history_lengths": ("sequence_modeling",),
     "merge_consecutive_turns": ("dialogue", "sequence_modeling"),
+    "keep_empty_blocks": ("response_selection",),
 }
 """Flag → the tasks it applies to."""
 CURVED_MODES = {"ccl": ("ccl",), "c3l": ("c3l", "c3l_maxsim", "bi_b2")}
@@ -97,7 +105,7 @@ flags.DEFINE_string("init_checkpoint", None, "Any loadable checkpoint, e.g. an u
 flags.DEFINE_string("output", None, "Where to write the JSON report.")
 flags.DEFINE_integer("batch_size", 64, "Sentences (dialogue task: dialogues / 4) per batch.",
                      lower_bound=1)
-for _setting in (POOLING, MAX_LENGTH, SEPARATOR, NUM_ROLES, SPEAKER_TOKENS, MERGE_TURNS):
+for _setting in (POOLING, MAX_LENGTH, SEPARATOR, NUM_ROLES, SPEAKER_TOKENS, MERGE_TURNS, FGC_INPUT):
     _setting.define()
 flags.adopt_module_key_flags(options)
 flags.DEFINE_enum("embedding", "encoder", EMBEDDINGS,
@@ -126,6 +134,8 @@ flags.DEFINE_integer("k_last_rows", None, "c3l modes: only the k last rows of th
                      lower_bound=1)
 flags.DEFINE_list("history_lengths", [str(h) for h in range(2, 11)],
                   "sequence_modeling: history lengths scored.")
+flags.DEFINE_bool("keep_empty_blocks", False, "response_selection: score candidate blocks without a "
+                  "positive as 0 instead of leaving them out (as taesunwhang/UMS-ResSel does).")
 OVERWRITE.define()
 flags.mark_flags_as_required(["task", "eval_file", "output"])
 flags.mark_flags_as_mutual_exclusive(["model_dir", "init_checkpoint"])
@@ -138,6 +148,8 @@ def settings_kind(task: str, embedding: str) -> Optional[str]:
         return None
     if embedding == "utterance_average" or task in SENTENCE_TASKS:
         return "sentence"
+    if task == "response_selection":
+        return "selection"
     return "dialogue" if task == "dialogue" else "triple"
 
 
@@ -242,6 +254,8 @@ def main(argv):
             report.update(_dialogue_task(source, embedding, settings))
         elif FLAGS.task in CURVED_TASKS:
             report.update(_curved_task(source, embedding, settings))
+        elif FLAGS.task == "response_selection":
+            report.update(_response_selection_task(source, embedding, settings))
         else:
             report.update(_sentence_task(source, embedding, settings))
     except (OSError, ValueError) as e:
@@ -413,6 +427,23 @@ def _curved_task(source, embedding: dict, settings: dict) -> dict:
                                              k_last_rows=FLAGS.k_last_rows, history_lengths=lengths,
                                              speaker_tokens=settings["speaker_tokens"],
                                              merge_turns=settings["merge_consecutive_turns"])
+    return {"embedding": embedding, "metrics": metrics}
+
+
+def _response_selection_task(source, embedding: dict, settings: dict) -> dict:
+    """A trained cross-encoder's scores ranking each context's candidates."""
+    # pylint: disable=import-outside-toplevel
+    from tfdialemb.eval.response_selection import evaluate_response_selection
+    from tfdialemb.inference.pair_scorer import PairScorer
+
+    def score(contexts, responses):
+        trained = source.trained
+        scorer = PairScorer.from_settings(trained.model, trained.tokenizer, settings)
+        embedding.update(fgc_input=settings["fgc_input"], max_length=scorer.max_length)
+        progress = Progress(len(responses), "pairs")
+        return scorer.score(contexts, responses, batch_size=FLAGS.batch_size, on_batch=progress.advance)
+
+    metrics = evaluate_response_selection(FLAGS.eval_file, score, keep_empty_blocks=FLAGS.keep_empty_blocks)
     return {"embedding": embedding, "metrics": metrics}
 
 

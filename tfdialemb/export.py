@@ -1,7 +1,7 @@
 r"""Exports a TF Serving SavedModel: strings in, embeddings or scores out.
 
   python -m tfdialemb.export (--model_dir=DIR | --init_checkpoint=DIR) --export_dir=DIR \
-      [--kind=sentence|dialogue|triple] [--version=N] [--max_length=N] [kind's flags]
+      [--kind=sentence|dialogue|triple|selection] [--version=N] [--max_length=N] [kind's flags]
 
 --model_dir is a trained tfdialemb model: its method.json names what it serves (the default
 --kind) and the settings inference repeats from training (--separator, --num_roles,
@@ -26,8 +26,12 @@ send raw text. Kinds:
             encode_context, encode_candidates, score (Eq. 3), score_maxsim, score_bi;
             --curved=ccl: encode_context, encode_candidates, score_bi. --speaker_tokens,
             --pooling, --max_length (default 512).
+  selection (`serving.selection`) a trained FGC cross-encoder: serving_default takes `turns`
+            string [N], `turn_counts` int32 [B], `responses` string [B] -> `probabilities`
+            float32 [B]; `rank` takes one context's `turns` [n] and `candidates` [C] -> `scores`
+            [C]. --fgc_input=paper|ums (recorded), --max_length (default 512).
 
-Dialogue and triple warm-ups use the dialogues of --warmup_dialogues (canonical JSONL; default:
+Dialogue, triple and selection warm-ups use the dialogues of --warmup_dialogues (canonical JSONL; default:
 the packaged `resources/warmup_dialogues.jsonl`, four demo dialogues). A --max_length beyond the
 encoder's position embeddings is lowered to them, with a warning. N/ appears complete or not at
 all, and an existing version is never overwritten. Besides core TensorFlow ops the graphs use
@@ -48,13 +52,14 @@ from tfdialemb.cli import parse_flags, read_lines, report_error
 from tfdialemb.dialogue import read_dialogues
 from tfdialemb.dialogue_embedder import DialogueEmbedder
 from tfdialemb.embedder import SentenceEmbedder
-from tfdialemb.inference.settings import (CURVED, KIND_SETTINGS, MAX_LENGTH, MERGE_TURNS, NUM_ROLES,
-                                          POOLING, SEPARATOR, SPEAKER_TOKENS)
+from tfdialemb.inference.settings import (CURVED, FGC_INPUT, KIND_SETTINGS, MAX_LENGTH, MERGE_TURNS,
+                                          NUM_ROLES, POOLING, SEPARATOR, SPEAKER_TOKENS)
 from tfdialemb.layers.dialogue_views import POOLINGS
-from tfdialemb.serving import dialogue, layout, sentence, triple
+from tfdialemb.inference.pair_scorer import PairScorer
+from tfdialemb.serving import dialogue, layout, selection, sentence, triple
 
 DEFAULT_WARMUP_DIALOGUES = os.path.join(os.path.dirname(__file__), "resources", "warmup_dialogues.jsonl")
-EXPORT_SETTINGS = (POOLING, MAX_LENGTH, SEPARATOR, NUM_ROLES, SPEAKER_TOKENS, MERGE_TURNS, CURVED)
+EXPORT_SETTINGS = (POOLING, MAX_LENGTH, SEPARATOR, NUM_ROLES, SPEAKER_TOKENS, MERGE_TURNS, CURVED, FGC_INPUT)
 
 FLAGS = flags.FLAGS
 
@@ -62,8 +67,9 @@ FLAGS = flags.FLAGS
 def define_flags() -> None:
     """The command's flags, defined only when it runs: importing the library defines none."""
     flags.DEFINE_enum("kind", None, list(MODELS), "What to serve: sentence embeddings, dial2vec "
-                      "dialogue embeddings or triple-encoder / CCL incremental scoring (default: "
-                      "what a trained model directory offers first, else sentence).")
+                      "dialogue embeddings, triple-encoder / CCL incremental scoring or a trained "
+                      "cross-encoder's response-selection scores (default: what a trained model "
+                      "directory offers first, else sentence).")
     flags.DEFINE_string("model_dir", None, "Trained tfdialemb model directory to export.")
     flags.DEFINE_string("init_checkpoint", None, "Any loadable checkpoint, e.g. an untrained BERT.")
     flags.DEFINE_string("export_dir", None, "TF Serving model base path; versions go under it.")
@@ -113,7 +119,16 @@ def _triple_model(source, settings):
     return servable, f"{len(servable.records)} requests from {len(dialogues)} dialogues"
 
 
-MODELS = {"sentence": _sentence_model, "dialogue": _dialogue_model, "triple": _triple_model}
+def _selection_model(source, settings):
+    """--kind=selection: the trained cross-encoder and its selection head."""
+    dialogues = _warmup_dialogues()
+    scorer = PairScorer.from_settings(source.trained.model, source.trained.tokenizer, settings)
+    servable = selection.selection_servable(scorer, dialogues)
+    return servable, f"{len(servable.records)} requests from {len(dialogues)} dialogues"
+
+
+MODELS = {"sentence": _sentence_model, "dialogue": _dialogue_model, "triple": _triple_model,
+          "selection": _selection_model}
 
 
 def export_kind(source) -> str:

@@ -15,7 +15,8 @@ import os
 from typing import Any, Dict, Mapping, Optional
 
 from tfdialemb.files import atomic_open
-from tfdialemb.methods.spec import MethodSpec, get_method
+from tfdialemb.inference.settings import KIND_SETTINGS
+from tfdialemb.methods.spec import HEAD_KINDS, MethodSpec, all_specs, get_method
 
 METHOD_CONFIG = "method.json"
 FORMAT_VERSION = 1
@@ -39,7 +40,7 @@ def method_config(spec: MethodSpec, params: Mapping[str, Any], manifest: Mapping
     inference = {}
     for kind in spec.offers:
         settings = {"max_length": manifest["max_length"]}
-        if kind != "sentence":
+        if "merge_consecutive_turns" in KIND_SETTINGS[kind]:
             settings["merge_consecutive_turns"] = manifest["merge_consecutive_turns"]
         settings.update(declared.get(kind, {}))
         inference[kind] = settings
@@ -119,7 +120,7 @@ def recorded_settings(config: Mapping[str, Any], kind: str) -> Dict[str, Any]:
     it, else only the pre-processing every dialogue kind repeats."""
     if kind in config["inference"]:
         return dict(config["inference"][kind])
-    if kind == "sentence":
+    if "merge_consecutive_turns" not in KIND_SETTINGS[kind]:
         return {}
     return {"merge_consecutive_turns": config["preprocessing"]["merge_consecutive_turns"]}
 
@@ -174,6 +175,11 @@ class ModelSource:
         overridden records go to the log."""
         from tfdialemb.inference.settings import resolve  # pylint: disable=import-outside-toplevel
 
+        if kind in HEAD_KINDS and (self.method is None or kind not in get_method(self.method).offers):
+            offering = [spec.name for spec in all_specs() if kind in spec.offers]
+            what = f"a {self.method} model" if self.method else "not a trained model directory"
+            raise ValueError(f"{self.directory}: {what}; {kind} scores need a trained head: give the "
+                             f"--model_dir of a model trained with --method={' or '.join(offering)}")
         settings, warnings = resolve(kind, self.recorded(kind), given,
                                      os.path.join(self.directory, METHOD_CONFIG))
         for warning in warnings:

@@ -9,19 +9,15 @@ import tiny_bert
 from tfdialemb.data.build import BuildOptions, build
 from tfdialemb.data.examples import make_builder
 from tfdialemb.data.records import parse_spec, read_manifest
-from tfdialemb.data.sampling import UtterancePool
 from tfdialemb.dialogue import Dialogue, Turn, write_dialogues
-from tiny_corpus import TOKENIZER, packed_ids
+from tiny_corpus import TOKENIZER, packed_ids, utterance_pool
 
 OWN = ["hello", "how are you", "fine thanks", "book a taxi", "please help"]
 OTHER = ["good morning", "need hotel", "the cafe"]
 
 
 def _pool():
-    pool = UtterancePool(capacity=100, seed=0)
-    pool.add(0, OWN)
-    pool.add(1, OTHER)
-    return pool
+    return utterance_pool(OWN, OTHER)
 
 
 def test_examples_hand_worked():

@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from global_batch import loss_and_gradient
 from tfdialemb.distribute import make_strategy
 from tfdialemb.losses.in_batch_info_nce import in_batch_info_nce
 
@@ -35,25 +36,14 @@ def test_two_replicas_compute_the_global_batch_loss_and_gradients(two_replicas, 
     x = rng.normal(size=(8, 4)).astype(np.float32)
     y = rng.normal(size=(8, 4)).astype(np.float32)
 
+    w = np.eye(4, dtype=np.float32) + 0.1
+
     def run(strategy):
-        with strategy.scope():
-            w = tf.Variable(np.eye(4, dtype=np.float32) + 0.1)
-        data = strategy.experimental_distribute_dataset(tf.data.Dataset.from_tensor_slices((x, y)).batch(8))
-
-        def step(batch):
-            a, p = batch
-            with tf.GradientTape() as tape:
-                losses = in_batch_info_nce(tf.matmul(a, w), tf.matmul(p, w), 0.2, symmetric)
-                loss = tf.reduce_sum(losses) / 8.0
-            return loss, tape.gradient(loss, w)
-
-        loss, grad = strategy.run(tf.function(step), args=(next(iter(data)),))
-        total = lambda v: strategy.reduce(tf.distribute.ReduceOp.SUM, v, axis=None).numpy()  # noqa: E731
-        return total(loss), total(grad)
+        return loss_and_gradient(strategy, (x, y), w, lambda batch, weight: in_batch_info_nce(
+            tf.matmul(batch[0], weight), tf.matmul(batch[1], weight), 0.2, symmetric))
 
     one_loss, one_grad = run(make_strategy("default"))
     two_loss, two_grad = run(two_replicas)
     np.testing.assert_allclose(two_loss, one_loss, rtol=1e-5)
     np.testing.assert_allclose(two_grad, one_grad, atol=1e-5)
-    w = np.eye(4, dtype=np.float32) + 0.1
     np.testing.assert_allclose(one_loss, _numpy_loss(x @ w, y @ w, 0.2, symmetric).mean(), rtol=1e-5)

@@ -29,14 +29,15 @@ UNUSED_BY_EVERY_METHOD = ("pooler",)
 """Encoder variables no method's loss reads (every method pools the token states itself)."""
 
 
-def _batch(spec, tmp_path, params, seed=0):
-    """One global batch of `spec`'s training data from the tiny corpus, as the training run feeds it."""
+def _batch(spec, tmp_path, params, init_checkpoint, seed=0):
+    """One global batch of `spec`'s training data from the tiny corpus, as the training run feeds it
+    (a run started from `init_checkpoint`, the tiny BERT's directory)."""
     write_dialogues(corpus(n=40, seed=3), str(tmp_path / "train.jsonl"))
     options = BuildOptions(max_length=MAX_LENGTH, num_shards=1, seed=seed, **spec.build_options(params))
     build(str(tmp_path / "train.jsonl"), str(tmp_path / "built"),
           make_builder(spec.builder, spec.builder_params(params)), TOKENIZER, options)
     dataset = make_dataset(str(tmp_path / "built"), BATCH, training=True, seed=seed, bucket_boundaries=None)
-    run = TrainingRun("", BATCH, MAX_LENGTH, seed)
+    run = TrainingRun(init_checkpoint, BATCH, MAX_LENGTH, seed)
     return next(iter(spec.batches(dataset, TOKENIZER, params, run)))
 
 
@@ -82,7 +83,7 @@ def test_trained_directory_describes_and_rebuilds_the_model(name, tmp_path, hf_s
     assert sorted(loaded_weights) == sorted(trained_weights)
     for key, value in trained_weights.items():
         np.testing.assert_array_equal(loaded_weights[key], value, err_msg=key)
-    batch = _batch(spec, tmp_path / "batch", params)
+    batch = _batch(spec, tmp_path / "batch", params, hf_safetensors_dir)
     expected_losses, expected_metrics = trained[-1].per_example_loss(batch, training=False)
     losses, metrics = loaded.model.per_example_loss(batch, training=False)
     np.testing.assert_allclose(losses.numpy(), expected_losses.numpy(), rtol=1e-5, atol=1e-6)
@@ -91,10 +92,10 @@ def test_trained_directory_describes_and_rebuilds_the_model(name, tmp_path, hf_s
 
 
 @pytest.mark.parametrize("name", METHODS)
-def test_gradients_reach_exactly_the_trainable_variables(name, tmp_path):
+def test_gradients_reach_exactly_the_trainable_variables(name, tmp_path, hf_safetensors_dir):
     spec = get_method(name)
     params = spec.resolve()
-    batch = _batch(spec, tmp_path, params)
+    batch = _batch(spec, tmp_path, params, hf_safetensors_dir)
     model = _model(spec, params, freeze_layers=1)
     constructed = {v.name for v in model.variables}
     model.per_example_loss(batch, training=False)
@@ -137,10 +138,11 @@ def _loss_and_gradients(strategy, spec, params, batch):
 
 
 @pytest.mark.parametrize("name", METHODS)
-def test_two_replicas_compute_the_single_device_loss_and_gradients(name, tmp_path, two_replicas):
+def test_two_replicas_compute_the_single_device_loss_and_gradients(name, tmp_path, two_replicas,
+                                                                   hf_safetensors_dir):
     spec = get_method(name)
     params = spec.resolve()
-    batch = _batch(spec, tmp_path, params)
+    batch = _batch(spec, tmp_path, params, hf_safetensors_dir)
     one_loss, one_grads = _loss_and_gradients(make_strategy("default"), spec, params, batch)
     two_loss, two_grads = _loss_and_gradients(two_replicas, spec, params, batch)
     np.testing.assert_allclose(two_loss, one_loss, rtol=1e-5)
@@ -149,10 +151,10 @@ def test_two_replicas_compute_the_single_device_loss_and_gradients(name, tmp_pat
 
 
 @pytest.mark.parametrize("name", METHODS)
-def test_mixed_float16_forward_pass_is_finite(name, tmp_path):
+def test_mixed_float16_forward_pass_is_finite(name, tmp_path, hf_safetensors_dir):
     spec = get_method(name)
     params = spec.resolve()
-    batch = _batch(spec, tmp_path, params)
+    batch = _batch(spec, tmp_path, params, hf_safetensors_dir)
     tf_keras.mixed_precision.set_global_policy("mixed_float16")
     try:
         model = _model(spec, params)

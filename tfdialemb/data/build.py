@@ -188,6 +188,7 @@ def _write_shards(input_path, staging, builder, tokenizer, tokenizing, options, 
                 flush()
             if on_dialogue is not None:
                 on_dialogue(1)
+        chunk.extend(builder.finish(np.random.default_rng([options.seed, dialogues]), pool))
         flush()
     finally:
         for writer in writers:

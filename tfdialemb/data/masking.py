@@ -9,6 +9,8 @@ from typing import Dict, Sequence
 
 import tensorflow as tf
 
+from tfdialemb.data.batch_seeds import map_with_batch_seeds
+
 MASK_PROB = 0.15
 MAX_PREDICTIONS = 10
 # Of the chosen positions: 80% become [MASK], 10% a random token, 10% keep their token.
@@ -89,23 +91,14 @@ def mask_tokens(
 
 def add_masks(dataset: tf.data.Dataset, seed: int, **mask_kwargs) -> tf.data.Dataset:
     """Turns `make_dataset` batches of the `mlm` build (`input_word_ids`, `input_word_ids_mask`)
-    into masked-LM batches (see `mask_tokens`, which takes `mask_kwargs`).
+    into masked-LM batches (see `mask_tokens`, which takes `mask_kwargs`), with fresh masks every
+    pass and an exactly replayable stream (`map_with_batch_seeds`)."""
 
-    Each batch gets the stateless seed (seed, r) with r drawn by `Dataset.random(seed,
-    rerandomize_each_iteration=True)` alongside it: batches differ, every pass (a `repeat` before
-    or after this map, or iterating the dataset again) draws fresh masks, and a fresh pipeline with
-    the same seed replays the same stream, so `skip(n)` resumes it exactly. Like the seeded
-    shuffles of `make_dataset`, r also depends on `tf.random.set_seed`'s global seed when set.
-    With several input pipelines, give each its own `seed`.
-    """
-    draws = tf.data.Dataset.random(seed=seed, rerandomize_each_iteration=True)
-
-    def mask(batch, draw):
-        batch_seed = tf.stack([tf.constant(seed, tf.int64), draw])
+    def mask(batch, batch_seed):
         return mask_tokens(batch["input_word_ids"], batch["input_word_ids_mask"],
                            seed=batch_seed, **mask_kwargs)
 
-    return tf.data.Dataset.zip(dataset, draws).map(mask, num_parallel_calls=tf.data.AUTOTUNE)
+    return map_with_batch_seeds(dataset, seed, mask)
 
 
 def _isin(ids: tf.Tensor, values: Sequence[int]) -> tf.Tensor:

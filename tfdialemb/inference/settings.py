@@ -27,17 +27,21 @@ MERGE_TURNS = Option("merge_consecutive_turns", True, "Merge consecutive turns o
                      "use (DialogueCSE and dial2vec pre-processing).")
 MIN_TURNS = Option("min_turns", 2, "Drop dialogues with fewer turns (after merging) before building "
                    "(DialogueCSE drops JDDC / ECD dialogues under 4).", lower_bound=1)
+FGC_INPUT = Option("fgc_input", "paper", "Pair layout of a cross-encoder: paper ([EOT] after each "
+                   "context turn) or ums (also after the response, taesunwhang/UMS-ResSel).",
+                   choices=("paper", "ums"))
 CURVED = Option("curved", "c3l", "A C3L triple-encoder or a CCL bi-encoder.", choices=("c3l", "ccl"))
 
 SETTINGS = {o.name: o for o in (POOLING, MAX_LENGTH, SEPARATOR, NUM_ROLES, SPEAKER_TOKENS,
-                                MERGE_TURNS, CURVED)}
+                                MERGE_TURNS, CURVED, FGC_INPUT)}
 KIND_SETTINGS = {
     "sentence": ("pooling", "max_length"),
     "dialogue": ("separator", "num_roles", "max_length", "merge_consecutive_turns"),
     "triple": ("curved", "speaker_tokens", "pooling", "max_length", "merge_consecutive_turns"),
+    "selection": ("fgc_input", "max_length"),
 }
 """The settings each inference kind reads."""
-DEFAULT_MAX_LENGTH = {"sentence": 128, "dialogue": 512, "triple": 512}
+DEFAULT_MAX_LENGTH = {"sentence": 128, "dialogue": 512, "triple": 512, "selection": 512}
 OVERRIDABLE = ("max_length", "pooling")
 
 

@@ -11,7 +11,7 @@ A spec says everything the commands need to know about a method, so `train`, `ev
   - `build_options`, `encoder_options`, `batches`, `auxiliary`, `after_build`, `check`: the
     optional hooks of the shared training run;
   - `offers` and `inference_settings`: what the trained model serves (`sentence`, `dialogue`,
-    `triple` embeddings or scores) and the choices inference must repeat from training; these are
+    `triple` embeddings or scores, `selection` scores) and the choices inference must repeat from training; these are
     recorded in the model directory (`tfdialemb.model_dir`) so evaluation and export read them.
 
 A method module defines its model and its spec and registers the spec with `register_method`;
@@ -25,9 +25,13 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 from tfdialemb.options import Option, Switch
 
-INFERENCE_KINDS = ("sentence", "dialogue", "triple")
-"""What a trained encoder can serve: sentence embeddings, dialogue embeddings, incremental
-triple-encoder / CCL scores. Any encoder serves all three; a spec's `offers` puts its own first."""
+INFERENCE_KINDS = ("sentence", "dialogue", "triple", "selection")
+"""What a trained model can serve: sentence embeddings, dialogue embeddings, incremental
+triple-encoder / CCL scores (any encoder serves these three), and response-selection scores of a
+cross-encoder with a trained head (only a method that offers it). A spec's `offers` puts its own
+first."""
+HEAD_KINDS = ("selection",)
+"""The kinds that need a method's trained head, not just an encoder."""
 
 Params = Mapping[str, Any]
 

@@ -49,6 +49,11 @@ class ExampleBuilder:
                  pool: Optional[UtterancePool]) -> Iterator[Dict[str, Any]]:
         raise TypeError(f"{type(self).__name__} must define examples()")
 
+    def finish(self, rng: np.random.Generator, pool: Optional[UtterancePool]) -> Iterator[Dict[str, Any]]:
+        """Examples still held once every dialogue has been seen (a builder that groups lines)."""
+        del rng, pool
+        return iter(())
+
     def describe(self) -> Dict[str, Any]:
         return {"method": self.name, "params": dataclasses.asdict(self.params), "schema": dict(self.schema)}
 

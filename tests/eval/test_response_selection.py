@@ -1,0 +1,91 @@
+"""Response-selection metrics on hand-made blocks, against taesunwhang/UMS-ResSel's scorer
+(models/utils/scorer.py) re-implemented here from its formulas, and the set reader."""
+import json
+
+import numpy as np
+import pytest
+
+from tfdialemb.eval.response_selection import evaluate_response_selection, read_blocks
+
+
+def _ums(blocks_scores, blocks_labels, k_list=(1, 2, 5)):
+    """UMS-ResSel's totals divided by the blocks with a positive (their Douban evaluation)."""
+    recall, mrr, p1, ap, examples = np.zeros(len(k_list)), 0.0, 0.0, 0.0, 0
+    for scores, labels in zip(blocks_scores, blocks_labels):
+        ranked = [label for _, label in sorted(zip(scores, labels), key=lambda x: x[0], reverse=True)]
+        pos_index = [i for i, label in enumerate(ranked) if label == 1]
+        if not pos_index:
+            continue
+        examples += 1
+        recall += [np.mean([p + 1 <= k for p in pos_index]) for k in k_list]
+        mrr += 1 / (pos_index[0] + 1)
+        p1 += ranked[0] == 1
+        ap += np.mean([(j + 1) / (p + 1) for j, p in enumerate(pos_index)])
+    return {**{f"r10@{k}": r / examples for k, r in zip(k_list, recall)},
+            "mrr": mrr / examples, "p@1": p1 / examples, "map": ap / examples}
+
+
+BLOCKS = [
+    # Ubuntu-like: the positive first, ranked third.
+    ([0.6, 0.9, 0.1, 0.7, 0.2, 0.3, 0.05, 0.15, 0.25, 0.35], [1, 0, 0, 0, 0, 0, 0, 0, 0, 0]),
+    # Douban: three positives, ranked 1, 4 and 7.
+    ([0.95, 0.9, 0.85, 0.8, 0.5, 0.45, 0.4, 0.3, 0.2, 0.1], [1, 0, 0, 1, 0, 0, 1, 0, 0, 0]),
+    # Douban: no positive.
+    ([0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95], [0] * 10),
+    # The positive on top.
+    ([0.99, 0.5, 0.4, 0.3, 0.2, 0.1, 0.05, 0.04, 0.03, 0.02], [1, 0, 0, 0, 0, 0, 0, 0, 0, 0]),
+]
+
+
+def _write(tmp_path, blocks):
+    path = tmp_path / "test.jsonl"
+    lines, scores = [], {}
+    for context_id, (block_scores, labels) in enumerate(blocks):
+        context = [f"context {context_id} turn one", f"context {context_id} turn two"]
+        for n, (score, label) in enumerate(zip(block_scores, labels)):
+            response = f"candidate {context_id}-{n}"
+            scores[(tuple(context), response)] = score
+            lines.append(json.dumps({"id": f"test-{len(lines) + 1}",
+                                     "turns": [{"speaker": "AB"[i % 2], "text": t}
+                                               for i, t in enumerate(context + [response])],
+                                     "labels": {"label": label, "context_id": context_id}}))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return str(path), lambda contexts, responses: np.array(
+        [scores[(tuple(c), r)] for c, r in zip(contexts, responses)])
+
+
+def test_metrics_equal_the_ums_resel_scorer_and_leave_empty_blocks_out(tmp_path):
+    path, score = _write(tmp_path, BLOCKS)
+    report = evaluate_response_selection(path, score)
+    expected = _ums([b[0] for b in BLOCKS], [b[1] for b in BLOCKS])
+    for name, value in expected.items():
+        assert report[name] == pytest.approx(value), name
+    assert report["blocks"] == 4 and report["empty_blocks"] == 1
+    # Hand-worked: r10@1 = (0 + 1/3 + 1) / 3; r10@5 = (1 + 2/3 + 1) / 3; MAP block 2 = (1/1 + 2/4 + 3/7) / 3.
+    assert report["r10@1"] == pytest.approx((0 + 1 / 3 + 1) / 3)
+    assert report["r10@5"] == pytest.approx((1 + 2 / 3 + 1) / 3)
+    assert report["map"] == pytest.approx((1 / 3 + (1 + 2 / 4 + 3 / 7) / 3 + 1) / 3)
+    # r2@1 over the first two candidates: block 1 loses (0.6 < 0.9), block 4 wins, block 2's first
+    # two are a positive and a negative (0.95 > 0.9): wins.
+    assert report["r2@1"] == pytest.approx(2 / 3) and report["r2_blocks"] == 3
+
+
+def test_kept_empty_blocks_count_as_zero(tmp_path):
+    path, score = _write(tmp_path, BLOCKS)
+    report = evaluate_response_selection(path, score, keep_empty_blocks=True)
+    assert report["r10@1"] == pytest.approx((0 + 1 / 3 + 0 + 1) / 4)
+    assert report["empty_blocks"] == 1 and report["empty_blocks_kept"] is True
+
+
+def test_released_text_file_reads_into_the_same_blocks(tmp_path):
+    raw = tmp_path / "test.txt"
+    raw.write_text("1\thi\tthere\tyes\n0\thi\tthere\tno\n0\tbye\tnow\tmaybe\n", encoding="utf-8")
+    blocks = read_blocks(str(raw))
+    assert [(b.context, b.candidates, b.labels) for b in blocks] == [
+        (("hi", "there"), ("yes", "no"), (1, 0)), (("bye", "now"), ("maybe",), (0,))]
+
+
+def test_a_set_without_positives_is_refused(tmp_path):
+    path, score = _write(tmp_path, BLOCKS[2:3])
+    with pytest.raises(ValueError, match="no block has a positive"):
+        evaluate_response_selection(path, score)

@@ -1,0 +1,152 @@
+"""FGC on packed four-view batches: the loss recomputed in numpy from the encoder's [CLS] states
+by Eq. 1-5, one sequence at a time; the views the pipeline packs from a build, against texts
+packed by hand."""
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import tiny_bert
+from tfdialemb.data.build import BuildOptions, build
+from tfdialemb.data.examples import make_builder
+from tfdialemb.data.pipeline import make_dataset
+from tfdialemb.dialogue import Dialogue, Turn, write_dialogues
+from tfdialemb.encoders import Encoder, EncoderConfig
+from tfdialemb.methods.fgc import FgcSpec, FineGrainedContrastModel
+from tfdialemb.methods.spec import TrainingRun
+from tiny_corpus import TOKENIZER
+
+
+def _batch(rng, contexts=3, length=7, vocab=60):
+    ids = rng.integers(5, vocab, [contexts, 4, length]).astype(np.int32)
+    lengths = rng.integers(3, length + 1, [contexts, 4])
+    mask = (np.arange(length) < lengths[..., None]).astype(np.int32)
+    segments = (np.arange(length) >= (lengths[..., None] // 2)).astype(np.int32) * mask
+    return {"pair_ids": ids * mask, "pair_mask": mask, "pair_segments": segments}
+
+
+def _encoder():
+    config = EncoderConfig.from_huggingface(tiny_bert.HF_CONFIG).replace(hidden_dropout=0.0, attention_dropout=0.0)
+    return Encoder(config).build_variables()
+
+
+def _cls(encoder, batch):
+    """[C, 4, H]: the last layer's first state of each pair, one unpadded sequence at a time."""
+    out = np.zeros(batch["pair_ids"].shape[:2] + (tiny_bert.HF_CONFIG["hidden_size"],))
+    for c in range(out.shape[0]):
+        for v in range(4):
+            n = batch["pair_mask"][c, v].sum()
+            states = encoder({"input_word_ids": batch["pair_ids"][c, v, None, :n],
+                              "input_mask": batch["pair_mask"][c, v, None, :n],
+                              "input_type_ids": batch["pair_segments"][c, v, None, :n]})["sequence_output"]
+            out[c, v] = states.numpy()[0, 0]
+    return out
+
+
+def _log_softmax(x):
+    x = x - x.max()
+    return x - np.log(np.exp(x).sum())
+
+
+def _expected(model, cls, reduction, select_on_augmented):
+    w, b = (v.numpy() for v in model.selection.weights)
+    logits = (cls @ w + b)[..., 0]
+    labels = np.array([1, 1, 0, 0])
+    bce = np.maximum(logits, 0) - logits * labels + np.log1p(np.exp(-np.abs(logits)))
+    selection = bce.mean(axis=1) if select_on_augmented else bce[:, [0, 2]].mean(axis=1)
+    (w1, b1), (w2, b2) = [[v.numpy() for v in layer.weights] for layer in model.projection.layers]
+    z = np.maximum(cls @ w1 + b1, 0) @ w2 + b2
+    tau, n = 0.5, cls.shape[0]
+    ivc = np.zeros(n)
+    for i in range(n):  # Eq. 2-3
+        unit = z[i] / np.linalg.norm(z[i], axis=1, keepdims=True)
+        for anchor, partner in ((0, 1), (2, 3)):
+            others = [k for k in range(4) if k != anchor]
+            row = _log_softmax(np.array([unit[anchor] @ unit[k] / tau for k in others]))
+            ivc[i] -= row[others.index(partner)]
+    flat, classes = z.reshape(4 * n, -1), np.tile(labels, n)
+    cvc = np.zeros(4 * n)
+    for a in range(4 * n):  # Eq. 4-5
+        others = [r for r in range(4 * n) if r != a]
+        row = _log_softmax(np.array([flat[a] @ flat[r] / tau for r in others]))
+        same = [j for j, r in enumerate(others) if classes[r] == classes[a]]
+        cvc[a] = -row[same].sum() / len(same)
+    cvc = cvc.reshape(n, 4).sum(axis=1)
+    if reduction == "sum":  # the loop's mean over N contexts then gives Σ_i
+        return selection + n * ivc + n * cvc
+    return selection + ivc / 2 + cvc / 4
+
+
+@pytest.mark.parametrize("reduction,select_on_augmented", [("sum", False), ("mean", True)])
+def test_loss_is_eq_1_to_5_recomputed_from_the_cls_states(reduction, select_on_augmented):
+    batch = _batch(np.random.default_rng(0))
+    tf.keras.utils.set_random_seed(3)
+    model = FineGrainedContrastModel(_encoder(), reduction=reduction, select_on_augmented=select_on_augmented)
+    losses, metrics = model.per_example_loss(batch, training=False)
+    cls = _cls(model.encoder, batch)
+    np.testing.assert_allclose(losses.numpy(), _expected(model, cls, reduction, select_on_augmented),
+                               rtol=2e-4, atol=1e-5)
+    assert set(metrics) == {"selection_loss", "accuracy", "ivc", "cvc"}
+
+
+def test_zero_weights_leave_the_selection_loss_alone():
+    batch = _batch(np.random.default_rng(1))
+    model = FineGrainedContrastModel(_encoder(), ivc_weight=0.0, cvc_weight=0.0)
+    losses, metrics = model.per_example_loss(batch, training=False)
+    np.testing.assert_allclose(losses.numpy(), metrics["selection_loss"].numpy())
+    assert "ivc" not in metrics and "cvc" not in metrics
+
+
+def test_scores_are_the_sigmoid_of_the_selection_head():
+    batch = _batch(np.random.default_rng(2))
+    model = FineGrainedContrastModel(_encoder())
+    flat = {k: v.reshape(-1, v.shape[-1]) for k, v in batch.items()}
+    scores = model.scores(flat["pair_ids"], flat["pair_mask"], flat["pair_segments"]).numpy()
+    w, b = (v.numpy() for v in model.selection.weights)
+    expected = 1 / (1 + np.exp(-((_cls(model.encoder, batch) @ w + b)[..., 0])))
+    np.testing.assert_allclose(scores, expected.reshape(-1), rtol=1e-4)
+
+
+def _hand_packed(context, response, max_length=24):
+    """The paper layout written out from the tokenizer, a second path to `pack_context_response`."""
+    ids = [TOKENIZER.cls_id]
+    for turn in context:
+        ids += TOKENIZER.tokenize([turn]).to_list()[0] + [TOKENIZER.token_id("[EOT]")]
+    first = len(ids) + 1
+    ids += [TOKENIZER.sep_id] + TOKENIZER.tokenize([response]).to_list()[0] + [TOKENIZER.sep_id]
+    assert len(ids) <= max_length
+    return ids, [0] * first + [1] * (len(ids) - first)
+
+
+@pytest.mark.parametrize("strength", [0.0, 1.0])
+def test_the_pipeline_packs_the_four_views_of_each_stored_example(strength, tmp_path, hf_safetensors_dir):
+    dialogues = [Dialogue("d0", (Turn("a", "hello world"), Turn("b", "how are you"), Turn("a", "fine thanks"))),
+                 Dialogue("d1", (Turn("a", "book taxi please"), Turn("b", "need hotel")))]
+    write_dialogues(dialogues, str(tmp_path / "train.jsonl"))
+    build(str(tmp_path / "train.jsonl"), str(tmp_path / "built"), make_builder("fgc"), TOKENIZER,
+          BuildOptions(max_length=24, num_shards=1))
+    spec = FgcSpec()
+    params = spec.resolve({"aug_strength": strength})
+    dataset = make_dataset(str(tmp_path / "built"), 3, training=False)
+    run = TrainingRun(hf_safetensors_dir, 3, 24, 0)
+    batch = next(iter(spec.batches(dataset, TOKENIZER, params, run)))
+    stored = next(iter(make_dataset(str(tmp_path / "built"), 3, training=False)))
+    cut = [(["hello world"], "how are you"), (["hello world", "how are you"], "fine thanks"),
+           (["book taxi please"], "need hotel")]
+    for example, (context, positive) in enumerate(cut):
+        for view in (0, 1, 2, 3):
+            n = int(batch["pair_mask"][example, view].numpy().sum())
+            row = batch["pair_ids"][example, view, :n].numpy().tolist()
+            segments = batch["pair_segments"][example, view, :n].numpy().tolist()
+            if view == 0:
+                assert (row, segments) == _hand_packed(context, positive)
+            if view == 2:
+                stored_length = int(stored["negative_mask"][example].numpy().sum())
+                negative = stored["negative"][example].numpy()[1:stored_length - 1].tolist()
+                context_ids = _hand_packed(context, "")[0][:-1]  # [CLS] context [SEP]
+                assert row == context_ids + negative + [TOKENIZER.sep_id]
+            if strength == 0.0 and view in (1, 3):
+                assert row == batch["pair_ids"][example, view - 1, :n].numpy().tolist()
+    if strength == 1.0:
+        changed = [bool(np.any(batch["pair_ids"][:, 1].numpy() != batch["pair_ids"][:, 0].numpy())),
+                   bool(np.any(batch["pair_ids"][:, 3].numpy() != batch["pair_ids"][:, 2].numpy()))]
+        assert any(changed)

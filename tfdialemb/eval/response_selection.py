@@ -1,0 +1,107 @@
+r"""Multi-turn response selection (FGC Sec. 5): rank each context's candidates by the model's score.
+
+The set is an Ubuntu V1 / Douban test file in its released text form (`label \t u_1 ... \t
+response`, read by the `ubuntu` converter) or the canonical JSONL the converters write; consecutive
+lines with the same `labels.context_id` form one block (Ubuntu: 10 candidates, one positive;
+Douban: 10 candidates, human labels, so several positives or none). Metrics per block, averaged
+over blocks, as taesunwhang/UMS-ResSel models/utils/scorer.py computes them (the scorer of SMN and
+of the BERT-DPT/UMS baselines FGC compares with):
+  - r10@k: the share of the block's positives ranked in the top k (one positive: 1[rank ≤ k]);
+  - r2@1: the same at k = 1 among the block's first two candidates (Ubuntu lists the positive
+    first, so this is its one positive against the first negative); blocks whose first two
+    candidates hold no positive, or no negative, are left out of it;
+  - map, mrr, p@1: average precision, reciprocal rank of the first positive, a positive on top.
+Blocks without a positive have no defined value: left out by default, as UMS-ResSel does, and
+counted in the report (`empty_blocks`); `keep_empty_blocks` counts each as 0 for every metric.
+Ties rank pessimistically (`tfdialemb.eval.metrics`); UMS-ResSel's stable sort keeps file order,
+which lets a model that scores every candidate alike look perfect on Ubuntu.
+"""
+import dataclasses
+from typing import Callable, Dict, List, Sequence, Tuple
+
+import numpy as np
+
+from tfdialemb.converters.response_selection import convert_response_selection
+from tfdialemb.dialogue import DialogueFormatError
+from tfdialemb.eval import metrics
+from tfdialemb.eval.inputs import read_eval_records
+
+RECALL_AT = (1, 2, 5)
+Score = Callable[[Sequence[Sequence[str]], Sequence[str]], np.ndarray]
+"""(contexts as lists of turns, responses) in, one score per pair out."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Block:
+    context: Tuple[str, ...]
+    candidates: Tuple[str, ...]
+    labels: Tuple[int, ...]
+
+
+def read_blocks(path: str) -> List[Block]:
+    """The candidate blocks of a response-selection set, in file order."""
+    blocks: List[Block] = []
+    current = None
+    for line, record in read_eval_records(path, convert_response_selection):
+        labels = record.labels
+        if labels.get("label") not in (0, 1) or "context_id" not in labels or len(record.turns) < 2:
+            raise DialogueFormatError(path, line, "a response-selection record has context turns, the "
+                                      "candidate as its last turn and labels `label` (0/1) and `context_id`")
+        context = tuple(t.text for t in record.turns[:-1])
+        if current is None or current[0] != labels["context_id"]:
+            current = (labels["context_id"], context, [], [])
+            blocks.append(current)
+        elif current[1] != context:
+            raise DialogueFormatError(path, line, f"context_id {labels['context_id']} names another context "
+                                      "than the lines before it")
+        current[2].append(record.turns[-1].text)
+        current[3].append(labels["label"])
+    if not blocks:
+        raise ValueError(f"{path}: no candidate block")
+    return [Block(context, tuple(candidates), tuple(block_labels))
+            for _, context, candidates, block_labels in blocks]
+
+
+def block_metrics(scores: np.ndarray, labels: np.ndarray) -> Dict[str, float]:
+    """The metrics of one block with at least one positive."""
+    values = {f"r10@{k}": metrics.recall_at_k(scores, labels, k) for k in RECALL_AT}
+    values.update(map=metrics.average_precision(scores, labels), mrr=metrics.reciprocal_rank(scores, labels),
+                  **{"p@1": metrics.precision_at_k(scores, labels, 1)})
+    return values
+
+
+def evaluate_response_selection(path: str, score: Score, keep_empty_blocks: bool = False) -> Dict[str, object]:
+    """{metric: mean over blocks, "blocks", "empty_blocks", "r2_blocks"} on the set at `path`;
+    r2@1 is None when no block qualifies for it."""
+    blocks = read_blocks(path)
+    contexts = [list(b.context) for b in blocks for _ in b.candidates]
+    responses = [c for b in blocks for c in b.candidates]
+    scores = np.asarray(score(contexts, responses), np.float64)
+    if scores.shape != (len(responses),):
+        raise ValueError(f"the scorer returned shape {scores.shape} for {len(responses)} pairs")
+    totals: Dict[str, List[float]] = {}
+    empty, pairwise = 0, []
+    start = 0
+    for block in blocks:
+        block_scores = scores[start:start + len(block.candidates)]
+        start += len(block.candidates)
+        labels = np.asarray(block.labels)
+        if labels.any():
+            values = block_metrics(block_scores, labels)
+        else:
+            empty += 1
+            if not keep_empty_blocks:
+                continue
+            values = dict.fromkeys([f"r10@{k}" for k in RECALL_AT] + ["map", "mrr", "p@1"], 0.0)
+        for name, value in values.items():
+            totals.setdefault(name, []).append(value)
+        if len(labels) >= 2 and labels[:2].any() and not labels[:2].all():
+            pairwise.append(metrics.recall_at_k(block_scores[:2], labels[:2], 1))
+    if not totals:
+        raise ValueError(f"{path}: no block has a positive candidate (pass --keep_empty_blocks to score "
+                         "them as 0)")
+    report: Dict[str, object] = {name: float(np.mean(values)) for name, values in totals.items()}
+    report["r2@1"] = float(np.mean(pairwise)) if pairwise else None
+    report.update(blocks=len(blocks), empty_blocks=empty, empty_blocks_kept=keep_empty_blocks,
+                  r2_blocks=len(pairwise))
+    return report

@@ -1,0 +1,85 @@
+"""Scores (context, response) pairs with a trained cross-encoder: strings in, probabilities out.
+
+Tokenization, [EOT] insertion and truncation are the training pipeline's (`PairLayout.pack` on
+turns and responses bounded like the build's), inside one traced graph shared with the exported
+scorer (`tfdialemb.serving.selection`).
+"""
+from typing import Callable, Optional, Sequence
+
+import numpy as np
+import tensorflow as tf
+
+from tfdialemb.encoders.config import usable_max_length
+from tfdialemb.text import BertTokenizer
+from tfdialemb.text.pair_packing import PairLayout, bound_pieces
+
+SIGNATURE = [tf.TensorSpec([None], tf.string, name="turns"),
+             tf.TensorSpec([None], tf.int32, name="turn_counts"),
+             tf.TensorSpec([None], tf.string, name="responses")]
+"""One batch of pairs: the context turns of every pair in order, each pair's number of turns,
+and each pair's response."""
+
+
+class PairScorer(tf.Module):
+    """σ(W s_[CLS] + b) of pairs through `model.scores(ids, mask, segments)` (e.g. FGC's).
+
+    Pairs are sorted by length and batched so each batch pads only to its own longest pair."""
+
+    def __init__(self, model, tokenizer: BertTokenizer, max_length: int = 512, layout: str = "paper"):
+        super().__init__()
+        self.model = model
+        self.tokenizer = tokenizer
+        self.max_length = usable_max_length(model.encoder.encoder_config, max_length)
+        self.layout = PairLayout.of(tokenizer, self.max_length, layout)
+
+    @classmethod
+    def from_settings(cls, model, tokenizer: BertTokenizer, settings) -> "PairScorer":
+        """From the `selection` settings of `tfdialemb.inference.settings`."""
+        return cls(model, tokenizer, max_length=settings["max_length"], layout=settings["fgc_input"])
+
+    def pack(self, turns: tf.Tensor, turn_counts: tf.Tensor, responses: tf.Tensor):
+        """The encoder inputs of a batch of pairs (see SIGNATURE); counts must add up to the turns
+        and every response must have a token."""
+        budget = self.max_length - 2
+        counts = tf.cast(turn_counts, tf.int64)
+        checks = [
+            tf.debugging.assert_equal(tf.reduce_sum(counts), tf.size(turns, tf.int64),
+                                      message="turn_counts must add up to the number of turns"),
+            tf.debugging.assert_equal(tf.size(counts), tf.size(responses),
+                                      message="give one turn count per response"),
+            tf.debugging.assert_non_negative(counts, message="turn_counts must not be negative"),
+        ]
+        with tf.control_dependencies(checks):
+            context = tf.RaggedTensor.from_row_lengths(
+                bound_pieces(self.tokenizer.tokenize(turns, budget), self.max_length), counts)
+        response = bound_pieces(self.tokenizer.tokenize(responses, budget), self.max_length)
+        with tf.control_dependencies([tf.debugging.assert_positive(
+                response.row_lengths(), message="every response needs at least one token")]):
+            response = tf.identity(response)
+        return self.layout.pack(context, response).dense(self.tokenizer.pad_id)
+
+    @tf.function(input_signature=SIGNATURE, reduce_retracing=True)
+    def score_batch(self, turns, turn_counts, responses):
+        inputs = self.pack(turns, turn_counts, responses)
+        return self.model.scores(inputs["input_word_ids"], inputs["input_mask"], inputs["input_type_ids"])
+
+    def score(self, contexts: Sequence[Sequence[str]], responses: Sequence[str], batch_size: int = 64,
+              on_batch: Optional[Callable[[int], None]] = None) -> np.ndarray:
+        """Probabilities [len(responses)] float32 of the pairs (contexts[i], responses[i])."""
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be positive, got {batch_size}")
+        if len(contexts) != len(responses):
+            raise ValueError(f"{len(contexts)} contexts for {len(responses)} responses")
+        lengths = [len(r) + sum(len(t) for t in c) for c, r in zip(contexts, responses)]
+        order = np.argsort(lengths, kind="stable")
+        output = np.zeros([len(responses)], np.float32)
+        for start in range(0, len(responses), batch_size):
+            index = order[start:start + batch_size]
+            turns = [turn for i in index for turn in contexts[i]]
+            output[index] = self.score_batch(
+                tf.constant(turns, tf.string, shape=[len(turns)]),
+                tf.constant([len(contexts[i]) for i in index], tf.int32),
+                tf.constant([responses[i] for i in index], tf.string)).numpy()
+            if on_batch is not None:
+                on_batch(len(index))
+        return output
