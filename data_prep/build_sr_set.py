@@ -32,8 +32,10 @@ import bm25s
 import numpy as np
 from absl import app, flags
 
+from data_prep.set_flags import define_input_output
+
 from tfdialemb.dialogue import Dialogue, read_dialogues
-from tfdialemb.cli import OVERWRITE, parse_flags, report_error
+from tfdialemb.cli import parse_flags, report_error
 from tfdialemb.files import atomic_open, check_output
 
 FLAGS = flags.FLAGS
@@ -157,14 +159,12 @@ def main(argv):
 
 def define_flags() -> None:
     """Defines the CLI flags; only when run as a program, so importing never clashes with them."""
-    flags.DEFINE_string("input", None, "Canonical dialogue JSONL whose turns carry `intent`.")
-    flags.DEFINE_string("output", None, "Where to write the SR set (released text format).")
-    OVERWRITE.define()
+    define_input_output("Canonical dialogue JSONL whose turns carry `intent`.",
+                        "Where to write the SR set (released text format).")
     flags.DEFINE_integer("queries", 500, "Queries to keep.", lower_bound=1)
     flags.DEFINE_integer("candidates", 100, "BM25 candidates retrieved per query.", lower_bound=1)
     flags.DEFINE_integer("max_positives", 30, "Most positives kept per query.", lower_bound=1)
     flags.DEFINE_integer("seed", 0, "Seed of the query sampling.")
-    flags.mark_flags_as_required(["input", "output"])
 
 
 def run():

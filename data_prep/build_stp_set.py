@@ -29,7 +29,9 @@ from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 import numpy as np
 from absl import app, flags
 
-from tfdialemb.cli import OVERWRITE, Progress, parse_flags, report_error
+from data_prep.set_flags import define_input_output
+
+from tfdialemb.cli import Progress, parse_flags, report_error
 from tfdialemb.data.sampling import UtterancePool
 from tfdialemb.dialogue import (Dialogue, DialogueFormatError, ErrorPolicy, iter_lines,
                                 read_dialogues)
@@ -151,9 +153,8 @@ def main(argv):
 
 def define_flags() -> None:
     """Defines the CLI flags; only when run as a program, so importing never clashes with them."""
-    flags.DEFINE_string("input", None, "Canonical dialogue JSONL (e.g. the test split).")
-    flags.DEFINE_string("output", None, "Where to write the STP set (JSONL).")
-    OVERWRITE.define()
+    define_input_output("Canonical dialogue JSONL (e.g. the test split).",
+                        "Where to write the STP set (JSONL).")
     flags.DEFINE_list("history_lengths", ["2", "5", "10"], "History lengths h.")
     flags.DEFINE_list("goal_distances", ["1", "2", "3", "4"], "Goal distances g.")
     flags.DEFINE_integer("distractors", 100, "Distractors drawn per record.", lower_bound=1)
@@ -162,7 +163,6 @@ def define_flags() -> None:
                          lower_bound=1)
     flags.DEFINE_string("distractors_file", None,
                         'JSONL {"id", "distractors"} of externally generated candidates.')
-    flags.mark_flags_as_required(["input", "output"])
 
 
 def run():

@@ -16,7 +16,9 @@ from typing import Dict, Iterable, List, Tuple
 
 from absl import app, flags
 
-from tfdialemb.cli import OVERWRITE, parse_flags, report_error
+from data_prep.set_flags import define_input_output
+
+from tfdialemb.cli import parse_flags, report_error
 from tfdialemb.dialogue import Dialogue, read_dialogues
 from tfdialemb.files import atomic_open, check_output
 
@@ -85,12 +87,10 @@ def main(argv):
 
 
 def run():
-    flags.DEFINE_string("input", None, "Canonical dialogue JSONL whose turns carry `intent`.")
-    flags.DEFINE_string("output", None, "Where to write the pairs (score \\t s1 \\t s2).")
-    OVERWRITE.define()
+    define_input_output("Canonical dialogue JSONL whose turns carry `intent`.",
+                        "Where to write the pairs (score \\t s1 \\t s2).")
     flags.DEFINE_integer("pairs", 1000, "Pairs to draw.", lower_bound=1)
     flags.DEFINE_integer("seed", 0, "Seed of the pair sampling.")
-    flags.mark_flags_as_required(["input", "output"])
     app.run(main, flags_parser=parse_flags)
 
 

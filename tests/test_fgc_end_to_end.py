@@ -92,9 +92,12 @@ def test_evaluate_and_export_through_the_commands(trained, hf_safetensors_dir):
     common = ("-m", "tfdialemb.evaluate", "--task=response_selection", f"--eval_file={root / 'test.txt'}")
     report_path = root / "report.json"
     evaluated = _start(*common, f"--model_dir={root / 'model'}", f"--output={report_path}")
+    similarity = _start("-m", "tfdialemb.evaluate", "--task=fgc_similarity", f"--eval_file={root / 'test.txt'}",
+                        f"--model_dir={root / 'model'}", f"--output={root / 'similarity.json'}")
     untrained = _start(*common, f"--init_checkpoint={hf_safetensors_dir}", f"--output={root / 'u.json'}")
     exported = _start("-m", "tfdialemb.export", f"--model_dir={root / 'model'}", f"--export_dir={root / 'export'}")
-    evaluated, untrained, exported = _finish(evaluated), _finish(untrained), _finish(exported)
+    evaluated, untrained, exported, similarity = (_finish(evaluated), _finish(untrained), _finish(exported),
+                                                  _finish(similarity))
 
     assert evaluated.returncode == 0, evaluated.stderr[-3000:]
     report = json.loads(report_path.read_text(encoding="utf-8"))
@@ -102,6 +105,10 @@ def test_evaluate_and_export_through_the_commands(trained, hf_safetensors_dir):
     assert report["metrics"]["blocks"] == 5 and report["metrics"]["empty_blocks"] == 0
     assert set(report["metrics"]) >= {"r10@1", "r10@2", "r10@5", "r2@1", "map", "mrr", "p@1"}
     assert untrained.returncode == 2 and "need a trained head" in untrained.stderr
+    assert similarity.returncode == 0, similarity.stderr[-3000:]
+    views = json.loads((root / "similarity.json").read_text(encoding="utf-8"))["metrics"]["views"]
+    assert set(views) == {"cls", "projection"}
+    assert all(-1 <= value <= 1 for view in views.values() for value in view.values())
     assert exported.returncode == 0, exported.stderr[-3000:]
     assert "kind: selection" in exported.stdout and "signature rank" in exported.stdout
 
@@ -117,6 +124,9 @@ def test_evaluate_and_export_through_the_commands(trained, hf_safetensors_dir):
     result = json.loads(served.stdout.strip().splitlines()[-1])
     np.testing.assert_allclose(result["probabilities"], expected, atol=1e-5)
     np.testing.assert_allclose(result["rank"], scorer.score([contexts[0]] * 3, responses), atol=1e-5)
+    cls = scorer.represent(contexts, responses)["cls"]
+    kernel, bias = (v.numpy() for v in loaded.model.selection.weights)
+    np.testing.assert_allclose(1 / (1 + np.exp(-(cls @ kernel + bias)[:, 0])), expected, atol=1e-5)
     assert "turn_counts must add up" in result["errors"][0]
     assert "at least one token" in result["errors"][1]
 

@@ -28,7 +28,9 @@ Response selection (FGC): `response_selection` on an Ubuntu V1 / Douban test fil
 or the JSONL of the `ubuntu` / `douban` converters), blocks of candidates per context: r10@1,
 r10@2, r10@5, r2@1, map, mrr, p@1 of a trained cross-encoder's scores (--model_dir of an `fgc`
 model; --fgc_input is recorded there). Blocks without a positive are left out and counted unless
---keep_empty_blocks.
+--keep_empty_blocks. `fgc_similarity` on the same file is FGC's Table 7: the mean cosine of the
+pair representations (s_[CLS] and the projection z) between candidates of one context (Ins) and
+between all positive and all negative pairs (Cat).
 
 Triple-encoder tasks: `sequence_modeling` (average rank of the true next utterance among all next
 utterances at the same history length, per --history_lengths and overall) on any canonical
@@ -73,6 +75,7 @@ TASK_EMBEDDINGS = {
     "dialogue": ("encoder", "glove", "tfidf", "lda", "utterance_average"),
     **{task: ("encoder",) for task in CURVED_TASKS},
     "response_selection": ("encoder",),
+    "fgc_similarity": ("encoder",),
 }
 """Task → the --embedding kinds it can evaluate."""
 EMBEDDINGS = ("encoder", "whitening", "flow", "glove", "tfidf", "lda", "utterance_average")
@@ -148,7 +151,7 @@ def settings_kind(task: str, embedding: str) -> Optional[str]:
         return None
     if embedding == "utterance_average" or task in SENTENCE_TASKS:
         return "sentence"
-    if task == "response_selection":
+    if task in ("response_selection", "fgc_similarity"):
         return "selection"
     return "dialogue" if task == "dialogue" else "triple"
 
@@ -254,7 +257,7 @@ def main(argv):
             report.update(_dialogue_task(source, embedding, settings))
         elif FLAGS.task in CURVED_TASKS:
             report.update(_curved_task(source, embedding, settings))
-        elif FLAGS.task == "response_selection":
+        elif FLAGS.task in ("response_selection", "fgc_similarity"):
             report.update(_response_selection_task(source, embedding, settings))
         else:
             report.update(_sentence_task(source, embedding, settings))
@@ -431,19 +434,27 @@ def _curved_task(source, embedding: dict, settings: dict) -> dict:
 
 
 def _response_selection_task(source, embedding: dict, settings: dict) -> dict:
-    """A trained cross-encoder's scores ranking each context's candidates."""
+    """A trained cross-encoder ranking each context's candidates (`response_selection`), or the
+    similarity of its pair representations (`fgc_similarity`, FGC Table 7)."""
     # pylint: disable=import-outside-toplevel
-    from tfdialemb.eval.response_selection import evaluate_response_selection
+    from tfdialemb.eval.response_selection import evaluate_pair_similarity, evaluate_response_selection
     from tfdialemb.inference.pair_scorer import PairScorer
 
-    def score(contexts, responses):
-        trained = source.trained
-        scorer = PairScorer.from_settings(trained.model, trained.tokenizer, settings)
-        embedding.update(fgc_input=settings["fgc_input"], max_length=scorer.max_length)
-        progress = Progress(len(responses), "pairs")
-        return scorer.score(contexts, responses, batch_size=FLAGS.batch_size, on_batch=progress.advance)
+    def over_pairs(method):
+        def run_pairs(contexts, responses):
+            trained = source.trained
+            scorer = PairScorer.from_settings(trained.model, trained.tokenizer, settings)
+            embedding.update(fgc_input=settings["fgc_input"], max_length=scorer.max_length)
+            progress = Progress(len(responses), "pairs")
+            return getattr(scorer, method)(contexts, responses, batch_size=FLAGS.batch_size,
+                                           on_batch=progress.advance)
+        return run_pairs
 
-    metrics = evaluate_response_selection(FLAGS.eval_file, score, keep_empty_blocks=FLAGS.keep_empty_blocks)
+    if FLAGS.task == "fgc_similarity":
+        metrics = evaluate_pair_similarity(FLAGS.eval_file, over_pairs("represent"))
+    else:
+        metrics = evaluate_response_selection(FLAGS.eval_file, over_pairs("score"),
+                                              keep_empty_blocks=FLAGS.keep_empty_blocks)
     return {"embedding": embedding, "metrics": metrics}
 
 

@@ -75,3 +75,11 @@ def test_c3l_bench_fails_when_the_paths_disagree(hf_safetensors_dir, monkeypatch
 def test_c3l_bench_rejects_bad_settings(hf_safetensors_dir, arguments, message):
     with pytest.raises(ValueError, match=message):
         bench_incremental(hf_safetensors_dir, **arguments)
+
+
+def test_fgc_bench_encodes_the_four_passes_of_each_context(hf_safetensors_dir):
+    report = bench_method(get_method("fgc"), 24, batch=3, max_length=32, checkpoint=hf_safetensors_dir,
+                          freeze_layers=1, steps=1, warmup=0, params={})
+    # (c, r+), (c, r̄+), (c, r−), (c, r̄−) per context, one packed sequence each.
+    assert report["sequences"] == 3 * 4
+    assert report["throughput_ratio"] > 0

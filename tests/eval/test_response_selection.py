@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from tfdialemb.eval.response_selection import evaluate_response_selection, read_blocks
+from tfdialemb.eval.response_selection import evaluate_pair_similarity, evaluate_response_selection, read_blocks
 
 
 def _ums(blocks_scores, blocks_labels, k_list=(1, 2, 5)):
@@ -89,3 +89,22 @@ def test_a_set_without_positives_is_refused(tmp_path):
     path, score = _write(tmp_path, BLOCKS[2:3])
     with pytest.raises(ValueError, match="no block has a positive"):
         evaluate_response_selection(path, score)
+
+
+def test_pair_similarity_is_table_7s_two_averages_by_brute_force(tmp_path):
+    blocks = [([0.0] * 3, [1, 0, 0]), ([0.0] * 2, [1, 0]), ([0.0] * 3, [0, 0, 1])]
+    path, _ = _write(tmp_path, blocks)
+    rng = np.random.default_rng(3)
+    vectors = {view: rng.normal(size=(8, 4)) for view in ("cls", "projection")}  # pairs in file order
+    report = evaluate_pair_similarity(path, lambda contexts, responses: vectors)
+    labels = [label for _, block_labels in blocks for label in block_labels]
+    starts = [0, 3, 5, 8]
+    for view, raw in vectors.items():
+        unit = raw / np.linalg.norm(raw, axis=1, keepdims=True)
+        same = [unit[i] @ unit[j] for b in range(3) for i in range(starts[b], starts[b + 1])
+                for j in range(i + 1, starts[b + 1])]
+        cross = [unit[i] @ unit[j] for i in range(8) for j in range(8) if labels[i] == 1 and labels[j] == 0]
+        assert report["views"][view]["ins_similarity"] == pytest.approx(np.mean(same))
+        assert report["views"][view]["cat_similarity"] == pytest.approx(np.mean(cross))
+    assert report["same_context_pairs"] == 3 + 1 + 3
+    assert (report["positive_pairs"], report["negative_pairs"]) == (3, 5)

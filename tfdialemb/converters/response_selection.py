@@ -35,6 +35,13 @@ from tfdialemb.converters.native import alternate_speakers, iter_lines
 from tfdialemb.dialogue import Dialogue, ErrorPolicy
 
 LABELS = {"0": 0, "1": 1}
+SELECTION_LABELS = ("label", "context_id")
+"""The labels of every converted line."""
+
+
+def is_selection_line(dialogue: Dialogue) -> bool:
+    """True for a line of a converted response-selection file (its last turn is the candidate)."""
+    return all(key in dialogue.labels for key in SELECTION_LABELS)
 
 
 def labelled_rows(path: str, errors: ErrorPolicy) -> Iterator[Tuple[int, int, List[str]]]:

@@ -13,6 +13,9 @@ _HF_ACTIVATIONS = {
 }
 _GOOGLE_ACTIVATIONS = {"gelu": "gelu_approximate", "relu": "relu"}
 SUPPORTED_ACTIVATIONS = ("gelu", "gelu_approximate", "relu")
+HF_MODEL_TYPES = ("bert", "electra")
+"""Hugging Face encoders with BERT's layers: ELECTRA's discriminator differs only by its
+embedding width and projection."""
 # Model Garden's BertEncoderV2 hard-codes this epsilon in every layer normalisation.
 LAYER_NORM_EPSILON = 1e-12
 
@@ -27,6 +30,9 @@ class EncoderConfig:
 
     `role_vocab_size` / `turn_vocab_size` > 0 add PLATO-style role / turn embedding tables whose
     rows are summed with the word, position and segment embeddings before the embedding layer norm.
+    `embedding_size` > 0 (ELECTRA) makes the embeddings that wide, normalised at that width and then
+    projected to `hidden_size`, which is what BertEncoderV2's `embedding_width` does; 0 keeps them
+    `hidden_size` wide as in BERT.
     """
 
     vocab_size: int
@@ -42,6 +48,7 @@ class EncoderConfig:
     initializer_range: float = 0.02
     role_vocab_size: int = 0
     turn_vocab_size: int = 0
+    embedding_size: int = 0
 
     def __post_init__(self):
         if self.hidden_act not in SUPPORTED_ACTIVATIONS:
@@ -54,6 +61,10 @@ class EncoderConfig:
                 f"hidden_size {self.hidden_size} is not divisible by num_attention_heads "
                 f"{self.num_attention_heads}"
             )
+
+    def with_embedding_size(self, size: int) -> "EncoderConfig":
+        """This config with `size`-wide embeddings; 0 or the hidden size mean BERT's."""
+        return self.replace(embedding_size=0 if size in (0, self.hidden_size) else size)
 
     def replace(self, **changes) -> "EncoderConfig":
         return dataclasses.replace(self, **changes)
@@ -71,10 +82,10 @@ class EncoderConfig:
 
     @classmethod
     def from_huggingface(cls, values: dict, source: str = "config.json") -> "EncoderConfig":
-        """Reads a Hugging Face BERT `config.json` dictionary."""
+        """Reads a Hugging Face BERT or ELECTRA (discriminator) `config.json` dictionary."""
         model_type = values.get("model_type", "bert")
-        if model_type != "bert":
-            raise ConfigError(f"{source}: model_type is {model_type!r}; only 'bert' is supported")
+        if model_type not in HF_MODEL_TYPES:
+            raise ConfigError(f"{source}: model_type is {model_type!r}; supported: {', '.join(HF_MODEL_TYPES)}")
         position_type = values.get("position_embedding_type", "absolute")
         if position_type != "absolute":
             raise ConfigError(
@@ -82,15 +93,15 @@ class EncoderConfig:
                 "(only 'absolute')"
             )
         _check_epsilon(values.get("layer_norm_eps", LAYER_NORM_EPSILON), source)
-        return cls._from_bert_json(values, _HF_ACTIVATIONS, source)
+        config = cls._from_bert_json(values, _HF_ACTIVATIONS, source)
+        return config.with_embedding_size(values.get("embedding_size", 0) if model_type == "electra" else 0)
 
     @classmethod
     def from_google(cls, values: dict, source: str = "bert_config.json") -> "EncoderConfig":
-        """Reads a Google TF1 BERT `bert_config.json` dictionary."""
-        embedding_size = values.get("embedding_size")
-        if embedding_size not in (None, values.get("hidden_size")):
-            raise ConfigError(f"{source}: factorised embeddings (ALBERT style) are not supported")
-        return cls._from_bert_json(values, _GOOGLE_ACTIVATIONS, source)
+        """Reads a Google TF1 BERT `bert_config.json` dictionary; an `embedding_size` below the
+        hidden size is ELECTRA's (google-research/electra releases none: write one, see README)."""
+        config = cls._from_bert_json(values, _GOOGLE_ACTIVATIONS, source)
+        return config.with_embedding_size(values.get("embedding_size", 0))
 
     @classmethod
     def _from_bert_json(cls, values: dict, activations: dict, source: str) -> "EncoderConfig":

@@ -37,6 +37,7 @@ class Encoder(tf_keras.Model):
             type_vocab_size=config.type_vocab_size,
             inner_dim=config.intermediate_size,
             inner_activation=ACTIVATIONS[config.hidden_act],
+            embedding_width=config.embedding_size or None,
             output_dropout=config.hidden_dropout,
             attention_dropout=config.attention_dropout,
             initializer=initializer,
@@ -113,7 +114,7 @@ class Encoder(tf_keras.Model):
         return self
 
     def freeze_bottom(self, num_layers: int) -> None:
-        """Freezes the embeddings and the bottom `num_layers` transformer layers.
+        """Freezes the embeddings (with ELECTRA's projection) and the bottom `num_layers` layers.
 
         `num_layers=0` freezes nothing. DialogueCSE and dial2vec freeze the embeddings and the
         bottom 6 layers. Extra role/turn embeddings are new parameters and stay trainable.
@@ -132,6 +133,8 @@ class Encoder(tf_keras.Model):
             bert._type_embedding_layer,  # pylint: disable=protected-access
             bert._embedding_norm_layer,  # pylint: disable=protected-access
         ]
+        if bert._embedding_projection is not None:  # pylint: disable=protected-access
+            embedding_layers.append(bert._embedding_projection)  # pylint: disable=protected-access
         for layer in embedding_layers:
             layer.trainable = False
         for layer in layers[:num_layers]:

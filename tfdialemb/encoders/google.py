@@ -1,4 +1,4 @@
-"""Reads a Google TF1 BERT checkpoint through Model Garden's TF1 → V2 name converter."""
+"""Reads a Google TF1 BERT or ELECTRA checkpoint through Model Garden's TF1 → V2 name converter."""
 import logging
 import os
 import tempfile
@@ -10,8 +10,13 @@ from official.nlp.tools import tf1_bert_checkpoint_converter_lib as converter
 
 from tfdialemb.encoders.config import EncoderConfig
 
-# Optimizer slots and the pre-training heads are not part of the encoder.
-_EXCLUDED = ["adam", "Adam", "cls/", "global_step", "good_steps", "loss_scale"]
+# Optimizer slots, the pre-training heads and ELECTRA's generator are not part of the encoder.
+_EXCLUDED = ["adam", "Adam", "cls/", "global_step", "good_steps", "loss_scale", "generator",
+             "discriminator_predictions"]
+# google-research/electra names its discriminator `electra/...` and the projection of its narrower
+# embeddings `electra/embeddings_project`; read as BERT's names, the rest converts as BERT's.
+_NAME_REPLACEMENTS = (("electra/", "bert/"), ("bert/embeddings_project", "embedding_projection"),
+                      *converter.BERT_V2_NAME_REPLACEMENTS)
 
 
 def read_google_checkpoint(prefix: str, config: EncoderConfig) -> Dict[str, np.ndarray]:
@@ -31,7 +36,7 @@ def read_google_checkpoint(prefix: str, config: EncoderConfig) -> Dict[str, np.n
                 checkpoint_from_path=prefix,
                 checkpoint_to_path=converted,
                 num_heads=config.num_attention_heads,
-                name_replacements=converter.BERT_V2_NAME_REPLACEMENTS,
+                name_replacements=_NAME_REPLACEMENTS,
                 permutations=converter.BERT_V2_PERMUTATIONS,
                 exclude_patterns=_EXCLUDED,
             )

@@ -1,4 +1,5 @@
-"""Reads Hugging Face BERT weights (PyTorch-layout safetensors or TF `tf_model.h5`), no torch.
+"""Reads Hugging Face BERT and ELECTRA weights (PyTorch-layout safetensors or TF `tf_model.h5`),
+no torch.
 
 Both files are first brought to the PyTorch naming and layout (Linear weights [out, in]), then
 mapped to Model Garden's BertEncoderV2 names, where the attention projections are per-head
@@ -11,8 +12,11 @@ import numpy as np
 
 from tfdialemb.encoders.config import EncoderConfig
 
-# Tensors of a Hugging Face BERT file that the encoder does not use.
-_IGNORED = re.compile(r"^(embeddings\.position_ids|cls\..*|nsp\..*|mlm\..*)$")
+# Tensors of a Hugging Face BERT or ELECTRA file that the encoder does not use (the pre-training
+# heads, ELECTRA's discriminator head and generator).
+_IGNORED = re.compile(r"^(embeddings\.position_ids|cls\..*|nsp\..*|mlm\..*|discriminator_predictions\..*|"
+                      r"generator.*)$")
+_PREFIXES = ("bert.", "electra.")
 _LAYER = re.compile(r"^encoder\.layer\.(\d+)\.(.+)$")
 _LAYER_TENSORS = {
     "attention.self.query": "self_attention/query",
@@ -30,18 +34,20 @@ _TOP_TENSORS = {
     "embeddings.token_type_embeddings": "type_embeddings/embeddings",
     "embeddings.LayerNorm": "embeddings/layer_norm",
     "pooler.dense": "pooler_transform",
+    "embeddings_project": "embedding_projection",
 }
 
 
 def pytorch_to_model_garden(
     state: Dict[str, np.ndarray], config: EncoderConfig
 ) -> Dict[str, np.ndarray]:
-    """Maps a PyTorch-layout BERT state dict (with or without the `bert.` prefix) to V2 names."""
+    """Maps a PyTorch-layout BERT or ELECTRA state dict (with or without the `bert.` / `electra.`
+    prefix) to V2 names."""
     heads = config.num_attention_heads
     head_dim = config.hidden_size // heads
     converted = {}
     for name, value in state.items():
-        name = name[len("bert."):] if name.startswith("bert.") else name
+        name = next((name[len(p):] for p in _PREFIXES if name.startswith(p)), name)
         if _IGNORED.match(name):
             continue
         module, _, param = name.rpartition(".")
@@ -87,7 +93,7 @@ def read_safetensors(path: str) -> Dict[str, np.ndarray]:
     return load_file(path)
 
 
-_TF_NAME = re.compile(r"(?:^|/)bert/((?:embeddings|encoder|pooler)/.+?)(?::0)?$")
+_TF_NAME = re.compile(r"(?:^|/)(?:bert|electra)/((?:embeddings|embeddings_project|encoder|pooler)/.+?)(?::0)?$")
 
 
 def read_tf_h5(path: str) -> Dict[str, np.ndarray]:

@@ -15,6 +15,11 @@ Blocks without a positive have no defined value: left out by default, as UMS-Res
 counted in the report (`empty_blocks`); `keep_empty_blocks` counts each as 0 for every metric.
 Ties rank pessimistically (`tfdialemb.eval.metrics`); UMS-ResSel's stable sort keeps file order,
 which lets a model that scores every candidate alike look perfect on Ubuntu.
+
+`evaluate_pair_similarity` is FGC's Table 7 analysis: the instance-level similarity, the mean
+cosine between the representations of pairs that share a context (every two candidates of a
+block), and the category-level similarity, the mean cosine between every positive pair and every
+negative pair of the set.
 """
 import dataclasses
 from typing import Callable, Dict, List, Sequence, Tuple
@@ -29,6 +34,8 @@ from tfdialemb.eval.inputs import read_eval_records
 RECALL_AT = (1, 2, 5)
 Score = Callable[[Sequence[Sequence[str]], Sequence[str]], np.ndarray]
 """(contexts as lists of turns, responses) in, one score per pair out."""
+Represent = Callable[[Sequence[Sequence[str]], Sequence[str]], Dict[str, np.ndarray]]
+"""(contexts, responses) in, {view: one vector per pair} out."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -105,3 +112,32 @@ def evaluate_response_selection(path: str, score: Score, keep_empty_blocks: bool
     report.update(blocks=len(blocks), empty_blocks=empty, empty_blocks_kept=keep_empty_blocks,
                   r2_blocks=len(pairwise))
     return report
+
+
+def evaluate_pair_similarity(path: str, represent: Represent) -> Dict[str, object]:
+    """{view: {"ins_similarity", "cat_similarity"}} of the pairs of the set at `path` (FGC Table 7),
+    with the pair counts they average over."""
+    blocks = read_blocks(path)
+    contexts = [list(b.context) for b in blocks for _ in b.candidates]
+    responses = [c for b in blocks for c in b.candidates]
+    labels = np.array([label for b in blocks for label in b.labels])
+    sizes = [len(b.candidates) for b in blocks]
+    views = {}
+    for view, vectors in represent(contexts, responses).items():
+        unit = np.asarray(vectors, np.float64)
+        unit = unit / np.maximum(np.linalg.norm(unit, axis=1, keepdims=True), 1e-12)
+        same_context, pairs, start = 0.0, 0, 0
+        for size in sizes:
+            block = unit[start:start + size]
+            start += size
+            summed = block.sum(axis=0)
+            same_context += (summed @ summed - size) / 2  # Σ_{i<j} cos(i, j)
+            pairs += size * (size - 1) // 2
+        positives, negatives = unit[labels == 1], unit[labels == 0]
+        cross = float(positives.sum(axis=0) @ negatives.sum(axis=0)) if len(positives) and len(negatives) else None
+        views[view] = {
+            "ins_similarity": same_context / pairs if pairs else None,
+            "cat_similarity": cross / (len(positives) * len(negatives)) if cross is not None else None,
+        }
+    return {"views": views, "blocks": len(blocks), "same_context_pairs": sum(n * (n - 1) // 2 for n in sizes),
+            "positive_pairs": int(labels.sum()), "negative_pairs": int((labels == 0).sum())}

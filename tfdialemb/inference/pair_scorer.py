@@ -4,7 +4,7 @@ Tokenization, [EOT] insertion and truncation are the training pipeline's (`PairL
 turns and responses bounded like the build's), inside one traced graph shared with the exported
 scorer (`tfdialemb.serving.selection`).
 """
-from typing import Callable, Optional, Sequence
+from typing import Callable, Dict, Optional, Sequence
 
 import numpy as np
 import tensorflow as tf
@@ -21,7 +21,8 @@ and each pair's response."""
 
 
 class PairScorer(tf.Module):
-    """σ(W s_[CLS] + b) of pairs through `model.scores(ids, mask, segments)` (e.g. FGC's).
+    """σ(W s_[CLS] + b) of pairs through `model.scores(ids, mask, segments)` (e.g. FGC's), and
+    their representations through `model.representations`.
 
     Pairs are sorted by length and batched so each batch pads only to its own longest pair."""
 
@@ -63,23 +64,40 @@ class PairScorer(tf.Module):
         inputs = self.pack(turns, turn_counts, responses)
         return self.model.scores(inputs["input_word_ids"], inputs["input_mask"], inputs["input_type_ids"])
 
+    @tf.function(input_signature=SIGNATURE, reduce_retracing=True)
+    def represent_batch(self, turns, turn_counts, responses):
+        inputs = self.pack(turns, turn_counts, responses)
+        return self.model.representations(inputs["input_word_ids"], inputs["input_mask"],
+                                          inputs["input_type_ids"])
+
     def score(self, contexts: Sequence[Sequence[str]], responses: Sequence[str], batch_size: int = 64,
               on_batch: Optional[Callable[[int], None]] = None) -> np.ndarray:
         """Probabilities [len(responses)] float32 of the pairs (contexts[i], responses[i])."""
+        return self._map(self.score_batch, contexts, responses, batch_size, on_batch)
+
+    def represent(self, contexts: Sequence[Sequence[str]], responses: Sequence[str], batch_size: int = 64,
+                  on_batch: Optional[Callable[[int], None]] = None) -> Dict[str, np.ndarray]:
+        """{view: [len(responses), d]} representations of the pairs (`model.representations`)."""
+        return self._map(self.represent_batch, contexts, responses, batch_size, on_batch)
+
+    @staticmethod
+    def _map(function, contexts, responses, batch_size, on_batch):
+        """`function` over length-sorted batches of pairs, its outputs back in input order."""
         if batch_size < 1:
             raise ValueError(f"batch_size must be positive, got {batch_size}")
         if len(contexts) != len(responses):
             raise ValueError(f"{len(contexts)} contexts for {len(responses)} responses")
         lengths = [len(r) + sum(len(t) for t in c) for c, r in zip(contexts, responses)]
         order = np.argsort(lengths, kind="stable")
-        output = np.zeros([len(responses)], np.float32)
+        pieces = []
         for start in range(0, len(responses), batch_size):
             index = order[start:start + batch_size]
             turns = [turn for i in index for turn in contexts[i]]
-            output[index] = self.score_batch(
+            pieces.append(tf.nest.map_structure(lambda t: t.numpy(), function(
                 tf.constant(turns, tf.string, shape=[len(turns)]),
                 tf.constant([len(contexts[i]) for i in index], tf.int32),
-                tf.constant([responses[i] for i in index], tf.string)).numpy()
+                tf.constant([responses[i] for i in index], tf.string))))
             if on_batch is not None:
                 on_batch(len(index))
-        return output
+        inverse = np.argsort(order, kind="stable")
+        return tf.nest.map_structure(lambda *parts: np.concatenate(parts)[inverse], *pieces)

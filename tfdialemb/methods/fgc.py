@@ -31,6 +31,7 @@ import tf_keras
 
 from tfdialemb.data import response_augmentation as augmentation
 from tfdialemb.data.batch_seeds import map_with_batch_seeds
+from tfdialemb.data.stored_pieces import stored_pieces, stored_turns
 from tfdialemb.encoders import Encoder
 from tfdialemb.inference.settings import FGC_INPUT
 from tfdialemb.losses.cross_view_contrast import SIMILARITIES, cross_view_contrast
@@ -91,6 +92,11 @@ class FineGrainedContrastModel(Method):
         """ŷ = σ(W s_[CLS] + b) [N] of packed pairs, for ranking candidates."""
         return tf.sigmoid(self.selection_logits(self.cls_states(ids, mask, segments, False)))
 
+    def representations(self, ids: tf.Tensor, mask: tf.Tensor, segments: tf.Tensor) -> Dict[str, tf.Tensor]:
+        """{"cls": s_[CLS], "projection": z} [N, ·] of packed pairs (FGC Table 7's analysis)."""
+        cls = self.cls_states(ids, mask, segments, False)
+        return {"cls": cls, "projection": self.projection(cls)}
+
     def per_example_loss(self, batch: Dict[str, tf.Tensor], training: bool):
         missing = [k for k in ("pair_ids", "pair_mask", "pair_segments") if k not in batch]
         if missing:
@@ -150,24 +156,6 @@ def synonym_table(init_checkpoint: str, source: str) -> np.ndarray:
         embeddings = pretrained.encoder.bert.get_embedding_layer().embeddings.numpy()
         return augmentation.embedding_synonyms(vocab, embeddings, stop_words)
     return augmentation.file_synonyms(source, vocab, stop_words)
-
-
-def stored_pieces(ids: tf.Tensor, mask: tf.Tensor) -> tf.RaggedTensor:
-    """The word pieces a build stored as `[CLS] pieces [SEP]` rows of `ids` [B, T]: [B, (pieces)]."""
-    lengths = tf.reduce_sum(tf.cast(mask, tf.int64), axis=-1)
-    rows = tf.RaggedTensor.from_tensor(tf.cast(ids, tf.int32), lengths=lengths)
-    positions = tf.ragged.range(rows.row_starts() + 1, rows.row_starts() + tf.maximum(lengths - 1, 1))
-    return positions.with_values(tf.gather(rows.values, positions.values))
-
-
-def stored_turns(ids: tf.Tensor, mask: tf.Tensor) -> tf.RaggedTensor:
-    """[B, (turns), (pieces)] from a stored sequence list `ids` [B, N, T] (empty rows are padding)."""
-    shape = tf.shape(ids)
-    flat_ids, flat_mask = tf.reshape(ids, [-1, shape[2]]), tf.reshape(mask, [-1, shape[2]])
-    present = tf.reduce_any(flat_mask > 0, axis=-1)
-    turns = stored_pieces(tf.boolean_mask(flat_ids, present), tf.boolean_mask(flat_mask, present))
-    counts = tf.reduce_sum(tf.cast(tf.reshape(present, shape[:2]), tf.int64), axis=1)
-    return tf.RaggedTensor.from_row_lengths(turns, counts)
 
 
 def four_views(batch: Dict[str, tf.Tensor], seed: tf.Tensor, layout: PairLayout, continuation: tf.Tensor,

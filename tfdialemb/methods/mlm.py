@@ -7,7 +7,6 @@ import logging
 import os
 from typing import Dict, Tuple
 
-import numpy as np
 import tensorflow as tf
 import tf_keras
 from official.nlp.modeling.layers import MaskedLM
@@ -15,7 +14,7 @@ from official.nlp.modeling.layers import MaskedLM
 from tfdialemb.encoders import Encoder
 from tfdialemb.encoders.encoder import ACTIVATIONS
 from tfdialemb.encoders.weights import assign_named_weights
-from tfdialemb.encoders.mlm_head import HEAD_TENSORS, read_mlm_head
+from tfdialemb.encoders.pretraining_heads import HEAD_TENSORS, MLM_HEAD, HeadLayout, read_head
 from tfdialemb.data.masking import MASK_PROB, MAX_PREDICTIONS, add_masks
 from tfdialemb.methods.base import Method
 from tfdialemb.methods.spec import MethodSpec, register_method
@@ -63,25 +62,29 @@ class MaskedLanguageModel(Method):
 
     def per_example_loss(self, batch: Dict[str, tf.Tensor],
                          training: bool) -> Tuple[tf.Tensor, Dict[str, tf.Tensor]]:
-        """Each sequence's mean cross-entropy over its predicted positions, and its accuracy.
-
-        google-research/bert instead averages over every prediction of the batch (weighted sum /
-        (sum of weights + 1e-5)), so a sequence weighs by its number of predictions. The training
-        loop here averages per-example losses over the global batch, which keeps replicas exact
-        without an all-reduce of prediction counts; with masking's 1-10 predictions per sequence,
-        tokens of short sequences weigh somewhat more. A sequence with nothing to predict (no
-        maskable token) gets loss 0.
-        """
-        logits = tf.cast(self(batch, training=training), tf.float32)
-        labels = batch["masked_lm_ids"]
-        weights = tf.cast(batch["masked_lm_weights"], tf.float32)
-        cross_entropy = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)
-        count = tf.maximum(tf.reduce_sum(weights, axis=1), 1.0)
-        correct = tf.cast(tf.equal(tf.argmax(logits, axis=-1, output_type=labels.dtype), labels),
-                          tf.float32)
-        losses = tf.reduce_sum(cross_entropy * weights, axis=1) / count
-        accuracy = tf.reduce_sum(correct * weights, axis=1) / count
+        """`masked_lm_losses` of the batch."""
+        losses, accuracy = masked_lm_losses(self(batch, training=training), batch)
         return losses, {"masked_lm_accuracy": accuracy}
+
+
+def masked_lm_losses(logits: tf.Tensor, batch: Dict[str, tf.Tensor]) -> Tuple[tf.Tensor, tf.Tensor]:
+    """Each sequence's mean cross-entropy over its predicted positions [B], and its accuracy [B],
+    from logits [B, P, vocab] at the batch's `masked_lm_positions`.
+
+    google-research/bert instead averages over every prediction of the batch (weighted sum /
+    (sum of weights + 1e-5)), so a sequence weighs by its number of predictions. The training
+    loop here averages per-example losses over the global batch, which keeps replicas exact
+    without an all-reduce of prediction counts; with masking's 1-10 predictions per sequence,
+    tokens of short sequences weigh somewhat more. A sequence with nothing to predict (no
+    maskable token) gets loss 0.
+    """
+    logits = tf.cast(logits, tf.float32)
+    labels = batch["masked_lm_ids"]
+    weights = tf.cast(batch["masked_lm_weights"], tf.float32)
+    cross_entropy = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)
+    count = tf.maximum(tf.reduce_sum(weights, axis=1), 1.0)
+    correct = tf.cast(tf.equal(tf.argmax(logits, axis=-1, output_type=labels.dtype), labels), tf.float32)
+    return tf.reduce_sum(cross_entropy * weights, axis=1) / count, tf.reduce_sum(correct * weights, axis=1) / count
 
 
 def head_variables(model: MaskedLanguageModel) -> Dict[str, tf.Variable]:
@@ -91,25 +94,24 @@ def head_variables(model: MaskedLanguageModel) -> Dict[str, tf.Variable]:
                                    head.layer_norm.beta, head.bias)))
 
 
-def assign_mlm_head(model: MaskedLanguageModel, weights: Dict[str, np.ndarray],
-                    source: str) -> None:
-    """Assigns every head variable from `weights`, or raises one CheckpointError naming `source`
-    and every missing or mis-shaped tensor."""
-    assign_named_weights(head_variables(model), weights, source, "the masked-LM head tensors")
+def load_head(variables: Dict[str, tf.Variable], layout: HeadLayout, directory: str) -> bool:
+    """Assigns the checkpoint's head `layout` to `variables` (keyed as `layout.tensors`); False
+    (logged) when the checkpoint has none, so the head keeps its random initialisation. A partial
+    or mis-shaped head raises one CheckpointError naming every tensor."""
+    directory = os.fspath(directory)
+    weights = read_head(directory, layout)
+    if weights is None:
+        _log.warning("%s has no %s; the head starts from random initialisation", directory,
+                     layout.description)
+        return False
+    assign_named_weights(variables, weights, directory, f"the {layout.description} tensors")
+    _log.info("loaded the %s of %s", layout.description, directory)
+    return True
 
 
 def load_mlm_head(model: MaskedLanguageModel, directory: str) -> bool:
-    """Loads the checkpoint's masked-LM head into `model`; False (logged) when it has none, so the
-    head keeps its random initialisation."""
-    directory = os.fspath(directory)
-    weights = read_mlm_head(directory)
-    if weights is None:
-        _log.warning("%s has no masked-LM head; the head starts from random initialisation",
-                     directory)
-        return False
-    assign_mlm_head(model, weights, directory)
-    _log.info("loaded the masked-LM head of %s", directory)
-    return True
+    """`load_head` of BERT's masked-LM head into `model`."""
+    return load_head(head_variables(model), MLM_HEAD, directory)
 
 
 MASK_PROB_OPTION = Option("mask_prob", MASK_PROB, "Fraction of tokens predicted (DialogueCSE: 0.15).",

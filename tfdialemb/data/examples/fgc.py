@@ -20,18 +20,11 @@ from typing import Any, Dict, Iterator, List, Optional
 
 import numpy as np
 
+from tfdialemb.converters.response_selection import is_selection_line
 from tfdialemb.data.examples import ExampleBuilder, register
 from tfdialemb.data.records import SEQUENCE, SEQUENCE_LIST
 from tfdialemb.data.sampling import UtterancePool
 from tfdialemb.dialogue import Dialogue
-
-SELECTION_LABELS = ("label", "context_id")
-
-
-def is_selection_line(dialogue: Dialogue) -> bool:
-    """True for a line of a response-selection file (see the module docstring)."""
-    return all(key in dialogue.labels for key in SELECTION_LABELS)
-
 
 @dataclasses.dataclass
 class _Context:

@@ -8,7 +8,7 @@ import tensorflow as tf
 
 import tiny_bert
 from tfdialemb.encoders import CheckpointError, load_pretrained
-from tfdialemb.encoders.mlm_head import read_mlm_head
+from tfdialemb.encoders.pretraining_heads import read_mlm_head
 from tfdialemb.methods.mlm import MaskedLanguageModel, load_mlm_head
 
 IDS = np.array([[2, 20, 4, 22, 23, 4, 25, 26, 3], [2, 30, 4, 32, 3, 0, 0, 0, 0]], np.int32)

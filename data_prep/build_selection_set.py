@@ -1,0 +1,95 @@
+r"""Builds a response-selection test set from canonical dialogues, in Ubuntu V1's released layout.
+
+  python -m data_prep.build_selection_set --input=test.jsonl --output=selection_test.txt \
+      [--candidates=10] [--seed=0] [--pool_size=100000]
+
+For each dialogue of at least two turns, one position k ≥ 1 drawn with the seed: the context
+u_1 … u_k-1 and a block of --candidates lines, the true turn u_k first (label 1) and then
+utterances drawn from other dialogues (label 0), as Ubuntu V1's test blocks are laid out
+(`label \t u_1 \t … \t u_k-1 \t response`, one line per candidate; see
+tfdialemb/converters/response_selection.py). `python -m tfdialemb.evaluate
+--task=response_selection` reads it directly. Tabs and line breaks inside a text become spaces.
+Negatives come from a reservoir of at most --pool_size utterances of the file
+(tfdialemb.data.sampling.UtterancePool), so memory is bounded however large the file.
+
+The output is written atomically. Exit status: 0 done; 1 a bad input line; 2 a missing input, a
+bad flag value or nothing to build.
+"""
+import re
+from typing import Dict
+
+import numpy as np
+from absl import app, flags
+
+from data_prep.set_flags import define_input_output
+
+from data_prep.build_stp_set import utterance_pool
+from tfdialemb.cli import Progress, parse_flags, report_error
+from tfdialemb.dialogue import read_dialogues
+from tfdialemb.files import atomic_open, check_output
+
+FLAGS = flags.FLAGS
+_BREAKS = re.compile(r"[\t\r\n]+")
+
+
+def flat(text: str) -> str:
+    """`text` on one line without tabs, as a field of the released layout."""
+    return _BREAKS.sub(" ", text).strip()
+
+
+def build_selection_set(input_path: str, output_path: str, candidates: int = 10, seed: int = 0,
+                        pool_size: int = 100_000) -> Dict[str, int]:
+    """Writes the set (module docstring) and returns counts {dialogues, blocks, lines}."""
+    if candidates < 2:
+        raise ValueError(f"candidates must be at least 2 (the true turn and a negative), got {candidates}")
+    pool = utterance_pool(input_path, pool_size, seed)
+    rng = np.random.default_rng(seed)
+    counts = {"dialogues": 0, "blocks": 0, "lines": 0}
+    progress = Progress(None, "dialogues")
+    with atomic_open(output_path) as f:
+        for index, dialogue in enumerate(read_dialogues(input_path)):
+            counts["dialogues"] += 1
+            progress.advance(1)
+            texts = [flat(turn.text) for turn in dialogue.turns]
+            if len(texts) < 2:
+                continue
+            k = int(rng.integers(1, len(texts)))
+            negatives = [flat(t) for t in pool.sample(rng, candidates - 1, exclude_dialogue=index)]
+            for label, response in [(1, texts[k])] + [(0, n) for n in negatives]:
+                f.write("\t".join([str(label)] + texts[:k] + [response]) + "\n")
+                counts["lines"] += 1
+            counts["blocks"] += 1
+        progress.finish()
+        if not counts["blocks"]:
+            raise ValueError(f"{input_path}: no dialogue has two turns")
+    return counts
+
+
+def main(argv):
+    del argv
+    try:
+        check_output(FLAGS.output, [FLAGS.input], FLAGS.overwrite)
+        counts = build_selection_set(FLAGS.input, FLAGS.output, FLAGS.candidates, FLAGS.seed, FLAGS.pool_size)
+    except (OSError, ValueError) as e:
+        return report_error(e)
+    print(f"wrote {counts['blocks']} blocks of {FLAGS.candidates} candidates ({counts['lines']} lines) from "
+          f"{counts['dialogues']} dialogues to {FLAGS.output}")
+    return 0
+
+
+def define_flags() -> None:
+    """Defines the CLI flags; only when run as a program, so importing never clashes with them."""
+    define_input_output("Canonical dialogue JSONL (e.g. the test split).",
+                        "Where to write the set (Ubuntu V1 text layout).")
+    flags.DEFINE_integer("candidates", 10, "Candidates per block: the true turn and negatives.", lower_bound=2)
+    flags.DEFINE_integer("seed", 0, "Seed of the positions and the negatives.")
+    flags.DEFINE_integer("pool_size", 100_000, "Reservoir capacity of the utterance pool.", lower_bound=1)
+
+
+def run():
+    define_flags()
+    app.run(main, flags_parser=parse_flags)
+
+
+if __name__ == "__main__":
+    run()

@@ -1,0 +1,140 @@
+"""Reads BERT's pre-training heads from the checkpoint directories `load_pretrained` reads: the
+masked-LM prediction head and the next-sentence head.
+
+Continued pre-training should start from the heads the encoder was pre-trained with, not random
+ones, or the first steps mostly train the heads. The encoder readers skip these tensors; this
+module reads only them, named by a `HeadLayout` per head: the masked-LM head in Model Garden's
+`MaskedLM` layout (dense kernel [in, out]; its decoder matrix is always the word-embedding table,
+so it is not read), the next-sentence head as the [hidden, 2] kernel and [2] bias of a dense layer
+on the pooled output.
+"""
+import dataclasses
+import os
+import re
+from typing import Dict, Mapping, Optional, Pattern, Tuple
+
+import numpy as np
+import tensorflow as tf
+
+from tfdialemb.encoders.checkpoint import google_checkpoint_prefix, detect_kind
+
+
+@dataclasses.dataclass(frozen=True)
+class HeadLayout:
+    """Where one head's tensors are in each checkpoint layout, by the keys of `tensors`."""
+
+    description: str
+    tensors: Tuple[str, ...]
+    google: Mapping[str, Tuple[str, ...]]
+    """google-research/bert's run_pretraining.py names."""
+    pytorch: Mapping[str, Tuple[str, ...]]
+    """Hugging Face PyTorch names, in order of preference."""
+    h5_pattern: Pattern
+    """Matches a transformers TF `tf_model.h5` dataset name of the head; group 1 is looked up in `h5`."""
+    h5: Mapping[str, Tuple[str, ...]]
+    transposed: Tuple[str, ...] = ()
+    """Keys whose PyTorch tensor is a Linear weight [out, in]."""
+    google_transposed: Tuple[str, ...] = ()
+    """Keys whose Google tensor is stored [out, in]."""
+
+
+_MLM_TENSORS = ("transform/dense/kernel", "transform/dense/bias", "transform/LayerNorm/gamma",
+                "transform/LayerNorm/beta", "output_bias")
+MLM_HEAD = HeadLayout(
+    description="masked-LM head",
+    tensors=_MLM_TENSORS,
+    google={name: ("cls/predictions/" + name,) for name in _MLM_TENSORS},
+    # Older files name LayerNorm parameters gamma/beta; `decoder.bias` is tied to `predictions.bias`.
+    pytorch={
+        "transform/dense/kernel": ("cls.predictions.transform.dense.weight",),
+        "transform/dense/bias": ("cls.predictions.transform.dense.bias",),
+        "transform/LayerNorm/gamma": ("cls.predictions.transform.LayerNorm.weight",
+                                      "cls.predictions.transform.LayerNorm.gamma"),
+        "transform/LayerNorm/beta": ("cls.predictions.transform.LayerNorm.bias",
+                                     "cls.predictions.transform.LayerNorm.beta"),
+        "output_bias": ("cls.predictions.bias", "cls.predictions.decoder.bias"),
+    },
+    # transformers' TF classes store the head as `.../mlm___cls/predictions/...:0`, already [in, out].
+    h5_pattern=re.compile(r"(?:^|/)(?:mlm___)?cls/predictions/(.+?)(?::0)?$"),
+    h5={name: (name if name != "output_bias" else "bias",) for name in _MLM_TENSORS},
+    transposed=("transform/dense/kernel",),
+)
+HEAD_TENSORS = MLM_HEAD.tensors
+
+NSP_HEAD = HeadLayout(
+    description="next-sentence head",
+    tensors=("kernel", "bias"),
+    google={"kernel": ("cls/seq_relationship/output_weights",), "bias": ("cls/seq_relationship/output_bias",)},
+    pytorch={"kernel": ("cls.seq_relationship.weight",), "bias": ("cls.seq_relationship.bias",)},
+    # transformers' TFBertForPreTraining: `.../nsp___cls/seq_relationship/kernel:0`, [in, out].
+    h5_pattern=re.compile(r"(?:^|/)(?:nsp___)?cls/seq_relationship/(.+?)(?::0)?$"),
+    h5={"kernel": ("kernel",), "bias": ("bias",)},
+    transposed=("kernel",),
+    google_transposed=("kernel",),
+)
+
+
+def read_head(directory: str, layout: HeadLayout) -> Optional[Dict[str, np.ndarray]]:
+    """The head tensors found in `directory`, keyed by `layout.tensors`; None when it has none.
+
+    A plain BertModel checkpoint has no heads, nor has a tfdialemb directory (its encoder view; a
+    pre-training run resumes its heads from the training loop's own checkpoint). A partial head is
+    returned as found, so that assigning it names what is missing.
+    """
+    directory = os.fspath(directory)
+    kind = detect_kind(directory)
+    if kind == "tfdialemb":
+        return None
+    if kind == "google":
+        reader = tf.train.load_checkpoint(google_checkpoint_prefix(directory))
+        found = _pick(reader.get_variable_to_shape_map(), layout.google, reader.get_tensor)
+        found = _transpose(found, layout.google_transposed)
+    elif os.path.exists(os.path.join(directory, "model.safetensors")):
+        found = _read_safetensors_head(os.path.join(directory, "model.safetensors"), layout)
+    else:
+        found = _read_tf_h5_head(os.path.join(directory, "tf_model.h5"), layout)
+    return found or None
+
+
+def read_mlm_head(directory: str) -> Optional[Dict[str, np.ndarray]]:
+    """`read_head` of the masked-LM head."""
+    return read_head(directory, MLM_HEAD)
+
+
+def _pick(available, names: Mapping[str, tuple], read) -> Dict[str, np.ndarray]:
+    """`read(name)` of the first of each head tensor's candidate `names` that is `available`."""
+    found = {}
+    for key, candidates in names.items():
+        name = next((n for n in candidates if n in available), None)
+        if name is not None:
+            found[key] = np.asarray(read(name))
+    return found
+
+
+def _transpose(found: Dict[str, np.ndarray], keys) -> Dict[str, np.ndarray]:
+    return {key: value.T if key in keys else value for key, value in found.items()}
+
+
+def _read_safetensors_head(path: str, layout: HeadLayout) -> Dict[str, np.ndarray]:
+    """Only the head's tensors of a PyTorch-layout `model.safetensors`, without loading the rest."""
+    from safetensors import safe_open  # pylint: disable=import-outside-toplevel
+
+    with safe_open(path, framework="np") as f:
+        found = _pick(set(f.keys()), layout.pytorch, f.get_tensor)
+    return _transpose(found, layout.transposed)
+
+
+def _read_tf_h5_head(path: str, layout: HeadLayout) -> Dict[str, np.ndarray]:
+    """The head's tensors of a transformers `tf_model.h5` (e.g. TFBertForPreTraining)."""
+    import h5py  # pylint: disable=import-outside-toplevel
+
+    datasets = {}
+
+    def visit(name, item):
+        match = layout.h5_pattern.search(name)
+        if match and isinstance(item, h5py.Dataset):
+            datasets[match.group(1)] = np.asarray(item)
+
+    with h5py.File(path, "r") as f:
+        f.visititems(visit)
+    return _pick(datasets, layout.h5, datasets.get)

@@ -1,0 +1,114 @@
+"""Domain-adaptive post-training (BERT-DPT, Whang et al., 2020; the base FGC reports as strongest):
+masked-LM and next-sentence prediction optimised jointly on the training dialogues.
+
+Batches come from `mlm_nsp` examples: the context and the candidate next utterance are packed as
+`[CLS] u_1 [EOT] … u_k [EOT] [SEP] u_next [EOT] [SEP]` (taesunwhang/BERT-ResSel
+data/create_bert_post_training_data.py appends [EOT] to every utterance, the response too, the
+`ums` layout of `tfdialemb.text.pair_packing`), then masked in the input pipeline with
+google-research/bert's rules (15 %, at most 70 predictions as BERT-ResSel; [EOT] may be masked
+as there, [CLS] / [SEP] never), fresh on every pass. The loss per sequence is the masked-LM loss
+(`masked_lm_losses`) plus the next-sentence cross-entropy of a dense layer on the encoder's pooled
+output, BERT's NSP head, with BERT's labels (0 the true next utterance, 1 a random one), so the
+pre-trained heads of a checkpoint are loaded and continue training. BERT-ResSel masks whole words
+(all pieces of a word together); the masks here are per piece.
+"""
+import dataclasses
+from typing import Dict
+
+import tensorflow as tf
+import tf_keras
+
+from tfdialemb.data.batch_seeds import map_with_batch_seeds
+from tfdialemb.data.masking import mask_tokens
+from tfdialemb.data.stored_pieces import stored_pieces, stored_turns
+from tfdialemb.encoders import Encoder
+from tfdialemb.encoders.pretraining_heads import NSP_HEAD
+from tfdialemb.methods.mlm import (MASK_PROB_OPTION, MAX_PREDICTIONS_OPTION, MaskedLanguageModel, load_head,
+                                   load_mlm_head, masked_lm_losses)
+from tfdialemb.methods.spec import MethodSpec, register_method
+from tfdialemb.options import Option
+from tfdialemb.text import BERT_SPECIAL_TOKENS
+from tfdialemb.text.pair_packing import PairLayout
+
+LAYOUT = "ums"
+
+
+class PostTrainingModel(MaskedLanguageModel):
+    """Model Garden's `MaskedLM` head plus BERT's next-sentence head over the encoder."""
+
+    def __init__(self, encoder: Encoder, **kwargs):
+        super().__init__(encoder, **kwargs)
+        config = encoder.encoder_config
+        self.next_sentence = tf_keras.layers.Dense(
+            2, kernel_initializer=tf_keras.initializers.TruncatedNormal(stddev=config.initializer_range),
+            dtype="float32", name="next_sentence")
+        self.next_sentence.build([None, config.hidden_size])
+
+    def per_example_loss(self, batch: Dict[str, tf.Tensor], training: bool):
+        inputs = {key: batch[key] for key in ("input_word_ids", "input_mask", "input_type_ids")}
+        outputs = self.encoder(inputs, training=training)
+        masked_lm, masked_accuracy = masked_lm_losses(
+            self.masked_lm(outputs["sequence_output"],
+                           masked_positions=tf.convert_to_tensor(batch["masked_lm_positions"])), batch)
+        logits = self.next_sentence(tf.cast(outputs["pooled_output"], tf.float32))
+        labels = tf.cast(batch["next_sentence_labels"], tf.int32)
+        next_sentence = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)
+        correct = tf.cast(tf.equal(tf.argmax(logits, axis=-1, output_type=tf.int32), labels), tf.float32)
+        return masked_lm + next_sentence, {
+            "masked_lm_loss": masked_lm, "masked_lm_accuracy": masked_accuracy,
+            "next_sentence_loss": next_sentence, "next_sentence_accuracy": correct}
+
+
+def next_sentence_variables(model: PostTrainingModel) -> Dict[str, tf.Variable]:
+    """The next-sentence head's variables keyed by NSP_HEAD.tensors."""
+    return {"kernel": model.next_sentence.kernel, "bias": model.next_sentence.bias}
+
+
+def post_training_batch(batch: Dict[str, tf.Tensor], seed: tf.Tensor, layout: PairLayout, **mask_kwargs):
+    """The masked pairs of a `mlm_nsp` batch: `mask_tokens`' outputs plus `input_type_ids` and
+    `next_sentence_labels`."""
+    packed = layout.pack(stored_turns(batch["context"], batch["context_mask"]),
+                         stored_pieces(batch["next"], batch["next_mask"])).dense()
+    masked = mask_tokens(packed["input_word_ids"], packed["input_mask"], seed=seed, **mask_kwargs)
+    return dict(masked, input_type_ids=packed["input_type_ids"],
+                next_sentence_labels=batch["next_sentence_labels"])
+
+
+SHORT_CONTEXT_PROB = Option("short_context_prob", 0.1, "Probability that a context keeps only a random "
+                            "number of its latest turns (google-research/bert's short_seq_prob).",
+                            lower_bound=0.0)
+POST_TRAINING_MAX_PREDICTIONS = dataclasses.replace(MAX_PREDICTIONS_OPTION, default=70)
+
+
+@register_method
+class MlmNspSpec(MethodSpec):
+    """BERT-DPT: masked-LM plus next-sentence post-training on `mlm_nsp` examples."""
+
+    name = "mlm_nsp"
+    paper = "BERT-DPT (Whang et al., 2020), the post-training FGC fine-tunes from"
+    builder = "mlm_nsp"
+    command = "pretrain"
+    options = (MASK_PROB_OPTION, POST_TRAINING_MAX_PREDICTIONS, SHORT_CONTEXT_PROB)
+    defaults = {"batch_size": 512, "learning_rate": 3e-5, "freeze_layers": 0, "max_length": 512,
+                "num_epochs": 10}
+    """FGC Sec. 5.2: 512 tokens, 10 passes with fresh masks; taesunwhang/BERT-ResSel config/hparams.py
+    POST_TRAINING_PARAMS: virtual batch 512, learning rate 3e-5."""
+    offers = ("sentence",)
+
+    def builder_params(self, params):
+        return {"short_context_prob": params["short_context_prob"]}
+
+    def make_model(self, encoder, params):
+        return PostTrainingModel(encoder)
+
+    def batches(self, dataset, tokenizer, params, run):
+        layout = PairLayout.of(tokenizer, run.max_length, LAYOUT)
+        mask = dict(vocab_size=tokenizer.vocab_size, mask_id=tokenizer.mask_id,
+                    special_ids=[tokenizer.token_id(t) for t in BERT_SPECIAL_TOKENS],
+                    mask_prob=params["mask_prob"], max_predictions=params["max_predictions"])
+        return map_with_batch_seeds(dataset, run.seed,
+                                    lambda batch, seed: post_training_batch(batch, seed, layout, **mask))
+
+    def after_build(self, model, params, run):
+        load_mlm_head(model, run.init_checkpoint)
+        load_head(next_sentence_variables(model), NSP_HEAD, run.init_checkpoint)
