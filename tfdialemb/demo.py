@@ -2,7 +2,7 @@ r"""The main jobs end to end on the generated demo corpus (what `bash run_demo.s
 
   python -m tfdialemb.demo [--workdir=runs/demo] [--init_checkpoint=DIR] [--dialogues=2000]
       [--parts=dialoguecse,dial2vec,triple[,fgc]] [--pretrain_steps=30] [--mge_steps=60]
-      [--dial2vec_steps=40] [--curved_steps=60] [--fgc_steps=100]
+      [--dial2vec_steps=40] [--curved_steps=60] [--fgc_steps=100] [--dpt_steps=40]
 
 Shared: generate the demo corpus (8 domains, intent-labelled turns) and split it into
 train/dev/test; the encoder is the packaged all-MiniLM-L6-v2 unless --init_checkpoint names one.
@@ -18,7 +18,8 @@ Each stage is the command a user would run, printed before it runs.
   fgc (only when named in --parts): response-selection blocks (the true next turn among 10 candidates) from the test split;
     the BERT baseline (selection loss only), FGC as written (Eq. 3 and 5 summed over the batch) and
     FGC with its contrasts averaged (--fgc_reduction=mean), trained on the train split's
-    dialogues and evaluated (R10@k, MAP); FGC exported as a scoring SavedModel.
+    dialogues, and FGC after a short BERT-DPT post-training (masked-LM + next-sentence); all
+    evaluated (R10@k, MAP); FGC exported as a scoring SavedModel.
 Each part ends with a summary table. Stages whose outputs exist are skipped, so an interrupted
 demo resumes where it stopped.
 """
@@ -47,6 +48,7 @@ flags.DEFINE_list("parts", list(DEFAULT_PARTS), f"Which methods to run, in this 
 flags.DEFINE_integer("dial2vec_steps", 40, "dial2vec training steps.")
 flags.DEFINE_integer("curved_steps", 60, "CCL and C3L training steps (each).")
 flags.DEFINE_integer("fgc_steps", 100, "FGC and its BERT baseline training steps (each).")
+flags.DEFINE_integer("dpt_steps", 40, "BERT-DPT post-training steps before the last FGC run.")
 
 
 def _run(*args: str) -> None:
@@ -172,17 +174,21 @@ def _fgc(work: str, encoder: str, train: str, test: str, reports: str) -> None:
     selection = os.path.join(work, "selection_test.txt")
     if not os.path.exists(selection):
         _run("data_prep.build_selection_set", f"--input={test}", f"--output={selection}", "--candidates=10")
-    common = ("--method=fgc", f"--train_file={train}", f"--init_checkpoint={encoder}",
-              f"--max_steps={FLAGS.fgc_steps}", "--batch_size=16", "--max_length=64", "--learning_rate=2e-4",
-              "--warmup_fraction=0.1", f"--freeze_layers={FLAGS.freeze_layers}", "--log_every=20",
-              "--checkpoint_every=50")
+    dpt = os.path.join(work, "dpt")
+    _run("tfdialemb.pretrain", "--objective=mlm_nsp", f"--train_file={train}", f"--model_dir={dpt}",
+         f"--init_checkpoint={encoder}", f"--max_steps={FLAGS.dpt_steps}", "--batch_size=16", "--max_length=64",
+         "--learning_rate=5e-5", "--log_every=20", "--checkpoint_every=50")
+    common = ("--method=fgc", f"--train_file={train}", f"--max_steps={FLAGS.fgc_steps}", "--batch_size=16",
+              "--max_length=64", "--learning_rate=2e-4", "--warmup_fraction=0.1",
+              f"--freeze_layers={FLAGS.freeze_layers}", "--log_every=20", "--checkpoint_every=50")
     rows = {}
-    runs = (("fgc-bert", "BERT (selection loss only)", ("--ivc_weight=0", "--cvc_weight=0")),
-            ("fgc", "BERT + FGC (IVC and CVC)", ()),
-            ("fgc-mean", "BERT + FGC, contrasts averaged", ("--fgc_reduction=mean",)))
-    for name, title, extra in runs:
+    runs = (("fgc-bert", "BERT (selection loss only)", encoder, ("--ivc_weight=0", "--cvc_weight=0")),
+            ("fgc", "BERT + FGC (IVC and CVC)", encoder, ()),
+            ("fgc-mean", "BERT + FGC, contrasts averaged", encoder, ("--fgc_reduction=mean",)),
+            ("fgc-dpt", "BERT-DPT + FGC", dpt, ()))
+    for name, title, start, extra in runs:
         model = os.path.join(work, name)
-        _run("tfdialemb.train", f"--model_dir={model}", *common, *extra)
+        _run("tfdialemb.train", f"--model_dir={model}", f"--init_checkpoint={start}", *common, *extra)
         rows[title] = _report(os.path.join(reports, f"{name}-selection.json"), "--task=response_selection",
                               f"--eval_file={selection}", f"--model_dir={model}")
     export_dir = os.path.join(work, "export-fgc")
@@ -192,8 +198,8 @@ def _fgc(work: str, encoder: str, train: str, test: str, reports: str) -> None:
     blocks = rows["BERT + FGC (IVC and CVC)"]["blocks"]
     _table(f"FGC: response selection, the true next turn among 10 candidates, {blocks} test blocks",
            ("r10@1", "r10@2", "r10@5", "map"), rows)
-    print(f"set: {selection}; models: {os.path.join(work, 'fgc-bert')}, {os.path.join(work, 'fgc')}; "
-          f"SavedModel for TF Serving: {export_dir}/1")
+    print(f"set: {selection}; models: {', '.join(os.path.join(work, run[0]) for run in runs)}, post-trained "
+          f"encoder {dpt}; SavedModel for TF Serving: {export_dir}/1")
 
 
 def main(argv):

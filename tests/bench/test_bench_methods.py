@@ -83,3 +83,13 @@ def test_fgc_bench_encodes_the_four_passes_of_each_context(hf_safetensors_dir):
     # (c, r+), (c, r̄+), (c, r−), (c, r̄−) per context, one packed sequence each.
     assert report["sequences"] == 3 * 4
     assert report["throughput_ratio"] > 0
+
+
+def test_selection_bench_times_the_export_against_the_encoder(hf_safetensors_dir):
+    from tfdialemb.bench.selection import bench_selection, format_report as selection_text
+
+    report = bench_selection(hf_safetensors_dir, candidates=3, context_turns=2, max_length=32, steps=1, warmup=0)
+    assert report["candidates"] == 3 and report["padded_length"] <= 32
+    for key in ("export_ms_per_request", "export_ms_per_candidate", "encoder_ms_per_request", "export_vs_encoder"):
+        assert report[key] > 0, key
+    assert "exported `rank` signature" in selection_text(report)

@@ -6,6 +6,7 @@ r"""Benchmarks, reported as throughput and ratios measured in one run.
       [--freeze_layers=3]
   python -m tfdialemb.bench --what=incremental [--history_lengths=5,20,50] [--candidates=100] \
       [--k_last_rows=K] [--scorer_mode=c3l]
+  python -m tfdialemb.bench --what=selection [--candidates=10] [--max_length=128]
 
 encoder: forward and forward+backward tokens/s with random weights, the machine's dense float32
 matmul FLOP/s measured the same way, and the model-FLOPs utilisation (MFU) against it.
@@ -18,6 +19,8 @@ dial2vec code pads to 512).
 incremental: per-turn latency of incremental triple-encoder scoring (encode the newest utterance,
 update the cached rows) vs re-encoding the whole history, per history length, with equal scores
 checked.
+selection: latency of FGC's exported `rank` signature (one context, --candidates candidates) vs
+the bare encoder's forward pass on the same packed pairs.
 
 Flags left unset take the benchmark's own default (DEFAULTS, or the method spec's
 `bench_defaults`); every benchmark that loads a checkpoint uses the packaged MiniLM unless
@@ -33,10 +36,11 @@ DEFAULTS = {
     "encoder": {"batch": 32, "steps": 10, "warmup": 2},
     "pipeline": {"batch": 32, "dialogues": 2000, "max_length": 64, "steps": 10, "warmup": 2},
     "incremental": {"max_length": 128, "steps": 5, "warmup": 1},
+    "selection": {"max_length": 128, "steps": 10, "warmup": 2},
 }
 
 FLAGS = flags.FLAGS
-flags.DEFINE_enum("what", "encoder", ["encoder", "pipeline", "method", "incremental"],
+flags.DEFINE_enum("what", "encoder", ["encoder", "pipeline", "method", "incremental", "selection"],
                   "What to benchmark (--method=NAME alone implies method).")
 flags.DEFINE_enum("config", "mini", ["base", "mini", "tiny"],
                   "Encoder size (--what=encoder): base 12 x 768, mini 6 x 384, tiny 2 x 32.")
@@ -55,7 +59,8 @@ flags.DEFINE_integer("freeze_layers", 3, "Frozen bottom layers (method; MiniLM h
 flags.DEFINE_integer("max_length", None, "Build max_length (pipeline, method) or utterance "
                      "max_length (incremental); default per benchmark.", lower_bound=3)
 flags.DEFINE_list("history_lengths", ["5", "20", "50"], "incremental: history lengths (utterances) timed.")
-flags.DEFINE_integer("candidates", 100, "incremental: pre-encoded candidates scored per turn.")
+flags.DEFINE_integer("candidates", None, "incremental: pre-encoded candidates scored per turn (100); "
+                     "selection: candidates per request (10).", lower_bound=1)
 flags.DEFINE_integer("k_last_rows", None, "incremental: score only the last k rows of the triangle "
                      "(triple-encoders Sec. 4.1.2); unset: the full triangle.")
 flags.DEFINE_enum("scorer_mode", "c3l", ["c3l", "c3l_maxsim", "bi_b2", "ccl"],
@@ -86,7 +91,7 @@ def _incremental_report():
     except ValueError:
         raise app.UsageError(f"--history_lengths must be integers, got {FLAGS.history_lengths}") from None
     defaults = DEFAULTS["incremental"]
-    report = bench_incremental(_checkpoint(), lengths, FLAGS.candidates, FLAGS.scorer_mode,
+    report = bench_incremental(_checkpoint(), lengths, FLAGS.candidates or 100, FLAGS.scorer_mode,
                                FLAGS.k_last_rows, steps=setting(defaults, "steps"),
                                warmup=setting(defaults, "warmup"), max_length=setting(defaults, "max_length"))
     return report, format_report
@@ -127,6 +132,12 @@ def _bench() -> int:
         report, format_report = _method_report()
     elif what == "incremental":
         report, format_report = _incremental_report()
+    elif what == "selection":
+        from tfdialemb.bench.selection import bench_selection, format_report  # pylint: disable=import-outside-toplevel
+
+        defaults = DEFAULTS["selection"]
+        report = bench_selection(_checkpoint(), FLAGS.candidates or 10, max_length=setting(defaults, "max_length"),
+                                 steps=setting(defaults, "steps"), warmup=setting(defaults, "warmup"))
     elif what == "encoder":
         from tfdialemb.bench.encoder import bench_encoder, format_report  # pylint: disable=import-outside-toplevel
 
