@@ -29,7 +29,8 @@ setuptools.setup(
     python_requires=">=3.10",
     install_requires=INSTALL_REQUIRES,
     extras_require={
-        "test": ["pytest", "pytest-timeout"],
+        "test": ["pytest", "pytest-timeout", "jieba"],
+        "chinese": ["jieba"],
     },
     entry_points={
         "console_scripts": [

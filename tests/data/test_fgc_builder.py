@@ -84,3 +84,14 @@ def test_the_build_flushes_the_last_context(tmp_path):
     manifest = build(str(path), str(tmp_path / "built"), make_builder("fgc"), TOKENIZER,
                      BuildOptions(max_length=16, num_shards=1))
     assert manifest["counts"]["examples"] == 2
+
+
+def test_jieba_words_store_a_chinese_response_as_word_rows():
+    dialogue = Dialogue("d0", (Turn("a", "你好"), Turn("b", "我想订一张去北京的机票，谢谢")))
+    builder = make_builder("fgc", {"words": "jieba"})
+    assert builder.schema["positive"] == "sequence_list"
+    example = next(builder.examples(dialogue, 0, np.random.default_rng(0), _pool()))
+    assert example["positive"] == ["我想订", "一张", "去", "北京", "的", "机票", "，", "谢谢"]
+    assert example["context"] == ["你好"]
+    assert isinstance(example["negative"], list) and "".join(example["negative"]).replace(" ", "") in \
+        [t.replace(" ", "") for t in OWN + OTHER]

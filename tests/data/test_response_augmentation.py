@@ -128,3 +128,27 @@ def test_file_synonyms_keep_single_vocabulary_words(tmp_path):
     synonyms = aug.file_synonyms(str(path), VOCAB, STOP, per_word=3)
     assert synonyms[ID["cat"]].tolist() == [ID["feline"], ID["kitten"], -1]
     assert (synonyms[ID["the"]] == -1).all()
+
+
+def test_given_word_starts_move_and_delete_whole_words():
+    """Jieba's words of a Chinese response (here rows of single-character pieces): deletion and
+    swap act on whole rows."""
+    rows = tf.ragged.constant([[[ID["un"], ID["the"]], [ID["cat"]], [ID["sat"], ID["on"], ID["mat"]]]],
+                              dtype=tf.int32, ragged_rank=2)
+    pieces, starts = aug.words_of_rows(rows)
+    assert starts.to_list() == [[True, False, True, True, False, False]]
+    words = {("un", "the"), ("cat",), ("sat", "on", "mat")}
+    for seed in range(40):
+        out = aug.augment_responses(pieces, continuation=CONTINUATION, synonyms=SYNONYMS, strength=0.6,
+                                    seed=tf.constant([seed, 1], tf.int64), word_starts=starts).to_list()[0]
+        tokens = [VOCAB[i] for i in out]
+        # Split back into the original words: every word comes out whole or not at all.
+        found, at = [], 0
+        while at < len(tokens):
+            word = next((w for w in words if tuple(tokens[at:at + len(w)]) == w), None)
+            if word is None:  # a single-piece word replaced by a synonym
+                assert tokens[at] in ("feline", "kitten")
+                word = (tokens[at],)
+            found.append(word)
+            at += len(word)
+        assert found and len(found) == len(set(found))

@@ -150,3 +150,31 @@ def test_the_pipeline_packs_the_four_views_of_each_stored_example(strength, tmp_
         changed = [bool(np.any(batch["pair_ids"][:, 1].numpy() != batch["pair_ids"][:, 0].numpy())),
                    bool(np.any(batch["pair_ids"][:, 3].numpy() != batch["pair_ids"][:, 2].numpy()))]
         assert any(changed)
+
+
+def test_jieba_word_rows_are_packed_and_augmented_as_whole_words(tmp_path, hf_safetensors_dir):
+    import jieba
+
+    dialogues = [Dialogue("d0", (Turn("a", "你好"), Turn("b", "中文你好好中文"))),
+                 Dialogue("d1", (Turn("a", "好"), Turn("b", "中文中文")))]
+    write_dialogues(dialogues, str(tmp_path / "train.jsonl"))
+    build(str(tmp_path / "train.jsonl"), str(tmp_path / "built"), make_builder("fgc", {"words": "jieba"}),
+          TOKENIZER, BuildOptions(max_length=24, num_shards=1))
+    spec = FgcSpec()
+    params = spec.resolve({"aug_strength": 1.0, "fgc_words": "jieba"})
+    words = [w for w in jieba.lcut("中文你好好中文") if w.strip()]
+    assert len(words) > 1
+    word_ids = [tuple(TOKENIZER.tokenize([w]).to_list()[0]) for w in words]
+    for seed in range(6):
+        batch = next(iter(spec.batches(make_dataset(str(tmp_path / "built"), 2, training=False), TOKENIZER, params,
+                                       TrainingRun(hf_safetensors_dir, 2, 24, seed))))
+        n = int(batch["pair_mask"][0, 0].numpy().sum())
+        assert batch["pair_ids"][0, 0, :n].numpy().tolist() == _hand_packed(["你好"], "中文你好好中文")[0]
+        m = int(batch["pair_mask"][0, 1].numpy().sum())
+        augmented = batch["pair_ids"][0, 1, :m].numpy().tolist()
+        response = augmented[augmented.index(TOKENIZER.sep_id) + 1:-1]
+        at = 0  # the augmented response is a sequence of whole jieba words
+        while at < len(response):
+            word = next((w for w in word_ids if tuple(response[at:at + len(w)]) == w), None)
+            assert word is not None, (response, word_ids)
+            at += len(word)

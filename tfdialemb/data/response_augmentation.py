@@ -8,7 +8,7 @@ Each response gets one operation picked uniformly at random, with strength p (FG
   - synonym: each word that has synonyms (never a stop word) is replaced, with probability p, by
     one of them drawn uniformly.
 Words, not word pieces: a word is a piece that does not start with `##` and the `##` pieces after
-it, so a multi-piece word moves and goes as a whole; only single-piece words are replaced, since
+it (or, for Chinese, a jieba word: `word_starts`), so a multi-piece word moves and goes as a whole; only single-piece words are replaced, since
 a synonym table maps vocabulary entries. Augmenting ids in the pipeline rather than text at build
 time draws new augmentations every epoch; all randomness is stateless, so a batch's augmentation
 depends only on its seed and a resumed run replays the stream exactly
@@ -19,12 +19,14 @@ run time), so by default a word's synonyms are its nearest whole-word neighbours
 the encoder's own input-embedding matrix (data-free; `embedding_synonyms`), or a table read from
 a file (`file_synonyms`). Stop words: scikit-learn's maintained English list.
 """
-from typing import Iterable, Mapping, Sequence
+from typing import Iterable, Mapping, Optional, Sequence
 
 import numpy as np
 import tensorflow as tf
 
 OPERATIONS = ("deletion", "swap", "synonym")
+WORD_UNITS = ("wordpiece", "jieba")
+"""What a word is: a piece and its `##` pieces, or a jieba word (Chinese; see the `fgc` builder)."""
 SYNONYMS_PER_WORD = 5
 
 
@@ -91,11 +93,13 @@ def continuation_pieces(vocab: Sequence[str]) -> np.ndarray:
 
 
 def augment_responses(pieces: tf.RaggedTensor, *, continuation: tf.Tensor, synonyms: tf.Tensor,
-                      strength: float, seed: tf.Tensor) -> tf.RaggedTensor:
+                      strength: float, seed: tf.Tensor, word_starts: Optional[tf.RaggedTensor] = None
+                      ) -> tf.RaggedTensor:
     """One EDA operation per row of `pieces` [B, (pieces)] (see the module docstring).
 
     `continuation` [V] bool from `continuation_pieces`, `synonyms` [V, K] int32 from a synonym
-    table, `seed` a [2] stateless seed."""
+    table, `seed` a [2] stateless seed. `word_starts` [B, (pieces)] bool, when given, says where
+    words start instead (e.g. jieba's words of a Chinese response, `words_of_rows`)."""
     if not 0.0 <= strength <= 1.0:
         raise ValueError(f"augmentation strength must be in [0, 1], got {strength}")
     pieces = tf.cast(pieces, tf.int32)
@@ -106,7 +110,10 @@ def augment_responses(pieces: tf.RaggedTensor, *, continuation: tf.Tensor, synon
     values = pieces.values
     piece_row = tf.cast(pieces.value_rowids(), tf.int32)
     first_in_row = tf.equal(tf.ragged.range(pieces.row_lengths()).values, 0)
-    starts_word = first_in_row | ~tf.gather(continuation, values)
+    if word_starts is None:
+        starts_word = first_in_row | ~tf.gather(continuation, values)
+    else:
+        starts_word = first_in_row | tf.cast(word_starts.values, tf.bool)
     word_of_piece = tf.cumsum(tf.cast(starts_word, tf.int32)) - 1
     words_per_row = tf.math.unsorted_segment_sum(tf.cast(starts_word, tf.int32), piece_row, rows)
     total_words = tf.reduce_sum(words_per_row)
@@ -125,6 +132,14 @@ def augment_responses(pieces: tf.RaggedTensor, *, continuation: tf.Tensor, synon
     words = tf.RaggedTensor.from_value_rowids(values, tf.cast(word_of_piece, tf.int64),
                                               nrows=tf.cast(total_words, tf.int64))
     return kept.with_values(tf.gather(words, kept.values)).merge_dims(1, 2)
+
+
+def words_of_rows(words: tf.RaggedTensor):
+    """(pieces [B, (pieces)], word_starts [B, (pieces)]) of responses stored as word rows
+    [B, (words), (pieces)]."""
+    starts = words.with_values(words.values.with_values(
+        tf.equal(tf.ragged.range(words.values.row_lengths()).values, 0)))
+    return words.merge_dims(1, 2), starts.merge_dims(1, 2)
 
 
 def _replace_synonyms(values, word_of_piece, total_words, word_operation, synonyms, strength, seed):

@@ -162,10 +162,16 @@ def four_views(batch: Dict[str, tf.Tensor], seed: tf.Tensor, layout: PairLayout,
                synonyms: tf.Tensor, strength: float, pad_id: int = 0) -> Dict[str, tf.Tensor]:
     """The packed passes (c, r+), (c, r̄+), (c, r−), (c, r̄−) [B, 4, T] of a `fgc` batch."""
     context = stored_turns(batch["context"], batch["context_mask"])
-    responses = tf.concat([stored_pieces(batch["positive"], batch["positive_mask"]),
-                           stored_pieces(batch["negative"], batch["negative_mask"])], axis=0)
+    word_starts = None
+    if batch["positive"].shape.rank == 3:  # responses stored as word rows (jieba)
+        responses, word_starts = augmentation.words_of_rows(tf.concat([
+            stored_turns(batch["positive"], batch["positive_mask"]),
+            stored_turns(batch["negative"], batch["negative_mask"])], axis=0))
+    else:
+        responses = tf.concat([stored_pieces(batch["positive"], batch["positive_mask"]),
+                               stored_pieces(batch["negative"], batch["negative_mask"])], axis=0)
     augmented = augmentation.augment_responses(responses, continuation=continuation, synonyms=synonyms,
-                                               strength=strength, seed=seed)
+                                               strength=strength, seed=seed, word_starts=word_starts)
     contexts = tf.shape(batch["positive"])[0]
     views = tf.concat([responses[:contexts], augmented[:contexts], responses[contexts:], augmented[contexts:]],
                       axis=0)  # view-major: [4 · B] in VIEWS order
@@ -180,6 +186,9 @@ FGC_NEGATIVES = Option("fgc_negatives", 1, "Negatives per positive when cutting 
                        "or per positive of a response-selection context (Ubuntu train: 1).", lower_bound=1)
 AUG_STRENGTH = Option("aug_strength", 0.2, "EDA strength p of the response augmentation (FGC Table 5: "
                       "0.2; 0 gives SimCSE-style dropout views).", lower_bound=0.0)
+WORDS = Option("fgc_words", "wordpiece", "Words of the response augmentation: wordpiece (a piece and its "
+               "## pieces, for English) or jieba (Chinese; needs `pip install jieba`).",
+               choices=augmentation.WORD_UNITS)
 SYNONYMS = Option("synonyms", "embedding", "Synonym source: `embedding` (nearest whole words in the "
                   "encoder's input embeddings) or a file of `word<TAB>syn,syn` lines.")
 FGC_TEMPERATURE = dataclasses.replace(TEMPERATURE, default=0.5)
@@ -203,7 +212,7 @@ class FgcSpec(MethodSpec):
     name = "fgc"
     paper = "FGC (Li et al., 2022), fine-grained contrastive learning for response selection"
     builder = "fgc"
-    options = (FGC_INPUT, FGC_NEGATIVES, AUG_STRENGTH, SYNONYMS, FGC_TEMPERATURE, CONTRAST_WEIGHT,
+    options = (FGC_INPUT, FGC_NEGATIVES, AUG_STRENGTH, WORDS, SYNONYMS, FGC_TEMPERATURE, CONTRAST_WEIGHT,
                IVC_WEIGHT, CVC_WEIGHT, REDUCTION, CVC_SIMILARITY, SELECT_ON_AUGMENTED)
     defaults = {"batch_size": 32, "learning_rate": 3e-5, "freeze_layers": 0, "max_length": 512,
                 "num_epochs": 5, "lr_schedule": "linear", "warmup_fraction": 0.0, "weight_decay": 0.0}
@@ -213,7 +222,7 @@ class FgcSpec(MethodSpec):
     bench_defaults = {"batch": 8, "dialogues": 200, "max_length": 128, "steps": 5, "warmup": 1}
 
     def builder_params(self, params):
-        return {"negatives": params["fgc_negatives"]}
+        return {"negatives": params["fgc_negatives"], "words": params["fgc_words"]}
 
     def check(self, params, run):
         if params["aug_strength"] > 1:

@@ -14,14 +14,22 @@ the input pipeline, fresh every epoch. Two kinds of training file:
 Every pairing is one example: (context turns, positive, negative). The whole context is stored,
 each turn and response bounded to max_length - 2 pieces; packing and truncation happen at
 batch time (`tfdialemb.text.pair_packing`), after augmentation has changed the response.
+
+The augmentation works on words. With `words="wordpiece"` a word is what BERT's basic tokenizer
+splits on whitespace and punctuation (a piece and its `##` pieces), right for English. Chinese
+BERT vocabularies split text into characters, so `words="jieba"` segments each response with
+jieba (an optional dependency, `pip install jieba`) and stores it as one row per word, which the
+augmentation moves and deletes as a whole.
 """
 import dataclasses
-from typing import Any, Dict, Iterator, List, Optional
+import logging
+from typing import Any, Dict, Iterator, List, Optional, Union
 
 import numpy as np
 
 from tfdialemb.converters.response_selection import is_selection_line
 from tfdialemb.data.examples import ExampleBuilder, register
+from tfdialemb.data.response_augmentation import WORD_UNITS
 from tfdialemb.data.records import SEQUENCE, SEQUENCE_LIST
 from tfdialemb.data.sampling import UtterancePool
 from tfdialemb.dialogue import Dialogue
@@ -36,6 +44,17 @@ class _Context:
     negatives: List[str] = dataclasses.field(default_factory=list)
 
 
+def jieba_segmenter():
+    """jieba's `lcut`, quiet; a clear error when jieba is not installed."""
+    try:
+        import jieba  # pylint: disable=import-outside-toplevel
+    except ImportError:
+        raise ValueError("words=jieba (--fgc_words=jieba) needs the jieba package: pip install jieba, "
+                         "or pip install 'tfdialemb[chinese]'") from None
+    jieba.setLogLevel(logging.WARNING)
+    return jieba.lcut
+
+
 @register
 class FgcBuilder(ExampleBuilder):
     name = "fgc"
@@ -46,15 +65,28 @@ class FgcBuilder(ExampleBuilder):
     class Params:
         negatives: int = 1
         pool_size: int = 100_000
+        words: str = "wordpiece"
 
     def __init__(self, params=None):
         super().__init__(params)
         self._selection: Optional[bool] = None
         self._pending: Optional[_Context] = None
+        self._segment = None
+        if self.params.words == "jieba":
+            self.schema = {"context": SEQUENCE_LIST, "positive": SEQUENCE_LIST, "negative": SEQUENCE_LIST}
+            self._segment = jieba_segmenter()
 
     def validate(self) -> None:
         if self.params.negatives < 1 or self.params.pool_size < 1:
             raise ValueError(f"fgc parameters out of range: {self.params}")
+        if self.params.words not in WORD_UNITS:
+            raise ValueError(f"fgc words must be one of {WORD_UNITS}, got {self.params.words!r}")
+
+    def _response(self, text: str) -> Union[str, List[str]]:
+        """The response as stored: its text, or its jieba words (whitespace dropped)."""
+        if self._segment is None:
+            return text
+        return [word for word in self._segment(text) if word.strip()] or [text]
 
     def examples(self, dialogue: Dialogue, index: int, rng: np.random.Generator,
                  pool: Optional[UtterancePool]) -> Iterator[Dict[str, Any]]:
@@ -71,7 +103,8 @@ class FgcBuilder(ExampleBuilder):
         if not selection:
             for k in range(1, len(texts)):
                 for negative in pool.sample(rng, self.params.negatives, exclude_dialogue=index):
-                    yield {"context": texts[:k], "positive": texts[k], "negative": negative}
+                    yield {"context": texts[:k], "positive": self._response(texts[k]),
+                           "negative": self._response(negative)}
             return
         label, context_id = dialogue.labels["label"], dialogue.labels["context_id"]
         if label not in (0, 1):
@@ -93,4 +126,5 @@ class FgcBuilder(ExampleBuilder):
             else:
                 negatives = pool.sample(rng, count, exclude_dialogue=pending.index)
             for negative in negatives:
-                yield {"context": pending.turns, "positive": positive, "negative": negative}
+                yield {"context": pending.turns, "positive": self._response(positive),
+                       "negative": self._response(negative)}
