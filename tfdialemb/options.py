@@ -25,6 +25,7 @@ class Option:
     choices: Tuple[str, ...] = ()
     lower_bound: Optional[float] = None
     kind: Optional[type] = None
+    upper_bound: Optional[float] = None
 
     def __post_init__(self):
         if self.kind is None:
@@ -44,10 +45,10 @@ class Option:
             flags.DEFINE_bool(self.name, self.default, text, flag_values=flag_values)
         elif self.kind is int:
             flags.DEFINE_integer(self.name, self.default, text, lower_bound=self.lower_bound,
-                                 flag_values=flag_values)
+                                 upper_bound=self.upper_bound, flag_values=flag_values)
         elif self.kind is float:
             flags.DEFINE_float(self.name, self.default, text, lower_bound=self.lower_bound,
-                               flag_values=flag_values)
+                               upper_bound=self.upper_bound, flag_values=flag_values)
         elif self.kind is str:
             flags.DEFINE_string(self.name, self.default, text, flag_values=flag_values)
         else:
@@ -55,8 +56,8 @@ class Option:
 
     def same_flag_as(self, other: "Option") -> bool:
         """Whether one flag can serve both declarations (defaults may differ per method)."""
-        return (self.name, self.kind, self.choices, self.lower_bound) == (
-            other.name, other.kind, other.choices, other.lower_bound)
+        return (self.name, self.kind, self.choices, self.lower_bound, self.upper_bound) == (
+            other.name, other.kind, other.choices, other.lower_bound, other.upper_bound)
 
 
 @dataclasses.dataclass(frozen=True)

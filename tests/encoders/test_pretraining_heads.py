@@ -8,7 +8,7 @@ import tensorflow as tf
 
 import tiny_bert
 from tfdialemb.encoders import CheckpointError, load_pretrained
-from tfdialemb.encoders.pretraining_heads import read_mlm_head
+from tfdialemb.encoders.pretraining_heads import MLM_HEAD, read_head
 from tfdialemb.methods.mlm import MaskedLanguageModel, load_mlm_head
 
 IDS = np.array([[2, 20, 4, 22, 23, 4, 25, 26, 3], [2, 30, 4, 32, 3, 0, 0, 0, 0]], np.int32)
@@ -115,7 +115,7 @@ def test_tf_h5_of_a_masked_lm_model_holds_the_head(tmp_path, tiny_state, head):
     from transformers import TFBertForMaskedLM
 
     reference = _reference(TFBertForMaskedLM, _full_state(tiny_state, head))
-    weights = read_mlm_head(tiny_bert.write_hf_h5_dir(tmp_path, reference))
+    weights = read_head(tiny_bert.write_hf_h5_dir(tmp_path, reference), MLM_HEAD)
     np.testing.assert_array_equal(weights["transform/dense/kernel"],
                                   head["cls.predictions.transform.dense.weight"].T)
     np.testing.assert_array_equal(weights["output_bias"], head["cls.predictions.bias"])
@@ -128,15 +128,15 @@ def test_old_names_gamma_beta_and_decoder_bias(tmp_path, tiny_state, head):
                                                                          "LayerNorm.beta"): v
                for k, v in head.items() if k != "cls.predictions.bias"}
     renamed["cls.predictions.decoder.bias"] = head["cls.predictions.bias"]
-    weights = read_mlm_head(tiny_bert.write_hf_safetensors_dir(
-        tmp_path, _full_state(tiny_state, renamed)))
+    weights = read_head(tiny_bert.write_hf_safetensors_dir(
+        tmp_path, _full_state(tiny_state, renamed)), MLM_HEAD)
     np.testing.assert_array_equal(weights["transform/LayerNorm/gamma"],
                                   head["cls.predictions.transform.LayerNorm.weight"])
     np.testing.assert_array_equal(weights["output_bias"], head["cls.predictions.bias"])
 
 
 def test_plain_bert_model_has_no_head_and_the_head_starts_fresh(hf_safetensors_dir, caplog):
-    assert read_mlm_head(hf_safetensors_dir) is None
+    assert read_head(hf_safetensors_dir, MLM_HEAD) is None
     model = MaskedLanguageModel(load_pretrained(hf_safetensors_dir).encoder)
     bias = model.masked_lm.bias.numpy()
     with caplog.at_level(logging.WARNING):

@@ -167,9 +167,7 @@ def _deleted_words(word_row, word_operation, words_per_row, first_word, strength
     rescued = first_word + tf.minimum(
         tf.cast(tf.random.stateless_uniform([rows], rescue_seed) * tf.cast(words_per_row, tf.float32), tf.int32),
         tf.maximum(words_per_row - 1, 0))
-    kept_anyway = tf.scatter_nd(tf.boolean_mask(rescued, emptied)[:, tf.newaxis],
-                                tf.ones_like(tf.boolean_mask(rescued, emptied), tf.bool),
-                                tf.shape(word_row))
+    kept_anyway = tf.gather(emptied, word_row) & tf.equal(tf.range(tf.size(word_row)), tf.gather(rescued, word_row))
     return deleted & ~kept_anyway
 
 

@@ -96,11 +96,6 @@ def read_head(directory: str, layout: HeadLayout) -> Optional[Dict[str, np.ndarr
     return found or None
 
 
-def read_mlm_head(directory: str) -> Optional[Dict[str, np.ndarray]]:
-    """`read_head` of the masked-LM head."""
-    return read_head(directory, MLM_HEAD)
-
-
 def _pick(available, names: Mapping[str, tuple], read) -> Dict[str, np.ndarray]:
     """`read(name)` of the first of each head tensor's candidate `names` that is `available`."""
     found = {}

@@ -38,10 +38,13 @@ class PairScorer(tf.Module):
         """From the `selection` settings of `tfdialemb.inference.settings`."""
         return cls(model, tokenizer, max_length=settings["max_length"], layout=settings["fgc_input"])
 
+    def pieces(self, texts: tf.Tensor) -> tf.RaggedTensor:
+        """The word pieces of `texts` [N] as the build stores them: at most max_length - 2 each."""
+        return bound_pieces(self.tokenizer.tokenize(texts, self.max_length - 2), self.max_length)
+
     def pack(self, turns: tf.Tensor, turn_counts: tf.Tensor, responses: tf.Tensor):
         """The encoder inputs of a batch of pairs (see SIGNATURE); counts must add up to the turns
         and every response must have a token."""
-        budget = self.max_length - 2
         counts = tf.cast(turn_counts, tf.int64)
         checks = [
             tf.debugging.assert_equal(tf.reduce_sum(counts), tf.size(turns, tf.int64),
@@ -51,9 +54,12 @@ class PairScorer(tf.Module):
             tf.debugging.assert_non_negative(counts, message="turn_counts must not be negative"),
         ]
         with tf.control_dependencies(checks):
-            context = tf.RaggedTensor.from_row_lengths(
-                bound_pieces(self.tokenizer.tokenize(turns, budget), self.max_length), counts)
-        response = bound_pieces(self.tokenizer.tokenize(responses, budget), self.max_length)
+            context = tf.RaggedTensor.from_row_lengths(self.pieces(turns), counts)
+        return self.pack_pieces(context, responses)
+
+    def pack_pieces(self, context: tf.RaggedTensor, responses: tf.Tensor):
+        """The encoder inputs of tokenized contexts [B, (turns), (pieces)] with `responses` [B]."""
+        response = self.pieces(responses)
         with tf.control_dependencies([tf.debugging.assert_positive(
                 response.row_lengths(), message="every response needs at least one token")]):
             response = tf.identity(response)
@@ -61,7 +67,18 @@ class PairScorer(tf.Module):
 
     @tf.function(input_signature=SIGNATURE, reduce_retracing=True)
     def score_batch(self, turns, turn_counts, responses):
-        inputs = self.pack(turns, turn_counts, responses)
+        return self._scores(self.pack(turns, turn_counts, responses))
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="turns"),
+                                  tf.TensorSpec([None], tf.string, name="candidates")])
+    def rank_batch(self, turns, candidates):
+        """Scores [C] of `candidates` [C] after the one context `turns` [n], whose turns are
+        tokenized once for all the candidates."""
+        context = tf.RaggedTensor.from_row_lengths(self.pieces(turns), tf.size(turns, tf.int64)[tf.newaxis])
+        every = tf.zeros([tf.size(candidates)], tf.int32)
+        return self._scores(self.pack_pieces(tf.gather(context, every), candidates))
+
+    def _scores(self, inputs):
         return self.model.scores(inputs["input_word_ids"], inputs["input_mask"], inputs["input_type_ids"])
 
     @tf.function(input_signature=SIGNATURE, reduce_retracing=True)

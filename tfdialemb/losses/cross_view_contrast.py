@@ -32,7 +32,6 @@ def cross_view_contrast(vectors: tf.Tensor, classes: tf.Tensor, temperature: flo
     is_self = tf.equal(own[:, tf.newaxis], tf.range(tf.shape(everyone)[0])[tf.newaxis, :])
     log_probability = tf.nn.log_softmax(tf.where(is_self, -1e9, logits), axis=-1)
     same = tf.equal(classes[:, tf.newaxis], every_class[tf.newaxis, :]) & ~is_self
-    same = tf.cast(same, tf.float32)
-    count = tf.reduce_sum(same, axis=-1)
-    total = tf.reduce_sum(tf.where(same > 0, log_probability, 0.0), axis=-1)
+    count = tf.reduce_sum(tf.cast(same, tf.float32), axis=-1)
+    total = tf.reduce_sum(tf.where(same, log_probability, 0.0), axis=-1)
     return -tf.math.divide_no_nan(total, count)

@@ -1,8 +1,9 @@
 """InfoNCE with in-batch negatives, gathered across replicas.
 
-The objective of contrastive learning with dialogue augmentations (thesis 004: dialogue and its
-augmented view; the released code's symmetric form) and of FGC's cross-view contrast: anchor i's
-positive is positives[i], every other row of the *global* batch is a negative.
+The objective of contrastive learning with dialogue augmentations (the augmentation thesis: a
+dialogue and its augmented view; the released code's symmetric form): anchor i's positive is
+positives[i], every other row of the *global* batch is a negative. FGC's cross-view contrast is
+supervised by class instead (`cross_view_contrast`).
 """
 import tensorflow as tf
 

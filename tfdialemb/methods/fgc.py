@@ -185,7 +185,7 @@ def four_views(batch: Dict[str, tf.Tensor], seed: tf.Tensor, layout: PairLayout,
 FGC_NEGATIVES = Option("fgc_negatives", 1, "Negatives per positive when cutting pairs from dialogues, "
                        "or per positive of a response-selection context (Ubuntu train: 1).", lower_bound=1)
 AUG_STRENGTH = Option("aug_strength", 0.2, "EDA strength p of the response augmentation (FGC Table 5: "
-                      "0.2; 0 gives SimCSE-style dropout views).", lower_bound=0.0)
+                      "0.2; 0 gives SimCSE-style dropout views).", lower_bound=0.0, upper_bound=1.0)
 WORDS = Option("fgc_words", "wordpiece", "Words of the response augmentation: wordpiece (a piece and its "
                "## pieces, for English) or jieba (Chinese; needs `pip install jieba`).",
                choices=augmentation.WORD_UNITS)
@@ -225,8 +225,6 @@ class FgcSpec(MethodSpec):
         return {"negatives": params["fgc_negatives"], "words": params["fgc_words"]}
 
     def check(self, params, run):
-        if params["aug_strength"] > 1:
-            raise ValueError(f"--aug_strength={params['aug_strength']} must be at most 1")
         if params["synonyms"] != "embedding" and not os.path.isfile(params["synonyms"]):
             raise ValueError(f"--synonyms={params['synonyms']}: no such file (or use `embedding`)")
         return []

@@ -64,11 +64,12 @@ def next_sentence_variables(model: PostTrainingModel) -> Dict[str, tf.Variable]:
     return {"kernel": model.next_sentence.kernel, "bias": model.next_sentence.bias}
 
 
-def post_training_batch(batch: Dict[str, tf.Tensor], seed: tf.Tensor, layout: PairLayout, **mask_kwargs):
+def post_training_batch(batch: Dict[str, tf.Tensor], seed: tf.Tensor, layout: PairLayout, pad_id: int,
+                        **mask_kwargs):
     """The masked pairs of a `mlm_nsp` batch: `mask_tokens`' outputs plus `input_type_ids` and
     `next_sentence_labels`."""
     packed = layout.pack(stored_turns(batch["context"], batch["context_mask"]),
-                         stored_pieces(batch["next"], batch["next_mask"])).dense()
+                         stored_pieces(batch["next"], batch["next_mask"])).dense(pad_id)
     masked = mask_tokens(packed["input_word_ids"], packed["input_mask"], seed=seed, **mask_kwargs)
     return dict(masked, input_type_ids=packed["input_type_ids"],
                 next_sentence_labels=batch["next_sentence_labels"])
@@ -107,7 +108,8 @@ class MlmNspSpec(MethodSpec):
                     special_ids=[tokenizer.token_id(t) for t in BERT_SPECIAL_TOKENS],
                     mask_prob=params["mask_prob"], max_predictions=params["max_predictions"])
         return map_with_batch_seeds(dataset, run.seed,
-                                    lambda batch, seed: post_training_batch(batch, seed, layout, **mask))
+                                    lambda batch, seed: post_training_batch(batch, seed, layout,
+                                                                            tokenizer.pad_id, **mask))
 
     def after_build(self, model, params, run):
         load_mlm_head(model, run.init_checkpoint)

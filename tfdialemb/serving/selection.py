@@ -46,10 +46,7 @@ def selection_module(scorer: PairScorer) -> tf.Module:
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="turns"),
                                   tf.TensorSpec([None], tf.string, name="candidates")])
     def rank(turns, candidates):
-        count = tf.size(candidates)
-        repeated = tf.tile(turns, [count])
-        counts = tf.fill([count], tf.size(turns))
-        return {"scores": scorer.score_batch(repeated, counts, candidates)}
+        return {"scores": scorer.rank_batch(turns, candidates)}
 
     module.serve, module.rank = serve, rank
     return module
