@@ -38,3 +38,29 @@ def test_pipeline_benchmark_on_a_tiny_checkpoint(hf_safetensors_dir):
     assert 0 < report["padding_efficiency_max_length"] <= report["padding_efficiency_dynamic"] <= 1
     assert report["padding_efficiency_bucketed"] >= report["padding_efficiency_dynamic"] - 0.05
     assert report["pipeline_vs_encoder"] > 0
+
+
+def test_cold_process_measures_stages_in_order_and_skips_a_missing_reference(hf_safetensors_dir):
+    """A fresh process of each tfdialemb side reaches its stages in order, memory only growing;
+    an interpreter without sentence-transformers gives the reason its column is skipped."""
+    import importlib.util
+    import sys
+
+    from tfdialemb.bench.processes import reference_unavailable, run_side
+    from tfdialemb.bench.startup import format_report
+
+    stages = run_side("tfdialemb", sys.executable, hf_safetensors_dir, None, 4, threads=1)
+    assert list(stages) == ["start", "imported", "loaded", "first"]
+    seconds = [stage["seconds"] for stage in stages.values()]
+    peaks = [stage["peak_mib"] for stage in stages.values()]
+    assert seconds == sorted(seconds) and peaks == sorted(peaks) and seconds[0] >= 0
+    message = reference_unavailable(sys.executable)
+    if importlib.util.find_spec("sentence_transformers") is not None:
+        assert message is None
+        message = "skipped"
+    else:
+        assert "sentence-transformers is not importable" in message and "--reference_python" in message
+    figures = {"imports_s": 1.0, "load_to_first_s": 2.0, "start_to_first_s": 3.0}
+    text = format_report({"checkpoint": "c", "threads": 1, "repeats": 1, "sides": {"tfdialemb": figures},
+                          "reference_skipped": message})
+    assert text.splitlines()[-1] == message

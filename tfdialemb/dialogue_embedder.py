@@ -67,7 +67,7 @@ class DialogueEmbedder(tf.Module):
 
     @tf.function(input_signature=[tf.RaggedTensorSpec([None, None], tf.string, ragged_rank=1),
                                   tf.RaggedTensorSpec([None, None], tf.int32, ragged_rank=1)],
-                 reduce_retracing=True)
+                 reduce_retracing=True, autograph=False)
     def pack_batch(self, turns, speakers) -> DialogueInputs:
         """`turns` [B, (turns)] strings and `speakers` [B, (turns)] role ids 0, 1, ... → the
         encoder's dense inputs, as the build writes them."""
@@ -75,7 +75,7 @@ class DialogueEmbedder(tf.Module):
 
     @tf.function(input_signature=[tf.RaggedTensorSpec([None, None], tf.string, ragged_rank=1),
                                   tf.RaggedTensorSpec([None, None], tf.int32, ragged_rank=1)],
-                 reduce_retracing=True)
+                 reduce_retracing=True, autograph=False)
     def embed_batch(self, turns, speakers):
         """`turns` [B, (turns)] strings and `speakers` [B, (turns)] role ids 0, 1, ... →
         {name: float32 [B, H]}."""

@@ -13,7 +13,10 @@ class SentenceEmbedder(tf.Module):
     """Strings in, pooled last-layer embeddings out.
 
     Inputs are sorted by length and batched so that each batch pads only to its own longest
-    sentence; the output keeps the input order. One trace serves every batch shape.
+    sentence; the output keeps the input order. One trace serves every batch shape, and it is
+    traced without autograph: the graph has no data-dependent Python control flow, and
+    autograph's conversion of Keras and tensorflow-text source was most of the first call's time
+    (the same holds for the other inference and serving functions).
     """
 
     def __init__(self, encoder: Encoder, tokenizer: BertTokenizer, pooling: str = "mean",
@@ -34,7 +37,7 @@ class SentenceEmbedder(tf.Module):
         """From the `sentence` (or `triple`) settings of `tfdialemb.inference.settings`."""
         return cls(encoder, tokenizer, pooling=settings["pooling"], max_length=settings["max_length"])
 
-    @tf.function(input_signature=[tf.TensorSpec([None], tf.string)], reduce_retracing=True)
+    @tf.function(autograph=False, input_signature=[tf.TensorSpec([None], tf.string)], reduce_retracing=True)
     def embed_batch(self, texts):
         inputs = self.tokenizer(texts, max_length=self.max_length)
         return self.encoder.embed(inputs, pooling=self.pooling, training=False)
@@ -42,13 +45,21 @@ class SentenceEmbedder(tf.Module):
     def embed(self, texts: Sequence[str], batch_size: int = 64,
               on_batch: Optional[Callable[[int], None]] = None) -> np.ndarray:
         """Embeddings [len(texts), hidden] float32; `on_batch(n)` is told after each batch of n."""
-        if batch_size < 1:
-            raise ValueError(f"batch_size must be positive, got {batch_size}")
-        order = np.argsort([len(t) for t in texts], kind="stable")
-        output = np.zeros([len(texts), self.encoder.encoder_config.hidden_size], np.float32)
-        for start in range(0, len(texts), batch_size):
-            index = order[start:start + batch_size]
-            output[index] = self.embed_batch(tf.constant([texts[i] for i in index])).numpy()
-            if on_batch is not None:
-                on_batch(len(index))
-        return output
+        return embed_by_length(texts, self.embed_batch, self.encoder.encoder_config.hidden_size,
+                               batch_size, on_batch)
+
+
+def embed_by_length(texts: Sequence[str], embed_batch: Callable[[tf.Tensor], tf.Tensor], hidden_size: int,
+                    batch_size: int, on_batch: Optional[Callable[[int], None]] = None) -> np.ndarray:
+    """`embed_batch` over `texts` in batches of similar length, each padded only to its own
+    longest text; rows of the result [len(texts), hidden_size] keep the input order."""
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be positive, got {batch_size}")
+    order = np.argsort([len(t) for t in texts], kind="stable")
+    output = np.zeros([len(texts), hidden_size], np.float32)
+    for start in range(0, len(texts), batch_size):
+        index = order[start:start + batch_size]
+        output[index] = embed_batch(tf.constant([texts[i] for i in index])).numpy()
+        if on_batch is not None:
+            on_batch(len(index))
+    return output

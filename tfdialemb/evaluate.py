@@ -2,6 +2,7 @@ r"""Evaluates an encoder on one of the papers' tasks and writes a JSON report.
 
   python -m tfdialemb.evaluate --task=TASK --eval_file=PATH (--model_dir=DIR | --init_checkpoint=DIR) \
       --output=report.json [--embedding=KIND] [task flags]
+  python -m tfdialemb.evaluate --task=sr|dsts --eval_file=PATH --saved_model=EXPORT_DIR --output=report.json
 
 Sentence tasks (DialogueCSE): `sr`, semantic retrieval (MAP, MRR, P@k, R@k), and `dsts`, dialogue
 STS (Spearman, Pearson), on the released text file or its converted JSONL. Flags: --pooling=mean|cls,
@@ -105,6 +106,8 @@ flags.DEFINE_enum("task", None, sorted(TASK_EMBEDDINGS), "Evaluation task.")
 flags.DEFINE_string("eval_file", None, "Evaluation set: released text file or converted JSONL.")
 flags.DEFINE_string("model_dir", None, "Trained tfdialemb model directory to evaluate.")
 flags.DEFINE_string("init_checkpoint", None, "Any loadable checkpoint, e.g. an untrained BERT.")
+flags.DEFINE_string("saved_model", None, "sr, dsts: an exported sentence SavedModel (`export "
+                    "--kind=sentence`) instead of a checkpoint; its pooling and max length are fixed.")
 flags.DEFINE_string("output", None, "Where to write the JSON report.")
 flags.DEFINE_integer("batch_size", 64, "Sentences (dialogue task: dialogues / 4) per batch.",
                      lower_bound=1)
@@ -141,7 +144,7 @@ flags.DEFINE_bool("keep_empty_blocks", False, "response_selection: score candida
                   "positive as 0 instead of leaving them out (as taesunwhang/UMS-ResSel does).")
 OVERWRITE.define()
 flags.mark_flags_as_required(["task", "eval_file", "output"])
-flags.mark_flags_as_mutual_exclusive(["model_dir", "init_checkpoint"])
+flags.mark_flags_as_mutual_exclusive(["model_dir", "init_checkpoint", "saved_model"])
 
 
 def settings_kind(task: str, embedding: str) -> Optional[str]:
@@ -168,22 +171,26 @@ def check_flags() -> None:
     if kind not in TASK_EMBEDDINGS[task]:
         raise ValueError(f"--task={task} takes --embedding in {', '.join(TASK_EMBEDDINGS[task])}, "
                          f"not {kind}")
-    has_checkpoint = bool(FLAGS.model_dir or FLAGS.init_checkpoint)
+    if FLAGS.saved_model and task not in SENTENCE_TASKS:
+        raise ValueError(f"--saved_model serves sentence embeddings (--task={'|'.join(SENTENCE_TASKS)}), "
+                         f"not --task={task}")
+    has_checkpoint = bool(FLAGS.model_dir or FLAGS.init_checkpoint or FLAGS.saved_model)
     if kind in WITHOUT_CHECKPOINT and has_checkpoint:
-        raise ValueError(f"--embedding={kind} uses no encoder: drop --model_dir/--init_checkpoint")
+        raise ValueError(f"--embedding={kind} uses no encoder: drop --model_dir/--init_checkpoint/--saved_model")
     if kind not in WITHOUT_CHECKPOINT and not has_checkpoint:
-        raise ValueError(f"--embedding={kind} needs --model_dir or --init_checkpoint")
+        raise ValueError(f"--embedding={kind} needs --model_dir, --init_checkpoint or --saved_model")
     for name, kinds in EMBEDDING_FLAGS.items():
         if FLAGS[name].present and kind not in kinds:
             raise ValueError(f"--{name} does not apply to --embedding={kind}")
     for name, tasks in TASK_FLAGS.items():
         if FLAGS[name].present and task not in tasks:
             raise ValueError(f"--{name} does not apply to --task={task}")
-    read = KIND_SETTINGS[settings_kind(task, kind)] if settings_kind(task, kind) else ()
+    read = KIND_SETTINGS[settings_kind(task, kind)] if settings_kind(task, kind) and not FLAGS.saved_model else ()
     for name in SETTINGS:
         if name in FLAGS and FLAGS[name].present and name not in read:
             raise ValueError(f"--{name} does not apply to --task={task} --embedding={kind}"
-                             + (": every pooling is reported as a view" if name == "pooling" else ""))
+                             + (": every pooling is reported as a view" if name == "pooling" else "")
+                             + (": it is fixed in the exported --saved_model" if FLAGS.saved_model else ""))
     if kind in REQUIRED_FLAG and not FLAGS[REQUIRED_FLAG[kind]].value:
         raise ValueError(f"--embedding={kind} needs --{REQUIRED_FLAG[kind]}")
     from tfdialemb.eval.short_term_planning import MODES as STP_MODES  # pylint: disable=import-outside-toplevel
@@ -244,12 +251,12 @@ def main(argv):
         checkpoint = FLAGS.model_dir or FLAGS.init_checkpoint
         source = ModelSource(checkpoint) if checkpoint else None
         kind = settings_kind(FLAGS.task, FLAGS.embedding)
-        settings = source.settings(kind, given_settings(kind)) if kind else {}
+        settings = source.settings(kind, given_settings(kind)) if kind and source else {}
     except (OSError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     embedding = {"kind": FLAGS.embedding}
-    report = {"task": FLAGS.task, "eval_file": FLAGS.eval_file, "checkpoint": checkpoint}
+    report = {"task": FLAGS.task, "eval_file": FLAGS.eval_file, "checkpoint": checkpoint or FLAGS.saved_model}
     if source and source.method:
         report["method"] = source.method
     try:
@@ -274,9 +281,11 @@ def _sentence_encoder(source, settings: dict):
     """encode(texts) → [n, H] with the checkpoint's sentence embeddings and a progress bar; the
     model is loaded when the task first embeds, so a bad eval file fails before a slow load."""
     from tfdialemb.embedder import SentenceEmbedder  # pylint: disable=import-outside-toplevel
+    from tfdialemb.exported_embedder import ExportedSentenceEmbedder  # pylint: disable=import-outside-toplevel
 
-    embedder = functools.lru_cache(maxsize=None)(lambda: SentenceEmbedder.from_settings(
-        source.pretrained.encoder, source.pretrained.tokenizer, settings))
+    embedder = functools.lru_cache(maxsize=None)(
+        lambda: ExportedSentenceEmbedder(FLAGS.saved_model) if FLAGS.saved_model else SentenceEmbedder.from_settings(
+            source.pretrained.encoder, source.pretrained.tokenizer, settings))
 
     def encode(texts):
         progress = Progress(len(texts), "sentences")

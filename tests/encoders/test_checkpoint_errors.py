@@ -112,7 +112,8 @@ def test_lower_case_inferred_from_a_cased_vocabulary(tmp_path, tiny_state):
 
 
 def test_masked_lm_checkpoint_without_pooler_loads(tmp_path, tiny_state, reference_model):
-    """BertForMaskedLM files have no pooler: the encoder loads, the pooler stays initialised."""
+    """BertForMaskedLM files have no pooler: the encoder loads, the pooler is initialised as BERT
+    initialises new weights (truncated normal, std 0.02; zero bias), not left at zero."""
     state = {k: v for k, v in tiny_state.items() if not k.startswith("pooler.")}
     directory = tiny_bert.write_hf_safetensors_dir(tmp_path, state, prefix="bert.")
     encoder = load_pretrained(directory).encoder
@@ -121,3 +122,6 @@ def test_masked_lm_checkpoint_without_pooler_loads(tmp_path, tiny_state, referen
     ours = encoder({"input_word_ids": ids, "input_mask": np.ones_like(ids)})["sequence_output"].numpy()
     expected = reference_model(input_ids=ids, training=False).last_hidden_state.numpy()
     np.testing.assert_allclose(ours, expected, atol=1e-5)
+    pooler = {v.name.split("/")[-1].split(":")[0]: v.numpy() for v in encoder.bert.weights if "pooler" in v.name}
+    assert 0.01 < pooler["kernel"].std() < 0.03 and np.abs(pooler["kernel"]).max() <= 2 * 0.02 + 1e-6
+    assert not pooler["bias"].any()

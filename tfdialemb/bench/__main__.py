@@ -7,6 +7,8 @@ r"""Benchmarks, reported as throughput and ratios measured in one run.
   python -m tfdialemb.bench --what=incremental [--history_lengths=5,20,50] [--candidates=100] \
       [--k_last_rows=K] [--scorer_mode=c3l]
   python -m tfdialemb.bench --what=selection [--candidates=10] [--max_length=128]
+  python -m tfdialemb.bench --what=startup [--reference_python=PATH] [--repeats=3] [--threads=1]
+  python -m tfdialemb.bench --what=memory [--reference_python=PATH] [--sentences=2000] [--threads=1]
 
 encoder: forward and forward+backward tokens/s with random weights, the machine's dense float32
 matmul FLOP/s measured the same way, and the model-FLOPs utilisation (MFU) against it.
@@ -21,12 +23,20 @@ update the cached rows) vs re-encoding the whole history, per history length, wi
 checked.
 selection: latency of FGC's exported `rank` signature (one context, --candidates candidates) vs
 the bare encoder's forward pass on the same packed pairs.
+startup: in fresh processes, process start → first embedding and model load → first embedding
+of tfdialemb (from the checkpoint, and from its exported SavedModel) vs sentence-transformers on the
+same checkpoint, run by --reference_python (an interpreter with sentence-transformers and torch;
+skipped with a message when it has none).
+memory: peak resident memory of `python -m tfdialemb.encode` (checkpoint, --saved_model) vs
+sentence-transformers encoding the same --sentences demo utterances, and tfdialemb's peak after
+imports, loading, the first embedding and all sentences.
 
 Flags left unset take the benchmark's own default (DEFAULTS, or the method spec's
 `bench_defaults`); every benchmark that loads a checkpoint uses the packaged MiniLM unless
 --init_checkpoint names one.
 """
 import json
+import sys
 
 from absl import app, flags
 
@@ -37,10 +47,12 @@ DEFAULTS = {
     "pipeline": {"batch": 32, "dialogues": 2000, "max_length": 64, "steps": 10, "warmup": 2},
     "incremental": {"max_length": 128, "steps": 5, "warmup": 1},
     "selection": {"max_length": 128, "steps": 10, "warmup": 2},
+    "memory": {"batch": 64},
 }
 
 FLAGS = flags.FLAGS
-flags.DEFINE_enum("what", "encoder", ["encoder", "pipeline", "method", "incremental", "selection"],
+flags.DEFINE_enum("what", "encoder", ["encoder", "pipeline", "method", "incremental", "selection", "startup",
+                                      "memory"],
                   "What to benchmark (--method=NAME alone implies method).")
 flags.DEFINE_enum("config", "mini", ["base", "mini", "tiny"],
                   "Encoder size (--what=encoder): base 12 x 768, mini 6 x 384, tiny 2 x 32.")
@@ -67,6 +79,11 @@ flags.DEFINE_enum("scorer_mode", "c3l", ["c3l", "c3l_maxsim", "bi_b2", "ccl"],
                   "incremental: the SequenceScorer mode timed.")
 flags.DEFINE_string("init_checkpoint", None, "Tokenizer and encoder (pipeline, method, incremental); "
                     "default the packaged MiniLM.")
+flags.DEFINE_string("reference_python", sys.executable, "startup, memory: the interpreter that runs "
+                    "sentence-transformers (default: this one).")
+flags.DEFINE_integer("repeats", 3, "startup: fresh processes per side (the median is reported).", lower_bound=1)
+flags.DEFINE_integer("threads", 1, "startup, memory: intra- and inter-op threads on every side.", lower_bound=1)
+flags.DEFINE_integer("sentences", 2000, "memory: demo utterances encoded.", lower_bound=1)
 flags.DEFINE_string("output", None, "Also write the figures to this JSON file.")
 OVERWRITE.define()
 
@@ -138,6 +155,15 @@ def _bench() -> int:
         defaults = DEFAULTS["selection"]
         report = bench_selection(_checkpoint(), FLAGS.candidates or 10, max_length=setting(defaults, "max_length"),
                                  steps=setting(defaults, "steps"), warmup=setting(defaults, "warmup"))
+    elif what == "startup":
+        from tfdialemb.bench.startup import bench_startup, format_report  # pylint: disable=import-outside-toplevel
+
+        report = bench_startup(_checkpoint(), FLAGS.reference_python, FLAGS.repeats, FLAGS.threads)
+    elif what == "memory":
+        from tfdialemb.bench.memory import bench_memory, format_report  # pylint: disable=import-outside-toplevel
+
+        report = bench_memory(_checkpoint(), FLAGS.reference_python, FLAGS.sentences,
+                              setting(DEFAULTS["memory"], "batch"), FLAGS.threads)
     elif what == "encoder":
         from tfdialemb.bench.encoder import bench_encoder, format_report  # pylint: disable=import-outside-toplevel
 

@@ -1,5 +1,7 @@
-"""The benchmarks' data: examples built from the generated demo corpus."""
+"""The benchmarks' data: utterances and examples built from the generated demo corpus."""
+import itertools
 import os
+from typing import List
 
 
 def demo_build(directory: str, dialogues: int, builder, tokenizer, options) -> str:
@@ -27,3 +29,11 @@ def padding_feeds(built: str, batch: int, seed: int, pad_to: int) -> dict:
         "padded": make_dataset(built, batch, training=True, seed=seed, bucket_boundaries=None,
                                pad_to=pad_to),
     }
+
+
+def demo_utterances(count: int, seed: int = 0) -> List[str]:
+    """The first `count` turn texts of the demo corpus, dialogue after dialogue."""
+    from tfdialemb.demo_corpus import MIN_TURNS, generate  # pylint: disable=import-outside-toplevel
+
+    turns = (turn.text for dialogue in generate(count // MIN_TURNS + 1, seed) for turn in dialogue.turns)
+    return list(itertools.islice(turns, count))

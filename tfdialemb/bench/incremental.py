@@ -11,24 +11,16 @@ turns) runs on through the next dialogues, and the candidates are the turns afte
 history. Each timed incremental turn needs a scorer holding exactly h - 1 utterances, so
 `warmup + steps` scorers grow side by side and each times one turn per length.
 """
-import itertools
 from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
+from tfdialemb.bench.demo_data import demo_utterances
 from tfdialemb.bench.timing import time_alternating
 
 SCORE_RTOL = 1e-4
 """Relative agreement required between the two paths: both sum float32 embeddings in float64,
 but the encoder sees different batches (one utterance's variants vs the whole history)."""
-
-
-def demo_utterances(count: int, seed: int = 0) -> List[str]:
-    """The first `count` turn texts of the demo corpus, dialogue after dialogue."""
-    from tfdialemb.demo_corpus import MIN_TURNS, generate  # pylint: disable=import-outside-toplevel
-
-    turns = (turn.text for dialogue in generate(count // MIN_TURNS + 1, seed) for turn in dialogue.turns)
-    return list(itertools.islice(turns, count))
 
 
 def bench_incremental(checkpoint: str, history_lengths: Sequence[int] = (5, 20, 50),

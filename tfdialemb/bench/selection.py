@@ -23,7 +23,7 @@ def bench_selection(checkpoint: str, candidates: int = 10, context_turns: int = 
     import tensorflow as tf
     import tensorflow_text  # noqa: F401  (registers the ops the export's graph uses)
 
-    from tfdialemb.bench.incremental import demo_utterances
+    from tfdialemb.bench.demo_data import demo_utterances
     from tfdialemb.demo_corpus import generate
     from tfdialemb.encoders import load_pretrained
     from tfdialemb.inference.pair_scorer import PairScorer

@@ -60,12 +60,12 @@ class _Tokenizing:
         self.schema = schema
         self.cls, self.sep = tokenizer.cls_id, tokenizer.sep_id
         self.keep = max_length - 2
-        self._tokenize = tf.function(lambda texts: tokenizer.tokenize(texts, max_length),
+        self._tokenize = tf.function(lambda texts: tokenizer.tokenize(texts, max_length), autograph=False,
                                      input_signature=[tf.TensorSpec([None], tf.string)])
         separator = separator_id(tokenizer, dialogue_separator)
 
         @tf.function(input_signature=[tf.TensorSpec([None], tf.string), tf.TensorSpec([None], tf.int32),
-                                      tf.TensorSpec([None], tf.int64)])
+                                      tf.TensorSpec([None], tf.int64)], autograph=False)
         def pack(texts, roles, turn_counts):
             pieces = tf.RaggedTensor.from_row_lengths(tokenizer.tokenize(texts, max_length), turn_counts)
             return pack_dialogues(pieces, tf.RaggedTensor.from_row_lengths(roles, turn_counts),

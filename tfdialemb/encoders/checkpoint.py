@@ -131,7 +131,7 @@ def load_pretrained(
     }
     if kind == "tfdialemb":
         saved_config = load_encoder_config(directory)
-        encoder = Encoder(saved_config.replace(**extra)).build_variables()
+        encoder = Encoder(saved_config.replace(**extra), random_init=False).build_variables()
         _restore_own(encoder, _latest_own(directory), saved_config)
     else:
         config = load_encoder_config(directory).replace(**extra)
@@ -141,7 +141,7 @@ def load_pretrained(
                 f"{directory}: vocab.txt has {tokenizer.vocab_size} tokens but {config_file} says "
                 f"vocab_size {config.vocab_size}"
             )
-        encoder = Encoder(config).build_variables()
+        encoder = Encoder(config, random_init=False).build_variables()
         weights, source = _read_external(directory, kind, config)
         assign_bert_weights(encoder, weights, source)
     _log.info("loaded %s checkpoint %s (lower_case=%s)", kind, directory, tokenizer.lower_case)
@@ -211,7 +211,7 @@ def load_own_encoder(directory: str, restore: bool = True) -> Tuple[Encoder, Ber
     if detect_kind(directory) != "tfdialemb":
         raise CheckpointError(f"{directory}: not a tfdialemb checkpoint directory")
     saved_config = load_encoder_config(directory)
-    encoder = Encoder(saved_config).build_variables()
+    encoder = Encoder(saved_config, random_init=False).build_variables()
     path = _latest_own(directory)
     if restore:
         _restore_own(encoder, path, saved_config)

@@ -5,7 +5,7 @@ from typing import Dict, List, Tuple
 import numpy as np
 import tensorflow as tf
 
-from tfdialemb.encoders.encoder import Encoder
+from tfdialemb.encoders.encoder import Encoder, random_initializer
 
 
 _log = logging.getLogger(__name__)
@@ -66,13 +66,17 @@ def assign_named_weights(variables: Dict[str, tf.Variable], weights: Dict[str, n
 def assign_bert_weights(encoder: Encoder, weights: Dict[str, np.ndarray], source: str) -> None:
     """Assigns `weights` (Model Garden names and shapes) to every BertEncoderV2 variable.
 
-    Masked-LM checkpoints (BertForMaskedLM) have no pooler; it then keeps its random
-    initialisation (mean and [CLS] pooling never use it).
+    Masked-LM checkpoints (BertForMaskedLM) have no pooler; it is then initialised randomly
+    (mean and [CLS] pooling never use it).
     """
-    left = assign_named_weights(bert_variables(encoder), weights, source, "the weights",
-                                optional=("pooler_transform/",))
+    variables = bert_variables(encoder)
+    left = assign_named_weights(variables, weights, source, "the weights", optional=("pooler_transform/",))
     if left:
-        _log.warning("%s: no pooler weights; the pooler keeps its random initialisation", source)
+        _log.warning("%s: no pooler weights; the pooler is initialised randomly", source)
+        initializer = random_initializer(encoder.encoder_config)
+        for name in left:
+            variables[name].assign(initializer(variables[name].shape, variables[name].dtype)
+                                   if name.endswith("kernel") else tf.zeros_like(variables[name]))
 
 
 def _preview(items, limit=6):

@@ -65,12 +65,12 @@ class PairScorer(tf.Module):
             response = tf.identity(response)
         return self.layout.pack(context, response).dense(self.tokenizer.pad_id)
 
-    @tf.function(input_signature=SIGNATURE, reduce_retracing=True)
+    @tf.function(autograph=False, input_signature=SIGNATURE, reduce_retracing=True)
     def score_batch(self, turns, turn_counts, responses):
         return self._scores(self.pack(turns, turn_counts, responses))
 
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="turns"),
-                                  tf.TensorSpec([None], tf.string, name="candidates")])
+                                  tf.TensorSpec([None], tf.string, name="candidates")], autograph=False)
     def rank_batch(self, turns, candidates):
         """Scores [C] of `candidates` [C] after the one context `turns` [n], whose turns are
         tokenized once for all the candidates."""
@@ -81,7 +81,7 @@ class PairScorer(tf.Module):
     def _scores(self, inputs):
         return self.model.scores(inputs["input_word_ids"], inputs["input_mask"], inputs["input_type_ids"])
 
-    @tf.function(input_signature=SIGNATURE, reduce_retracing=True)
+    @tf.function(autograph=False, input_signature=SIGNATURE, reduce_retracing=True)
     def represent_batch(self, turns, turn_counts, responses):
         inputs = self.pack(turns, turn_counts, responses)
         return self.model.representations(inputs["input_word_ids"], inputs["input_mask"],

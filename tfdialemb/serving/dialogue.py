@@ -45,7 +45,7 @@ def dialogue_module(embedder: DialogueEmbedder, pooling: str = "interlocutor") -
     module = layout.encoder_module(embedder.encoder, embedder.tokenizer)
     interlocutors = [name for name in embedder.names if name not in POOLINGS]
 
-    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="turns"),
+    @tf.function(autograph=False, input_signature=[tf.TensorSpec([None], tf.string, name="turns"),
                                   tf.TensorSpec([None], tf.int32, name="turn_counts"),
                                   tf.TensorSpec([None], tf.int32, name="speakers")])
     def serve(turns, turn_counts, speakers):

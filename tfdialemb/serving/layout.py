@@ -28,16 +28,30 @@ SignatureFunction = tf.types.experimental.GenericFunction
 """A tf.function with an input_signature of named TensorSpecs, returning a dict of tensors."""
 
 
-def next_version(export_dir: str) -> int:
-    """One more than the highest numeric subdirectory of `export_dir`, else 1.
-
-    TF Serving serves only numeric subdirectories, so anything else there is ignored.
-    """
+def versions(export_dir: str) -> list:
+    """The numeric subdirectories of `export_dir`, ascending: TF Serving serves only those, so
+    anything else there is ignored."""
     if not os.path.isdir(export_dir):
-        return 1
-    versions = [int(name) for name in os.listdir(export_dir)
-                if re.fullmatch(r"[0-9]+", name) and os.path.isdir(os.path.join(export_dir, name))]
-    return max(versions, default=0) + 1
+        return []
+    return sorted(int(name) for name in os.listdir(export_dir)
+                  if re.fullmatch(r"[0-9]+", name) and os.path.isdir(os.path.join(export_dir, name)))
+
+
+def next_version(export_dir: str) -> int:
+    """One more than the highest version of `export_dir`, else 1."""
+    return max(versions(export_dir), default=0) + 1
+
+
+def saved_model_dir(path: str) -> str:
+    """The SavedModel `path` names: a version directory itself, or the highest version of an
+    export directory, as TF Serving would serve it."""
+    if os.path.isfile(os.path.join(path, "saved_model.pb")):
+        return path
+    found = versions(path)
+    if not found:
+        raise FileNotFoundError(f"{path}: neither a SavedModel (saved_model.pb) nor an export directory "
+                                "with numbered versions; write one with `python -m tfdialemb.export`")
+    return os.path.join(path, str(found[-1]))
 
 
 def version_dir(export_dir: str, version: Optional[int] = None) -> str:

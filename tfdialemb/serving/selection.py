@@ -39,12 +39,12 @@ def selection_module(scorer: PairScorer) -> tf.Module:
     module = layout.encoder_module(scorer.model.encoder, scorer.tokenizer)
     module.head_variables = list(scorer.model.selection.variables)
 
-    @tf.function(input_signature=SIGNATURE)
+    @tf.function(autograph=False, input_signature=SIGNATURE)
     def serve(turns, turn_counts, responses):
         return {"probabilities": scorer.score_batch(turns, turn_counts, responses)}
 
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="turns"),
-                                  tf.TensorSpec([None], tf.string, name="candidates")])
+                                  tf.TensorSpec([None], tf.string, name="candidates")], autograph=False)
     def rank(turns, candidates):
         return {"scores": scorer.rank_batch(turns, candidates)}
 

@@ -23,7 +23,7 @@ def sentence_module(embedder: SentenceEmbedder) -> tf.Module:
     """The object to save, with its signature function as `serve`."""
     module = layout.encoder_module(embedder.encoder, embedder.tokenizer)
 
-    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name=INPUT_NAME)])
+    @tf.function(autograph=False, input_signature=[tf.TensorSpec([None], tf.string, name=INPUT_NAME)])
     def serve(sentences):
         return {OUTPUT_NAME: embedder.embed_batch(sentences)}
 

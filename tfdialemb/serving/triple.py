@@ -127,24 +127,24 @@ def triple_module(embedder: SentenceEmbedder, curved: str = "c3l",
 
     k_last_rows = tf.TensorSpec([], tf.int32, name="k_last_rows")
 
-    @tf.function(input_signature=[utterances])
+    @tf.function(autograph=False, input_signature=[utterances])
     def encode_context(utterances):
         texts = tf.concat([tf.strings.join([prefix, utterances]) for _, prefix in variants], 0)
         encoded = tf.reshape(embedder.embed_batch(texts), [len(variants), -1, hidden])
         return {name: encoded[v] for v, (name, _) in enumerate(variants)}
 
-    @tf.function(input_signature=[utterances])
+    @tf.function(autograph=False, input_signature=[utterances])
     def encode_candidates(utterances):
         return {"after": embedder.embed_batch(tf.strings.join([after_text(""), utterances]))}
 
-    @tf.function(input_signature=[rows("b1"), rows("b2"), rows("candidates"), k_last_rows])
+    @tf.function(autograph=False, input_signature=[rows("b1"), rows("b2"), rows("candidates"), k_last_rows])
     def score(b1, b2, candidates, k_last_rows):
         b1, b2, first = _triangle(b1, b2, k_last_rows)
         sums = curved_scoring.row_sums(b1, b2)[first:]
         return {"scores": curved_scoring.scores_from_row_sums(
             sums, tf.cast(candidates, tf.float64))}
 
-    @tf.function(input_signature=[rows("b1"), rows("b2"), rows("candidates"), k_last_rows])
+    @tf.function(autograph=False, input_signature=[rows("b1"), rows("b2"), rows("candidates"), k_last_rows])
     def score_maxsim(b1, b2, candidates, k_last_rows):
         b1, b2, first = _triangle(b1, b2, k_last_rows)
         pairs = curved_scoring.triangle_pairs(tf.shape(b1)[0])
@@ -152,7 +152,7 @@ def triple_module(embedder: SentenceEmbedder, curved: str = "c3l",
         return {"scores": curved_scoring.maxsim_scores_from_mixes(
             curved_scoring.pair_mixes(b1, b2, pairs), pairs, tf.cast(candidates, tf.float64))}
 
-    @tf.function(input_signature=[rows("before"), rows("candidates")])
+    @tf.function(autograph=False, input_signature=[rows("before"), rows("candidates")])
     def score_bi(before, candidates):
         with tf.control_dependencies([_history_check(before)]):
             before = tf.cast(before, tf.float64)

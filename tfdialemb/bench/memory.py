@@ -1,0 +1,51 @@
+"""Peak memory of encoding a file of sentences: `python -m tfdialemb.encode` (from the checkpoint
+and with --saved_model) vs sentence-transformers encoding the same sentences, each in a fresh
+process, and where tfdialemb's peak builds up (after imports, loading, the first embedding, all)."""
+import os
+import sys
+import tempfile
+
+from tfdialemb.bench.demo_data import demo_utterances
+from tfdialemb.bench.processes import REFERENCE, peak_mib, reference_unavailable, run_side
+from tfdialemb.bench.startup import export_for_bench
+
+
+def bench_memory(checkpoint: str, reference_python: str, sentences: int, batch_size: int, threads: int) -> dict:
+    skipped = reference_unavailable(reference_python)
+    with tempfile.TemporaryDirectory() as directory:
+        saved_model = export_for_bench(checkpoint, directory)
+        source = os.path.join(directory, "sentences.txt")
+        with open(source, "w", encoding="utf-8") as f:
+            f.writelines(text.replace("\n", " ") + "\n" for text in demo_utterances(sentences))
+        encode = [sys.executable, "-m", "tfdialemb.encode", f"--input={source}", f"--batch_size={batch_size}",
+                  "--overwrite", f"--output={os.path.join(directory, 'out.npy')}"]
+        peaks = {"tfdialemb": peak_mib(encode + [f"--init_checkpoint={checkpoint}"], threads),
+                 "tfdialemb_saved_model": peak_mib(encode + [f"--saved_model={saved_model}"], threads)}
+        if not skipped:
+            peaks["sentence_transformers"] = peak_mib(
+                [reference_python, "-c", REFERENCE, "checkpoint", checkpoint, source, str(batch_size), str(threads)],
+                threads)
+        stages = run_side("tfdialemb", sys.executable, checkpoint, source, batch_size, threads)
+    report = {"checkpoint": checkpoint, "sentences": sentences, "batch_size": batch_size, "threads": threads,
+              "peak_mib": peaks, "tfdialemb_stages_peak_mib": {name: stage["peak_mib"] for name, stage in stages.items()},
+              "reference_skipped": skipped}
+    if not skipped:
+        report["ratios"] = {side: peaks[side] / peaks["sentence_transformers"]
+                            for side in ("tfdialemb", "tfdialemb_saved_model")}
+    return report
+
+
+def format_report(report: dict) -> str:
+    lines = [f"peak resident memory encoding {report['sentences']} sentences, batch {report['batch_size']}, "
+             f"{report['threads']} thread(s) ({report['checkpoint']})"]
+    for side, peak in report["peak_mib"].items():
+        ratio = report.get("ratios", {}).get(side)
+        lines.append(f"  {side:<24}{peak:>8.0f} MiB" + (f"  {ratio:.2f}x sentence_transformers" if ratio else ""))
+    if report["reference_skipped"]:
+        lines.append(report["reference_skipped"])
+    previous = 0.0
+    lines.append("tfdialemb's peak as it builds up (MiB, and what each stage adds):")
+    for stage, peak in report["tfdialemb_stages_peak_mib"].items():
+        lines.append(f"  {stage:<10}{peak:>8.0f}  +{peak - previous:.0f}")
+        previous = peak
+    return "\n".join(lines)
