@@ -142,8 +142,7 @@ def load_pretrained(
                 f"vocab_size {config.vocab_size}"
             )
         encoder = Encoder(config, random_init=False).build_variables()
-        weights, source = _read_external(directory, kind, config)
-        assign_bert_weights(encoder, weights, source)
+        _assign_external(encoder, directory, kind)
     _log.info("loaded %s checkpoint %s (lower_case=%s)", kind, directory, tokenizer.lower_case)
     return Pretrained(encoder=encoder, tokenizer=tokenizer, kind=kind, directory=directory)
 
@@ -245,12 +244,14 @@ def _restore_own(encoder: Encoder, path: str, saved: EncoderConfig) -> None:
         ) from None
 
 
-def _read_external(directory: str, kind: str, config: EncoderConfig):
-    """(weights, the file they came from); a CheckpointError when a file cannot be read."""
+def _assign_external(encoder: Encoder, directory: str, kind: str) -> None:
+    """Reads the weights of an external checkpoint into `encoder`, tensor by tensor; a
+    CheckpointError when a file cannot be read."""
     from safetensors import SafetensorError  # pylint: disable=import-outside-toplevel
 
     try:
-        return _read_external_files(directory, kind, config)
+        weights, source = _read_external_files(directory, kind, encoder.encoder_config)
+        assign_bert_weights(encoder, weights, source)
     except (OSError, tf.errors.OpError, SafetensorError) as e:
         first_line = str(e).splitlines()[0] if str(e) else type(e).__name__
         raise CheckpointError(f"{directory}: cannot read its weights ({first_line}); the file is damaged or "

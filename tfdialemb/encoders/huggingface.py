@@ -6,7 +6,7 @@ mapped to Model Garden's BertEncoderV2 names, where the attention projections ar
 EinsumDense kernels ([H, heads, head_dim] in, [heads, head_dim, H] out).
 """
 import re
-from typing import Dict
+from typing import Callable, Dict, Iterator, Mapping, Tuple
 
 import numpy as np
 
@@ -38,59 +38,95 @@ _TOP_TENSORS = {
 }
 
 
-def pytorch_to_model_garden(
-    state: Dict[str, np.ndarray], config: EncoderConfig
-) -> Dict[str, np.ndarray]:
+class ConvertedWeights(Mapping):
+    """Tensors under Model Garden names, each read from `state` and converted only when asked
+    for: a loaded model is never held twice in memory beside the variables it is assigned to."""
+
+    def __init__(self, state: Mapping, plan: Dict[str, Tuple[str, Callable[[np.ndarray], np.ndarray]]]):
+        self._state = state
+        self._plan = plan
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        source, convert = self._plan[name]
+        return convert(self._state[source])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._plan)
+
+    def __len__(self) -> int:
+        return len(self._plan)
+
+
+def pytorch_to_model_garden(state: Mapping, config: EncoderConfig) -> ConvertedWeights:
     """Maps a PyTorch-layout BERT or ELECTRA state dict (with or without the `bert.` / `electra.`
-    prefix) to V2 names."""
-    heads = config.num_attention_heads
-    head_dim = config.hidden_size // heads
-    converted = {}
-    for name, value in state.items():
-        name = next((name[len(p):] for p in _PREFIXES if name.startswith(p)), name)
-        if _IGNORED.match(name):
+    prefix) to V2 names; names it does not know keep theirs, to be reported as unexpected."""
+    plan = {}
+    for name in state:
+        short = next((name[len(p):] for p in _PREFIXES if name.startswith(p)), name)
+        if _IGNORED.match(short):
             continue
-        module, _, param = name.rpartition(".")
-        param = {"gamma": "weight", "beta": "bias"}.get(param, param)
-        layer = _LAYER.match(module)
-        if layer:
-            index, sub = layer.groups()
-            if sub not in _LAYER_TENSORS:
-                converted[name] = value  # reported as unexpected by the assignment
-                continue
-            target = f"transformer/layer_{index}/{_LAYER_TENSORS[sub]}"
-        elif module in _TOP_TENSORS:
-            target = _TOP_TENSORS[module]
-        else:
-            converted[name] = value
-            continue
-        if target.endswith("/embeddings"):
-            converted[target] = value
-            continue
-        is_norm = "layer_norm" in target
-        if is_norm:
-            converted[f"{target}/{'gamma' if param == 'weight' else 'beta'}"] = value
-            continue
-        if param == "weight":
-            kernel = value.T  # [in, out]
-            if target.endswith(("/query", "/key", "/value")):
-                kernel = kernel.reshape(config.hidden_size, heads, head_dim)
-            elif target.endswith("/attention_output"):
-                kernel = kernel.reshape(heads, head_dim, config.hidden_size)
-            converted[f"{target}/kernel"] = kernel
-        else:
-            bias = value
-            if target.endswith(("/query", "/key", "/value")):
-                bias = bias.reshape(heads, head_dim)
-            converted[f"{target}/bias"] = bias
-    return converted
+        target, convert = _conversion(short, config)
+        plan[target] = (name, convert)
+    return ConvertedWeights(state, plan)
 
 
-def read_safetensors(path: str) -> Dict[str, np.ndarray]:
-    """PyTorch-layout tensors of a `model.safetensors` file."""
-    from safetensors.numpy import load_file  # pylint: disable=import-outside-toplevel
+def _conversion(name: str, config: EncoderConfig) -> Tuple[str, Callable[[np.ndarray], np.ndarray]]:
+    """(V2 name, how the value changes) of one tensor: Linear weights [out, in] become kernels
+    [in, out], per head for the attention projections."""
+    keep = lambda value: value  # noqa: E731
+    module, _, param = name.rpartition(".")
+    param = {"gamma": "weight", "beta": "bias"}.get(param, param)
+    layer = _LAYER.match(module)
+    if layer:
+        index, sub = layer.groups()
+        if sub not in _LAYER_TENSORS:
+            return name, keep
+        target = f"transformer/layer_{index}/{_LAYER_TENSORS[sub]}"
+    elif module in _TOP_TENSORS:
+        target = _TOP_TENSORS[module]
+    else:
+        return name, keep
+    if target.endswith("/embeddings"):
+        return target, keep
+    if "layer_norm" in target:
+        return f"{target}/{'gamma' if param == 'weight' else 'beta'}", keep
+    hidden, heads = config.hidden_size, config.num_attention_heads
+    per_head = [heads, hidden // heads]
+    if param == "weight":
+        if target.endswith(("/query", "/key", "/value")):
+            return f"{target}/kernel", lambda value: value.T.reshape([hidden] + per_head)
+        if target.endswith("/attention_output"):
+            return f"{target}/kernel", lambda value: value.T.reshape(per_head + [hidden])
+        return f"{target}/kernel", lambda value: value.T
+    if target.endswith(("/query", "/key", "/value")):
+        return f"{target}/bias", lambda value: value.reshape(per_head)
+    return f"{target}/bias", keep
 
-    return load_file(path)
+
+class SafetensorsFile(Mapping):
+    """The tensors of a `model.safetensors` file, each read from disk when asked for."""
+
+    def __init__(self, path: str):
+        from safetensors import safe_open  # pylint: disable=import-outside-toplevel
+
+        self._file = safe_open(path, framework="numpy")
+        self._names = list(self._file.keys())
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        if name not in self._names:
+            raise KeyError(name)
+        return self._file.get_tensor(name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+
+def read_safetensors(path: str) -> SafetensorsFile:
+    """PyTorch-layout tensors of a `model.safetensors` file, read one at a time."""
+    return SafetensorsFile(path)
 
 
 _TF_NAME = re.compile(r"(?:^|/)(?:bert|electra)/((?:embeddings|embeddings_project|encoder|pooler)/.+?)(?::0)?$")

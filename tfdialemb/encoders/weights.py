@@ -1,6 +1,6 @@
 """Assigns externally read BERT weights to the encoder by Model Garden variable name."""
 import logging
-from typing import Dict, List, Tuple
+from typing import Dict, List, Mapping, Tuple
 
 import numpy as np
 import tensorflow as tf
@@ -30,24 +30,27 @@ def bert_variables(encoder: Encoder) -> Dict[str, tf.Variable]:
     return named
 
 
-def assign_named_weights(variables: Dict[str, tf.Variable], weights: Dict[str, np.ndarray],
+def assign_named_weights(variables: Dict[str, tf.Variable], weights: Mapping[str, np.ndarray],
                          source: str, what: str, optional: Tuple[str, ...] = ()) -> List[str]:
     """Assigns `weights[name]` to each `variables[name]`; returns the optional names left as
     initialised.
 
     Raises one CheckpointError naming `source` and listing every missing, unexpected or
     mis-shaped tensor, so a wrong config or a truncated file is reported in one go. Variables whose
-    name starts with one of `optional` may be absent from `weights`.
+    name starts with one of `optional` may be absent from `weights`. Each value is read once,
+    when it is assigned, so `weights` may read them lazily.
     """
     absent = sorted(set(variables) - set(weights))
     left = [name for name in absent if name.startswith(optional)] if optional else []
     missing = [name for name in absent if name not in left]
     unexpected = sorted(set(weights) - set(variables))
-    mismatched = sorted(
-        f"{name}: checkpoint {tuple(weights[name].shape)} vs config {tuple(variables[name].shape)}"
-        for name in set(variables) & set(weights)
-        if tuple(weights[name].shape) != tuple(variables[name].shape)
-    )
+    mismatched = []
+    for name in sorted(set(variables) & set(weights)):
+        value, variable = weights[name], variables[name]
+        if tuple(value.shape) != tuple(variable.shape):
+            mismatched.append(f"{name}: checkpoint {tuple(value.shape)} vs config {tuple(variable.shape)}")
+        elif not (missing or unexpected or mismatched):
+            variable.assign(np.asarray(value, variable.dtype.as_numpy_dtype))
     problems = []
     if missing:
         problems.append(f"missing {len(missing)} tensors: {_preview(missing)}")
@@ -57,9 +60,6 @@ def assign_named_weights(variables: Dict[str, tf.Variable], weights: Dict[str, n
         problems.append(f"mismatched shapes: {_preview(mismatched)}")
     if problems:
         raise CheckpointError(f"{source}: {what} do not fit the encoder config; " + "; ".join(problems))
-    for name, variable in variables.items():
-        if name in weights:
-            variable.assign(weights[name].astype(variable.dtype.as_numpy_dtype))
     return left
 
 
