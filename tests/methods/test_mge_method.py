@@ -110,3 +110,13 @@ def test_too_few_stored_negatives_is_an_error():
                                          negatives=9)
     with pytest.raises(tf.errors.InvalidArgumentError, match="fewer negatives"):
         model.per_example_loss(batch, training=False)
+
+
+def test_released_variant_refuses_the_options_it_ignores():
+    from tfdialemb.methods.spec import get_method
+
+    spec = get_method("mge")
+    assert spec.resolve({"mge_variant": "released", "turns": 3})["turns"] == 3
+    with pytest.raises(ValueError, match=r"--aggregation, --temperature do\(es\) not apply to --mge_variant=released"):
+        spec.resolve({"mge_variant": "released", "temperature": 0.05, "aggregation": "i1"})
+    assert spec.resolve({"temperature": 0.05})["temperature"] == 0.05

@@ -125,6 +125,16 @@ class MgeSpec(MethodSpec):
     offers = ("sentence",)
     bench_defaults = {"batch": 32, "dialogues": 2000, "max_length": 64, "steps": 10, "warmup": 2}
 
+    def resolve(self, given=None):
+        """The options, refusing those the released scoring has no use for: it scales logits by
+        0.1 instead of a temperature and sums over turns instead of I1/I2."""
+        params = super().resolve(given)
+        unused = sorted(set(given or {}) & {TEMPERATURE.name, AGGREGATION.name})
+        if params[VARIANT.name] == "released" and unused:
+            raise ValueError(f"{', '.join('--' + name for name in unused)} do(es) not apply to "
+                             f"--{VARIANT.name}=released (×0.1 logit scaling, Σ(1+α)R̂ over the turns); drop it")
+        return params
+
     def builder_params(self, params):
         return {"negatives": params["negatives"], "context_before": params["turns"],
                 "context_after": params["turns"]}

@@ -97,7 +97,11 @@ def main(command: str) -> int:
     settings = training_settings(spec)
     for name, value in settings.items():
         FLAGS[name].value = value
-    params = spec.resolve({o.name: FLAGS[o.name].value for o in spec.options if FLAGS[o.name].present})
+    try:
+        params = spec.resolve({o.name: FLAGS[o.name].value for o in spec.options if FLAGS[o.name].present})
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     print(f"{spec.name}: " + ", ".join(f"{name} {value}" for name, value in {**settings, **params}.items()
                                        if value is not None), flush=True)
     return run(spec, params)
