@@ -19,16 +19,16 @@ def _rows(counts, width=4, length=3, start=1):
     return ids, (ids > 0).astype(np.int32)
 
 
-@pytest.mark.parametrize("variant, turns, expected_before, expected_after", [
+@pytest.mark.parametrize("split, turns, expected_before, expected_after", [
     # (before count, after count) per example: (3, 2), (0, 3), (1, 0), (4, 1)
-    ("paper", 3, [[1, 2], [], [0], [2, 3]], [[0], [0, 1, 2], [], [0]]),
-    ("paper", 1, [[2], [], [0], [3]], [[], [0], [], []]),
-    ("released", 3, [[0, 1, 2], [], [0], [1, 2, 3]], [[0, 1], [0, 1, 2], [], [0]]),
+    ("nearest", 3, [[1, 2], [], [0], [2, 3]], [[0], [0, 1, 2], [], [0]]),
+    ("nearest", 1, [[2], [], [0], [3]], [[], [0], [], []]),
+    ("per_side", 3, [[0, 1, 2], [], [0], [1, 2, 3]], [[0, 1], [0, 1, 2], [], [0]]),
 ])
-def test_context_selection_hand_worked(variant, turns, expected_before, expected_after):
+def test_context_selection_hand_worked(split, turns, expected_before, expected_after):
     before, before_mask = _rows([3, 0, 1, 4], start=1)
     after, after_mask = _rows([2, 3, 0, 1], start=5)
-    rows, mask, turn_mask = select_context(before, before_mask, after, after_mask, turns, variant)
+    rows, mask, turn_mask = select_context(before, before_mask, after, after_mask, turns, split)
     rows, mask, turn_mask = rows.numpy(), mask.numpy(), turn_mask.numpy()
     assert rows.shape[1] == 2 * turns
     for b in range(4):
@@ -71,9 +71,9 @@ def test_loss_is_nt_xent_of_the_mge_logits_recomputed_from_parts():
     rng = np.random.default_rng(0)
     batch = _batch(rng)
     encoder = Encoder(EncoderConfig.from_huggingface(tiny_bert.HF_CONFIG)).build_variables()
-    model = MatchingGuidedEmbeddingModel(encoder, turns=2, negatives=2)
+    model = MatchingGuidedEmbeddingModel(encoder, turns=2, negatives=2, context_split="nearest")
     losses, metrics = model.per_example_loss(batch, training=False)
-    # Second path: context chosen by hand (turns=2 → one preceding, one following utterance).
+    # Second path: context chosen by hand (nearest 2 → one preceding, one following utterance).
     context = np.stack([np.stack([batch["context_before"][0, 1], batch["context_after"][0, 0]]),
                         np.stack([batch["context_before"][1, 0], batch["context_after"][1, 0]])])
     context_mask = (context > 0).astype(np.int32)
@@ -120,3 +120,16 @@ def test_released_variant_refuses_the_options_it_ignores():
     with pytest.raises(ValueError, match=r"--aggregation, --temperature do\(es\) not apply to --mge_variant=released"):
         spec.resolve({"mge_variant": "released", "temperature": 0.05, "aggregation": "i1"})
     assert spec.resolve({"temperature": 0.05})["temperature"] == 0.05
+
+
+def test_default_context_is_the_authors_three_turns_on_each_side():
+    """DialogueCSE's code (config_bert.py: round_num=3, bidirectional=1) encodes 3 preceding and
+    3 following turns; the paper's "3 context turns" with its default scoring reads the same."""
+    from tfdialemb.methods.spec import get_method
+
+    params = get_method("mge").resolve({})
+    before, before_mask = _rows([4], start=1)
+    after, after_mask = _rows([4], start=5)
+    _, _, turn_mask = select_context(before, before_mask, after, after_mask, params["turns"],
+                                     params["context_split"])
+    assert params["mge_variant"] == "paper" and turn_mask.numpy().tolist() == [[1] * 6]

@@ -5,10 +5,13 @@ Each context utterance and each candidate response is encoded separately by the 
 candidate NT-Xent (Eq. 8) pulls the true response's context-aware and context-free embeddings
 together against the negatives sampled from other dialogues.
 
-Context (`turns`): the paper's variant takes the `turns` utterances nearest to the response,
+Context (`turns`, `context_split`): the paper says "the number of context turns is 3" over a
+bidirectional context. `per_side` (the default) reads it as the authors' code does
+(dialogue-cse config_bert.py: round_num=3, bidirectional=1): `turns` preceding and `turns`
+following utterances. `nearest` takes the `turns` utterances nearest to the response,
 ⌈turns/2⌉ preceding and ⌊turns/2⌋ following it, the other side making up for a side that has
-fewer (turns=3 → u_{k-2}, u_{k-1}, u_{k+1}); the released code's variant takes `turns`
-preceding and `turns` following utterances. Batches come from the `mge` example builder.
+fewer (turns=3 → u_{k-2}, u_{k-1}, u_{k+1}). Either split goes with either scoring variant.
+Batches come from the `mge` example builder.
 """
 from typing import Dict, Tuple
 
@@ -22,10 +25,11 @@ from tfdialemb.methods.spec import MethodSpec, default_bench_sequences, register
 from tfdialemb.options import Option, Switch
 
 VARIANTS = ("paper", "released")
+CONTEXT_SPLITS = ("per_side", "nearest")
 
 
 def select_context(before: tf.Tensor, before_mask: tf.Tensor, after: tf.Tensor,
-                   after_mask: tf.Tensor, turns: int, variant: str
+                   after_mask: tf.Tensor, turns: int, split: str
                    ) -> Tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
     """Context rows [B, 2·turns, T]: `turns` preceding slots, then `turns` following slots, each
     side filled chronologically from its first slot (the released code's layout: the most recent
@@ -33,7 +37,9 @@ def select_context(before: tf.Tensor, before_mask: tf.Tensor, after: tf.Tensor,
     [B, 2·turns]. Unused slots have all-zero masks."""
     before_count = tf.reduce_sum(tf.cast(tf.reduce_any(before_mask > 0, -1), tf.int32), -1)
     after_count = tf.reduce_sum(tf.cast(tf.reduce_any(after_mask > 0, -1), tf.int32), -1)
-    if variant == "released":
+    if split not in CONTEXT_SPLITS:
+        raise ValueError(f"unknown context split {split!r}; expected one of {CONTEXT_SPLITS}")
+    if split == "per_side":
         take_before = tf.minimum(before_count, turns)
         take_after = tf.minimum(after_count, turns)
     else:
@@ -68,7 +74,8 @@ class MatchingGuidedEmbeddingModel(Method):
     """`per_example_loss` on `mge` batches: NT-Xent over 1 positive + `negatives` candidates."""
 
     def __init__(self, encoder: Encoder, turns: int = 3, negatives: int = 9,
-                 aggregation: str = "i2", temperature: float = 0.1, variant: str = "paper", **kwargs):
+                 aggregation: str = "i2", temperature: float = 0.1, variant: str = "paper",
+                 context_split: str = "per_side", **kwargs):
         super().__init__(encoder, **kwargs)
         if variant not in VARIANTS:
             raise ValueError(f"unknown mge variant {variant!r}; expected one of {VARIANTS}")
@@ -77,6 +84,7 @@ class MatchingGuidedEmbeddingModel(Method):
         self.turns = turns
         self.negatives = negatives
         self.variant = variant
+        self.context_split = context_split
         self.mge = MatchingGuidedEmbedding(
             aggregation=None if variant == "released" else aggregation, variant=variant,
             temperature=None if variant == "released" else temperature,
@@ -86,7 +94,7 @@ class MatchingGuidedEmbeddingModel(Method):
         candidates, candidates_mask = leading_candidates(batch, self.negatives)
         context, context_mask, turn_mask = select_context(
             batch["context_before"], batch["context_before_mask"], batch["context_after"],
-            batch["context_after_mask"], self.turns, self.variant)
+            batch["context_after_mask"], self.turns, self.context_split)
         logits = self.mge(
             self.encoder.encode_rows(context, context_mask, training), context_mask, turn_mask,
             self.encoder.encode_rows(candidates, candidates_mask, training), candidates_mask)
@@ -97,8 +105,11 @@ class MatchingGuidedEmbeddingModel(Method):
 
 DIALOGUE_CSE_DEFAULTS = {"batch_size": 20, "learning_rate": 5e-5, "freeze_layers": 6, "max_length": 50}
 """DialogueCSE Sec. 4.2: batch 20, learning rate 5e-5, the bottom 6 layers frozen, 50 tokens."""
-TURNS = Option("turns", 3, "Context utterances around the response (DialogueCSE Sec. 4.2: 3).",
-               lower_bound=1)
+TURNS = Option("turns", 3, "Context utterances around the response (DialogueCSE Sec. 4.2: 3; "
+               "--context_split says on which sides).", lower_bound=1)
+CONTEXT_SPLIT = Option("context_split", "per_side", "mge: per_side, --turns preceding and --turns following "
+                       "utterances (the authors' config_bert.py round_num=3, bidirectional=1); nearest, the "
+                       "--turns nearest ones, ⌈N/2⌉ before and ⌊N/2⌋ after.", choices=CONTEXT_SPLITS)
 NEGATIVES = Option("negatives", 9, "Negatives per positive, sampled from other dialogues "
                    "(DialogueCSE Table 5: 1/4/9/19; dial2vec: 9).", lower_bound=1)
 TEMPERATURE = Option("temperature", 0.1, "Softmax temperature (mge: NT-Xent τ of Eq. 8; "
@@ -106,11 +117,9 @@ TEMPERATURE = Option("temperature", 0.1, "Softmax temperature (mge: NT-Xent τ o
 AGGREGATION = Option("aggregation", "i2", "Turn aggregation: I1 (Eq. 5-6) or I2 (Eq. 7).",
                      choices=("i1", "i2"))
 VARIANT = Switch("mge_variant", "paper", "MGE scoring.",
-                 paper="Eq. 3-8: ⌈N/2⌉ preceding and ⌊N/2⌋ following turns, --aggregation, "
-                       "--temperature",
+                 paper="Eq. 3-8: --aggregation, --temperature",
                  released="AlibabaResearch/DAMO-ConvAI dialogue-cse/model/dse_cl_bert.py:CLBERT.forward: "
-                          "×0.1 logit scaling, Σ(1+α)R̂ over N preceding and N following turns, "
-                          "loss divided by the candidates")
+                          "×0.1 logit scaling, Σ(1+α)R̂ over the turns, loss divided by the candidates")
 
 
 @register_method
@@ -120,7 +129,7 @@ class MgeSpec(MethodSpec):
     name = "mge"
     paper = "DialogueCSE (Liu et al., EMNLP 2021)"
     builder = "mge"
-    options = (TURNS, NEGATIVES, AGGREGATION, TEMPERATURE, VARIANT)
+    options = (TURNS, CONTEXT_SPLIT, NEGATIVES, AGGREGATION, TEMPERATURE, VARIANT)
     defaults = DIALOGUE_CSE_DEFAULTS
     offers = ("sentence",)
     bench_defaults = {"batch": 32, "dialogues": 2000, "max_length": 64, "steps": 10, "warmup": 2}
@@ -143,7 +152,7 @@ class MgeSpec(MethodSpec):
         return MatchingGuidedEmbeddingModel(
             encoder, turns=params["turns"], negatives=params["negatives"],
             aggregation=params["aggregation"], temperature=params["temperature"],
-            variant=params["mge_variant"])
+            variant=params["mge_variant"], context_split=params["context_split"])
 
     def inference_settings(self, params):
         return {"sentence": {"pooling": "mean"}}
@@ -152,7 +161,7 @@ class MgeSpec(MethodSpec):
         """The very sequences MGE encodes: the chosen context turns and the candidates used."""
         context, context_mask, _ = select_context(
             batch["context_before"], batch["context_before_mask"], batch["context_after"],
-            batch["context_after_mask"], params["turns"], params["mge_variant"])
+            batch["context_after_mask"], params["turns"], params["context_split"])
         candidates, candidates_mask = leading_candidates(batch, params["negatives"])
         return default_bench_sequences({"context": context, "context_mask": context_mask,
                                         "candidates": candidates, "candidates_mask": candidates_mask})
