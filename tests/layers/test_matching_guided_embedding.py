@@ -89,7 +89,9 @@ def _np_released_tf1(context, context_mask, turn_mask, candidates, candidate_mas
     free = r_all.sum(2) / (candidate_mask.sum(2)[..., None] + 1e-6)
 
     def direction(u_dir, mask_dir, rounds_mask):
-        vu = np.tanh(u_dir.mean(axis=2) @ w + bias) @ u[:, 0]
+        # The TF1 code pads every turn to max_seq_len = 100 and reduce_means over all positions.
+        padded = np.pad(u_dir, [(0, 0), (0, 0), (0, 100 - u_dir.shape[2]), (0, 0)])
+        vu = np.tanh(padded.mean(axis=2) @ w + bias) @ u[:, 0]
         vu = np.where(rounds_mask > 0, vu, -2.0**32 + 1)
         score = np.exp(vu - vu.max(-1, keepdims=True))
         score /= score.sum(-1, keepdims=True)

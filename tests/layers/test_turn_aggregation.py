@@ -70,8 +70,10 @@ def test_i1_row_without_valid_turns_is_zero():
 
 
 def _np_released(turns, context, token_mask, turn_mask, w, bias, u, groups):
-    """dialogue-cse round attention: c_i = reduce_mean(U_i * mask) over L, α per direction."""
-    means = (context * token_mask[..., None]).mean(axis=2)
+    """dialogue-cse round attention: c_i = reduce_mean(U_i * mask) over L = max_seq_len = 100 (the
+    TF1 code pads every turn to 100 positions), α per direction."""
+    padded = np.pad(context * token_mask[..., None], [(0, 0), (0, 0), (0, 100 - context.shape[2]), (0, 0)])
+    means = padded.mean(axis=2)
     out = np.zeros((B, A, H))
     for b in range(B):
         alpha = np.zeros(R)

@@ -133,3 +133,67 @@ def test_default_context_is_the_authors_three_turns_on_each_side():
     _, _, turn_mask = select_context(before, before_mask, after, after_mask, params["turns"],
                                      params["context_split"])
     assert params["mge_variant"] == "paper" and turn_mask.numpy().tolist() == [[1] * 6]
+
+
+def _released_forward_np(encoder, model, before, after, candidates):
+    """dialogue-cse model/dse_cl_bert.py CLBERT.forward and calculate_loss ported literally, on
+    turns laid out as the TF1 code takes them: R rounds per direction left-aligned, padded rounds
+    an empty utterance [CLS] [SEP], every sequence padded to max_seq_len = 100."""
+    def states(token_lists):
+        # Encoded at 8 positions (the tiny BERT has 64), then zero-padded to 100 as the TF1 code
+        # pads: masked positions are zeroed there and never attended to.
+        ids = np.zeros([len(token_lists), 8], np.int32)
+        for row, tokens in enumerate(token_lists):
+            ids[row, :len(tokens)] = tokens
+        out = encoder({"input_word_ids": ids, "input_mask": (ids > 0).astype(np.int32)})["sequence_output"].numpy()
+        mask = np.pad((ids > 0).astype(np.float64), [(0, 0), (0, 92)])
+        return np.pad(out.astype(np.float64), [(0, 0), (0, 92), (0, 0)]) * mask[..., None], mask
+
+    rounds = model.turns
+    empty = [candidates[0][0], candidates[0][-1]]
+    w, bias, u = (v.numpy().astype(np.float64) for v in model.mge.weights)
+    rb, rb_mask = states(candidates)
+    r_free = rb.sum(1) / (rb_mask.sum(1)[:, None] + 1e-6)
+
+    def direction(turns):
+        u_dir, mask = states(turns + [empty] * (rounds - len(turns)))
+        vu = np.tanh(u_dir.mean(axis=1) @ w + bias) @ u[:, 0]
+        vu = np.where(np.arange(rounds) < len(turns), vu, -2.0**32 + 1)
+        alpha = np.exp(vu - vu.max()) / np.exp(vu - vu.max()).sum()
+        pooled = np.stack([(0.1 * u_dir[i] @ rb.transpose(0, 2, 1) @ rb).sum(1) / mask[i].sum()
+                           for i in range(rounds)], 1)  # [A, R, H]
+        return (pooled * (1.0 + alpha[None, :, None])).sum(1)
+
+    r_aware = direction(before) + direction(after)
+    estimation = (r_free * r_aware).sum(-1) / (np.linalg.norm(r_free, axis=-1) * np.linalg.norm(r_aware, axis=-1)) / 0.1
+    log_softmax = estimation - estimation.max() - np.log(np.exp(estimation - estimation.max()).sum())
+    return -log_softmax[0] / len(candidates)  # -reduce_mean(log_softmax * labels) over A
+
+
+def test_released_variant_is_the_tf1_forward_at_any_batch_padding():
+    """The released scoring depends neither on how far a batch pads its turns (the TF1 code
+    averages the round attention over max_seq_len = 100 positions) nor loses its padded rounds
+    (they count with weight 1 + 0, as empty utterances)."""
+    encoder = Encoder(EncoderConfig.from_huggingface(tiny_bert.HF_CONFIG)).build_variables()
+    model = MatchingGuidedEmbeddingModel(encoder, turns=3, negatives=2, variant="released")
+    before = [[2, 20, 21, 3]]
+    after = [[2, 22, 3], [2, 23, 24, 25, 3]]
+    candidates = [[2, 26, 27, 3], [2, 28, 3], [2, 29, 30, 31, 32, 3]]
+
+    def batch(length):
+        def rows(token_lists, count):
+            ids = np.zeros([1, count, length], np.int32)
+            for row, tokens in enumerate(token_lists):
+                ids[0, row, :len(tokens)] = tokens
+            return ids, (ids > 0).astype(np.int32)
+        parts = {"context_before": rows(before, 4), "context_after": rows(after, 4), "candidates": rows(candidates, 3)}
+        return {key: value for name, (ids, mask) in parts.items() for key, value in ((name, ids), (f"{name}_mask", mask))}
+
+    model.per_example_loss(batch(6), training=False)
+    rng = np.random.default_rng(3)  # attention weights for which c_i's scale matters, unsaturated
+    model.mge.set_weights([rng.normal(scale=1.0, size=w.shape).astype(np.float32) for w in model.mge.get_weights()])
+    short = model.per_example_loss(batch(6), training=False)[0].numpy()
+    long = model.per_example_loss(batch(25), training=False)[0].numpy()
+    np.testing.assert_allclose(short, long, rtol=1e-6, atol=1e-7)
+    expected = _released_forward_np(encoder, model, before, after, candidates)
+    np.testing.assert_allclose(short[0], expected, rtol=1e-4, atol=1e-5)

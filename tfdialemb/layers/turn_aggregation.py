@@ -10,6 +10,8 @@ import tf_keras
 from tfdialemb.encoders.pooling import masked_mean
 
 MODES = ("i1", "i2", "released")
+RELEASED_MAX_SEQ_LEN = 100
+"""The length every turn is padded to in the released code (dialogue-cse config_bert.py max_seq_len)."""
 # Score given to masked turns by the released code (model/pooling.py `attentive_pooling`).
 _MASKED_SCORE = -2.0**32 + 1
 
@@ -48,7 +50,9 @@ class TurnAggregation(tf_keras.layers.Layer):
       number of context turns, not R); a row with no valid turn gives R̃ = 0.
     - "released" (DAMO-ConvAI dialogue-cse model/dse_cl_bert.py): R̃ = Σ_i (1 + α_i) R̂_i over ALL
       R turns, α = masked softmax_i(uᵀ tanh(W c_i + b)), c_i = the context token states of turn
-      i, pads zeroed, averaged over all L positions (pads counted, as released); W [H, hidden_size],
+      i, pads zeroed, summed and divided by RELEASED_MAX_SEQ_LEN: the released code pads every
+      turn to max_seq_len = 100 (config_bert.py) and takes reduce_mean over all those positions,
+      so c_i does not change with a batch's own padding; W [H, hidden_size],
       b, u ~ N(0, 0.1). Padded turns keep weight 1 + α_i (α_i = 0, or 1/group size when their
       group has no valid turn), exactly as released: they add nothing only if their R̂_i is 0,
       i.e. when they carry no valid token. Needs `context_tokens` and `context_token_mask`.
@@ -97,8 +101,8 @@ class TurnAggregation(tf_keras.layers.Layer):
         if context_tokens is None or context_token_mask is None:
             raise ValueError("the released aggregation needs context_tokens and context_token_mask")
         token_weights = tf.cast(context_token_mask, self.compute_dtype)[..., tf.newaxis]
-        context_means = tf.reduce_mean(
-            tf.cast(context_tokens, self.compute_dtype) * token_weights, axis=-2)
+        context_means = tf.reduce_sum(
+            tf.cast(context_tokens, self.compute_dtype) * token_weights, axis=-2) / RELEASED_MAX_SEQ_LEN
         alpha = turn_softmax(self._score(context_means), turn_mask, self._num_preceding_turns)
         weights = 1.0 + tf.cast(alpha, self.compute_dtype)
         return tf.einsum("barh,br->bah", turn_embeddings, weights)

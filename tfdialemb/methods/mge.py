@@ -70,6 +70,27 @@ def select_context(before: tf.Tensor, before_mask: tf.Tensor, after: tf.Tensor,
     return rows, mask, turn_mask
 
 
+def empty_turns_as_cls_sep(rows: tf.Tensor, mask: tf.Tensor, turn_mask: tf.Tensor,
+                           response: tf.Tensor, response_mask: tf.Tensor) -> Tuple[tf.Tensor, tf.Tensor]:
+    """Context rows [B, S, T] and mask where every unused slot (turn_mask 0) holds an empty
+    utterance, [CLS] [SEP], taken from the response's own first and last tokens.
+
+    The released scoring (dse_cl_bert.py) keeps padded rounds with weight (1 + 0) and divides
+    their pooled R̂ by their token count, so its data provider must give them tokens (with none it
+    divides 0 by 0); an empty utterance is the padding that makes it well defined.
+    """
+    last = tf.reduce_sum(tf.cast(response_mask > 0, tf.int32), axis=-1) - 1
+    empty = tf.stack([response[:, 0], tf.gather(response, tf.maximum(last, 0), batch_dims=1)], axis=-1)
+    length = tf.maximum(tf.shape(rows)[2], 2)
+    pad = lambda x: tf.pad(x, [[0, 0], [0, 0], [0, length - tf.shape(x)[2]]])  # noqa: E731
+    rows, mask = pad(rows), pad(mask)
+    empty = tf.pad(empty, [[0, 0], [0, length - 2]])[:, tf.newaxis, :]
+    empty_mask = tf.pad(tf.ones_like(empty[:, :, :2]), [[0, 0], [0, 0], [0, length - 2]])
+    unused = tf.equal(turn_mask, 0)[:, :, tf.newaxis]
+    return (tf.where(unused, tf.cast(empty, rows.dtype), rows),
+            tf.where(unused, tf.cast(empty_mask, mask.dtype), mask))
+
+
 class MatchingGuidedEmbeddingModel(Method):
     """`per_example_loss` on `mge` batches: NT-Xent over 1 positive + `negatives` candidates."""
 
@@ -95,6 +116,9 @@ class MatchingGuidedEmbeddingModel(Method):
         context, context_mask, turn_mask = select_context(
             batch["context_before"], batch["context_before_mask"], batch["context_after"],
             batch["context_after_mask"], self.turns, self.context_split)
+        if self.variant == "released":
+            context, context_mask = empty_turns_as_cls_sep(context, context_mask, turn_mask, candidates[:, 0],
+                                                           candidates_mask[:, 0])
         logits = self.mge(
             self.encoder.encode_rows(context, context_mask, training), context_mask, turn_mask,
             self.encoder.encode_rows(candidates, candidates_mask, training), candidates_mask)
@@ -143,6 +167,14 @@ class MgeSpec(MethodSpec):
             raise ValueError(f"{', '.join('--' + name for name in unused)} do(es) not apply to "
                              f"--{VARIANT.name}=released (×0.1 logit scaling, Σ(1+α)R̂ over the turns); drop it")
         return params
+
+    def optimizer_settings(self, params):
+        """The released optimiser goes with the released scoring (wrapper_bert.py: Adam, lr
+        max(5e-5 · 0.98^(step/10000), 1e-5), gradients clipped to global norm 3)."""
+        if params[VARIANT.name] != "released":
+            return {}
+        return {"schedule": "exponential", "decay_rate": 0.98, "decay_steps": 10000, "min_learning_rate": 1e-5,
+                "global_clipnorm": 3.0}
 
     def builder_params(self, params):
         return {"negatives": params["negatives"], "context_before": params["turns"],

@@ -101,6 +101,12 @@ class MethodSpec:
         del params, run
         return None
 
+    def optimizer_settings(self, params: Params) -> Dict[str, Any]:
+        """OptimizerConfig fields that `params` fix whatever the shared flags say (e.g. a
+        released variant's own schedule and clipping); printed with the run's settings."""
+        del params
+        return {}
+
     def after_build(self, model, params: Params, run: TrainingRun) -> None:
         """Runs once the model exists, before a checkpoint is restored (e.g. loads an MLM head)."""
         del model, params, run

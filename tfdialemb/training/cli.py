@@ -102,8 +102,9 @@ def main(command: str) -> int:
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    print(f"{spec.name}: " + ", ".join(f"{name} {value}" for name, value in {**settings, **params}.items()
-                                       if value is not None), flush=True)
+    shown = {**settings, **params, **spec.optimizer_settings(params)}
+    print(f"{spec.name}: " + ", ".join(f"{name} {value}" for name, value in shown.items() if value is not None),
+          flush=True)
     return run(spec, params)
 
 
@@ -230,9 +231,9 @@ def _train(spec, params, prepared: PreparedRun) -> int:
 
     loop_config = LoopConfig(
         model_dir=FLAGS.model_dir, max_steps=max_steps,
-        optimizer=OptimizerConfig(learning_rate=FLAGS.learning_rate, schedule=FLAGS.lr_schedule,
-                                  warmup_steps=int(FLAGS.warmup_fraction * max_steps),
-                                  weight_decay=FLAGS.weight_decay),
+        optimizer=OptimizerConfig(**{"learning_rate": FLAGS.learning_rate, "schedule": FLAGS.lr_schedule,
+                                     "warmup_steps": int(FLAGS.warmup_fraction * max_steps),
+                                     "weight_decay": FLAGS.weight_decay, **spec.optimizer_settings(params)}),
         checkpoint_every=FLAGS.checkpoint_every, log_every=FLAGS.log_every,
         validate_every=FLAGS.validate_every)
     try:

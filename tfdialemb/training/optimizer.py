@@ -7,10 +7,11 @@ replicas train differently from one device.
 import dataclasses
 from typing import Optional
 
+import tensorflow as tf
 import tf_keras
 from official.nlp import optimization
 
-SCHEDULES = ("constant", "linear")
+SCHEDULES = ("constant", "linear", "exponential")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -18,7 +19,9 @@ class OptimizerConfig:
     """Adam with optional decoupled weight decay, warm-up and linear decay to zero.
 
     DialogueCSE: Adam, lr 5e-5 (contrastive) / 2e-5 (MLM), constant; triple-encoders: lr 2e-5,
-    weight decay 0.01, 10% linear warm-up then linear decay.
+    weight decay 0.01, 10% linear warm-up then linear decay. "exponential": lr ·
+    decay_rate^(step / decay_steps), never below min_learning_rate (DialogueCSE's released
+    wrapper_bert.py: 5e-5 · 0.98^(step/10000), floor 1e-5, with global-norm clipping at 3).
     """
 
     learning_rate: float = 5e-5
@@ -27,12 +30,20 @@ class OptimizerConfig:
     weight_decay: float = 0.0
     epsilon: float = 1e-8
     global_clipnorm: Optional[float] = None
+    decay_rate: float = 1.0
+    decay_steps: int = 1
+    min_learning_rate: float = 0.0
 
 
-def create_optimizer(config: OptimizerConfig, total_steps: int) -> tf_keras.optimizers.Optimizer:
+def learning_rate_schedule(config: OptimizerConfig, total_steps: int
+                           ) -> tf_keras.optimizers.schedules.LearningRateSchedule:
+    """The learning rate at each step: `config.schedule` after `config.warmup_steps` of warm-up."""
     if config.schedule not in SCHEDULES:
         raise ValueError(f"schedule must be one of {SCHEDULES}, got {config.schedule!r}")
-    if config.schedule == "linear":
+    if config.schedule == "exponential":
+        learning_rate = FlooredExponentialDecay(config.learning_rate, config.decay_steps, config.decay_rate,
+                                                config.min_learning_rate)
+    elif config.schedule == "linear":
         learning_rate = tf_keras.optimizers.schedules.PolynomialDecay(
             initial_learning_rate=config.learning_rate, decay_steps=max(total_steps, 1),
             end_learning_rate=0.0, power=1.0)
@@ -44,8 +55,12 @@ def create_optimizer(config: OptimizerConfig, total_steps: int) -> tf_keras.opti
         learning_rate = optimization.WarmUp(
             initial_learning_rate=config.learning_rate, decay_schedule_fn=learning_rate,
             warmup_steps=config.warmup_steps)
+    return learning_rate
+
+
+def create_optimizer(config: OptimizerConfig, total_steps: int) -> tf_keras.optimizers.Optimizer:
     optimizer = tf_keras.optimizers.AdamW(
-        learning_rate=learning_rate,
+        learning_rate=learning_rate_schedule(config, total_steps),
         weight_decay=config.weight_decay,
         beta_1=0.9,
         beta_2=0.999,
@@ -55,3 +70,17 @@ def create_optimizer(config: OptimizerConfig, total_steps: int) -> tf_keras.opti
     # BERT's convention: no decay on layer norms and biases.
     optimizer.exclude_from_weight_decay(var_names=["layer_norm", "LayerNorm", "bias"])
     return optimizer
+
+
+class FlooredExponentialDecay(tf_keras.optimizers.schedules.LearningRateSchedule):
+    """max(initial · rate^(step / decay_steps), floor), decaying continuously (not by stairs)."""
+
+    def __init__(self, initial_learning_rate: float, decay_steps: int, decay_rate: float, floor: float):
+        self.decay = tf_keras.optimizers.schedules.ExponentialDecay(initial_learning_rate, decay_steps, decay_rate)
+        self.floor = floor
+
+    def __call__(self, step):
+        return tf.maximum(self.decay(step), self.floor)
+
+    def get_config(self):
+        return dict(self.decay.get_config(), floor=self.floor)
