@@ -63,13 +63,13 @@ class SRLine:
                           ",".join(self.negative_ids)))
 
 
-def utterance_pool(dialogues: Iterable[Dialogue]) -> Tuple[List[Tuple[str, str]], int]:
-    """Distinct (text, intent) of the intent-labelled turns in order of first appearance, and
-    the number of texts dropped because they carry more than one intent."""
+def utterance_pool(dialogues: Iterable[Dialogue], intent_key: str = "intent") -> Tuple[List[Tuple[str, str]], int]:
+    """Distinct (text, intent) of the intent-labelled turns (turn field `intent_key`) in order
+    of first appearance, and the number of texts dropped because they carry more than one intent."""
     intents: Dict[str, set] = {}
     for dialogue in dialogues:
         for turn in dialogue.turns:
-            intent = turn.fields.get("intent")
+            intent = turn.fields.get(intent_key)
             if isinstance(intent, str) and intent.strip():
                 intents.setdefault(" ".join(turn.text.split()), set()).add(" ".join(intent.split()))
     pool = [(text, next(iter(labels))) for text, labels in intents.items()
@@ -139,9 +139,9 @@ def main(argv):
     del argv
     try:
         check_output(FLAGS.output, [FLAGS.input], FLAGS.overwrite)
-        pool, ambiguous = utterance_pool(read_dialogues(FLAGS.input))
+        pool, ambiguous = utterance_pool(read_dialogues(FLAGS.input), FLAGS.intent_key)
         if not pool:
-            raise ValueError(f"{FLAGS.input}: no turn has a non-empty string `intent`")
+            raise ValueError(f"{FLAGS.input}: no turn has a non-empty string `{FLAGS.intent_key}`")
         lines, counts = build_sr_set(pool, FLAGS.queries, FLAGS.candidates, FLAGS.max_positives,
                                      FLAGS.seed)
         if not counts["queries"]:
@@ -165,6 +165,8 @@ def define_flags() -> None:
     flags.DEFINE_integer("candidates", 100, "BM25 candidates retrieved per query.", lower_bound=1)
     flags.DEFINE_integer("max_positives", 30, "Most positives kept per query.", lower_bound=1)
     flags.DEFINE_integer("seed", 0, "Seed of the query sampling.")
+    flags.DEFINE_string("intent_key", "intent", "The turn field holding the intent (MDC: `intent`, one of its 11 "
+                        "acts, or `intent_acts`, the joined act names).")
 
 
 def run():

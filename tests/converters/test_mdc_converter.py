@@ -16,8 +16,9 @@ TAXI_WITH_ERRORS = os.path.join(FIXTURES, "taxi_with_errors.tsv")
 convert = FORMATS["mdc"]
 
 
-def _turn(speaker, text, *acts, intent):
-    return Turn(speaker, text, {"dialogue_acts": list(acts), "intent": intent})
+def _turn(speaker, text, *acts, intent, joined=None):
+    """`intent`: the paper's one act per message; `joined`: every act name (default: the same)."""
+    return Turn(speaker, text, {"dialogue_acts": list(acts), "intent": intent, "intent_acts": joined or intent})
 
 
 TAXI_EXPECTED = [
@@ -41,7 +42,7 @@ TAXI_EXPECTED = [
                 "$31-40 is the price for an uberX. Would you like this option?",
                 "inform(cost=$31-40;car_type=uberX)",
                 "confirm_question()",
-                intent="confirm_question+inform",
+                intent="inform", joined="confirm_question+inform",
             ),
             _turn("user", "Yes, book it", "confirm_answer()", intent="confirm_answer"),
         ),
@@ -56,7 +57,7 @@ TAXI_EXPECTED = [
                 "Hi, where should the driver pick you up?",
                 "greeting(greeting=Hi)",
                 "request(pickup_location)",
-                intent="greeting+request",
+                intent="request", joined="greeting+request",
             ),
             _turn(
                 "user",
@@ -69,7 +70,7 @@ TAXI_EXPECTED = [
                 "Thanks, I'll send a car there.",
                 "thanks()",
                 "inform(taskcomplete)",
-                intent="inform+thanks",
+                intent="inform", joined="inform+thanks",
             ),
             Turn("user", "ok"),
         ),
@@ -93,7 +94,7 @@ MOVIE_EXPECTED = [
                 "Which showing would you like?",
                 "inform(moviename=Paddington Bay;starttime={7:10pm#9:30pm})",
                 "multiple_choice(starttime)",
-                intent="inform+multiple_choice",
+                intent="inform", joined="inform+multiple_choice",
             ),
             _turn(
                 "user",
@@ -106,7 +107,7 @@ MOVIE_EXPECTED = [
                 "Your 3 tickets for Paddington Bay at 9:30pm are booked. Enjoy!",
                 "inform(taskcomplete;numberofpeople=3;moviename=Paddington Bay;starttime=9:30pm)",
                 "closing(closing=Enjoy)",
-                intent="closing+inform",
+                intent="inform", joined="closing+inform",
             ),
         ),
         {"domain": "movie"},
@@ -189,3 +190,15 @@ def test_missing_file_raises_with_path(tmp_path):
     missing = str(tmp_path / "taxi_all.tsv")
     with pytest.raises(FileNotFoundError, match="taxi_all.tsv"):
         list(convert(missing, ErrorPolicy("fail")))
+
+
+def test_intents_are_the_eleven_mdc_acts_one_per_message():
+    """DialogueCSE Sec. 5.1: MDC has 11 identical intents per domain; a message's intent is its
+    first act that carries the task, a social act only when it has no other."""
+    from tfdialemb.converters.mdc import MDC_ACTS
+
+    assert len(MDC_ACTS) == 11
+    turns = [t for d in list(convert(TAXI, ErrorPolicy("fail"))) + list(convert(MOVIE, ErrorPolicy("fail")))
+             for t in d.turns if t.fields]
+    assert {t.fields["intent"] for t in turns} <= set(MDC_ACTS)
+    assert any("+" in t.fields["intent_acts"] for t in turns)

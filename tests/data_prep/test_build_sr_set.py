@@ -49,6 +49,8 @@ def test_pool_keeps_distinct_unambiguous_labelled_utterances():
     pool, ambiguous = utterance_pool(dialogues)
     assert pool == [("refund order", "refund"), ("ship order", "ship")]
     assert ambiguous == 1
+    joined = [Dialogue("d3", (Turn("agent", "hi , where to ?", {"intent": "request", "intent_acts": "greeting+request"}),))]
+    assert utterance_pool(joined, intent_key="intent_acts") == ([("hi , where to ?", "greeting+request")], 0)
 
 
 def test_candidates_labels_and_drops():

@@ -17,9 +17,17 @@ Conversion: one dialogue per session, id "<domain>-<session.ID>" where the domai
 restaurant, taxi) is read from the start of the file name and also stored as labels
 {"domain": ...}; a file named otherwise gets its name without extension as prefix and no labels.
 Speakers "user"/"agent"; text unquoted and stripped. Each turn with acts has the fields
-`dialogue_acts` (the act strings, stripped, in file order) and `intent` (the distinct act names,
-lower-cased, sorted and joined by "+", e.g. "confirm_question+inform", so that messages with the
-same acts share one intent). A session id that comes back after another session gets
+`dialogue_acts` (the act strings, stripped, in file order), `intent` and `intent_acts`.
+
+`intent` is one of the 11 dialogue acts that MDC defines for every domain (MDC_ACTS; DialogueCSE
+Sec. 5.1: "three domains, each with 11 identical intents"): the name, lower-cased, of the
+message's first act that is not a social one (greeting, closing, thanks, welcome), else of its
+first act — "greeting(...) request(...)" is a request, "inform(...) closing(...)" an inform. The
+paper does not say how a message with several acts gets its one intent; this keeps the act that
+carries the task. A name outside MDC_ACTS is kept as its own intent. `intent_acts` is the other
+reading: the distinct act names, lower-cased, sorted and joined by "+" (e.g.
+"confirm_question+inform"), more classes than the paper's 11; build an SR set on it with
+`python -m data_prep.build_sr_set --intent_key=intent_acts`. A session id that comes back after another session gets
 "@<line number>" (see `tfdialemb.converters.jddc.group_sessions`).
 """
 
@@ -34,6 +42,10 @@ HEADER_START = "session.ID"
 DOMAINS = ("movie", "restaurant", "taxi")
 SPEAKERS = ("user", "agent")
 TEXT_COLUMN = 4
+MDC_ACTS = ("request", "inform", "confirm_question", "confirm_answer", "multiple_choice", "deny", "not_sure",
+            "greeting", "closing", "thanks", "welcome")
+"""The dialogue acts of MDC (Li et al., 2018, shared by the movie, restaurant and taxi domains)."""
+SOCIAL_ACTS = ("greeting", "closing", "thanks", "welcome")
 
 
 def _unquote(field: str) -> str:
@@ -47,8 +59,9 @@ def _unquote(field: str) -> str:
 def _act_fields(acts: List[str]) -> Dict[str, Any]:
     if not acts:
         return {}
-    names = sorted({act.split("(", 1)[0].strip().lower() for act in acts})
-    return {"dialogue_acts": acts, "intent": "+".join(names)}
+    names = [act.split("(", 1)[0].strip().lower() for act in acts]
+    task = [name for name in names if name not in SOCIAL_ACTS]
+    return {"dialogue_acts": acts, "intent": (task or names)[0], "intent_acts": "+".join(sorted(set(names)))}
 
 
 def _session_rows(path: str, errors: ErrorPolicy) -> Iterator[SessionRow]:
