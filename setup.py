@@ -2,7 +2,8 @@
 import setuptools
 
 # The stack that installs together: Model Garden 2.20 pins TensorFlow 2.20, and
-# transformers 4.x is the last line with TensorFlow classes (used only in tests).
+# transformers 4.x is the last line with TensorFlow classes (used by the tests and by
+# data_prep/causal_lm_distractors.py, which samples STP distractors).
 INSTALL_REQUIRES = [
     "tensorflow~=2.20.0",
     "tf-keras~=2.20.0",

@@ -39,6 +39,10 @@ dialogue file, and `stp` (short-term planning: hits@5/10/25/50, average rank) on
 `python -m data_prep.build_stp_set`. --curved_mode=c3l|c3l_maxsim|bi_b2|ccl scores with Eq. 3,
 MaxSim (Appendix B), the triple-encoder as a bi-encoder ([B2] only) or a CCL bi-encoder;
 --k_last_rows keeps the k last rows of the triangle; --speaker_tokens as in training.
+--rank_ties=pessimistic|optimistic ranks the true candidate after or before those scoring as it
+does (the released code: optimistic); --c3l_stp_scorer=released scores STP as the released
+compute_stp_scores does (candidates normalised across candidates). Both are recorded in the
+report's "embedding", the STP set's distractor sources in its metrics.
 
 --model_dir is a trained tfdialemb model: its method.json says how it was trained, so the method's
 settings (--separator, --num_roles, --speaker_tokens, --merge_consecutive_turns, the curved kind)
@@ -63,6 +67,8 @@ from tfdialemb.cli import OVERWRITE, Progress, parse_flags, report_error
 from tfdialemb.data.sampling import UtterancePool
 from tfdialemb.dialogue import read_dialogues
 from tfdialemb.eval.inputs import embed_distinct
+from tfdialemb.eval.metrics import RANK_TIES
+from tfdialemb.eval.switches import EVALUATION_SWITCHES
 from tfdialemb.eval.tasks import TASKS
 from tfdialemb import options
 from tfdialemb.files import atomic_open, check_output
@@ -92,7 +98,8 @@ EMBEDDING_FLAGS = {
 REQUIRED_FLAG = {"whitening": "fit_file", "flow": "fit_file", "glove": "glove_file"}
 TASK_FLAGS = {
     "label_key": ("dialogue",), "plot_dir": ("dialogue",), "runs": ("dialogue",),
-    "curved_mode": CURVED_TASKS, "k_last_rows": ("sequence_modeling",),
+    "curved_mode": CURVED_TASKS, "k_last_rows": ("sequence_modeling",), "rank_ties": CURVED_TASKS,
+    **{switch.name: ("stp",) for switch in EVALUATION_SWITCHES},
     "history_lengths": ("sequence_modeling",),
     "merge_consecutive_turns": ("dialogue", "sequence_modeling"),
     "keep_empty_blocks": ("response_selection",),
@@ -111,7 +118,8 @@ flags.DEFINE_string("saved_model", None, "sr, dsts: an exported sentence SavedMo
 flags.DEFINE_string("output", None, "Where to write the JSON report.")
 flags.DEFINE_integer("batch_size", 64, "Sentences (dialogue task: dialogues / 4) per batch.",
                      lower_bound=1)
-for _setting in (POOLING, MAX_LENGTH, SEPARATOR, NUM_ROLES, SPEAKER_TOKENS, MERGE_TURNS, FGC_INPUT):
+for _setting in (POOLING, MAX_LENGTH, SEPARATOR, NUM_ROLES, SPEAKER_TOKENS, MERGE_TURNS, FGC_INPUT,
+                 RANK_TIES, *EVALUATION_SWITCHES):
     _setting.define()
 flags.adopt_module_key_flags(options)
 flags.DEFINE_enum("embedding", "encoder", EMBEDDINGS,
@@ -424,10 +432,13 @@ def _curved_task(source, embedding: dict, settings: dict) -> dict:
 
     mode = curved_mode(source)
     encode = _sentence_encoder(source, settings)
-    embedding.update(mode=mode, speaker_tokens=settings["speaker_tokens"], max_length=settings["max_length"])
+    embedding.update(mode=mode, speaker_tokens=settings["speaker_tokens"], max_length=settings["max_length"],
+                     rank_ties=FLAGS.rank_ties)
     if FLAGS.task == "stp":
+        embedding.update(c3l_stp_scorer=FLAGS.c3l_stp_scorer)
         metrics = evaluate_short_term_planning(FLAGS.eval_file, encode, mode=mode,
-                                               speaker_tokens=settings["speaker_tokens"])
+                                               speaker_tokens=settings["speaker_tokens"],
+                                               scorer=FLAGS.c3l_stp_scorer, ties=FLAGS.rank_ties)
     else:
         try:
             lengths = [int(h) for h in FLAGS.history_lengths]
@@ -438,7 +449,8 @@ def _curved_task(source, embedding: dict, settings: dict) -> dict:
         metrics = evaluate_sequence_modeling(FLAGS.eval_file, encode, mode=mode,
                                              k_last_rows=FLAGS.k_last_rows, history_lengths=lengths,
                                              speaker_tokens=settings["speaker_tokens"],
-                                             merge_turns=settings["merge_consecutive_turns"])
+                                             merge_turns=settings["merge_consecutive_turns"],
+                                             ties=FLAGS.rank_ties)
     return {"embedding": embedding, "metrics": metrics}
 
 

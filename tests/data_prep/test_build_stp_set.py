@@ -1,4 +1,5 @@
-"""Building an STP set: records per (dialogue, h, g), distractors from other dialogues or a file."""
+"""Building an STP set: records per (dialogue, h, g), distractors from other dialogues or a file
+(a causal LM's samples: test_causal_lm_distractors.py), each record naming its source."""
 import json
 import os
 import subprocess
@@ -31,11 +32,12 @@ def test_records_per_history_length_and_goal_distance(tmp_path):
     # h=5 g=1,2.
     counts, records = _build(tmp_path, history_lengths=[5, 2], goal_distances=[1, 2, 3, 4],
                              distractors=4)
-    assert counts == {"dialogues": 3, "records": 8}
+    assert counts == {"dialogues": 3, "records": 8, "blank_samples": 0}
     assert [(r.id, r.history_length, r.goal_distance) for r in records] == [
         ("mid/h2/g1", 2, 1), ("mid/h2/g2", 2, 2),
         ("long/h2/g1", 2, 1), ("long/h2/g2", 2, 2), ("long/h2/g3", 2, 3), ("long/h2/g4", 2, 4),
         ("long/h5/g1", 5, 1), ("long/h5/g2", 5, 2)]
+    assert {r.distractor_source for r in records} == {"random_pool seed=0"}
     record = records[7]
     assert record.history == tuple(f"long {t}" for t in range(5))
     assert (record.candidate, record.goal) == ("long 5", "long 7")
@@ -63,6 +65,7 @@ def test_distractors_file(tmp_path):
     _, records = _build(tmp_path, history_lengths=[2], goal_distances=[1],
                         distractors_file=str(generated))
     assert {r.id: list(r.distractors) for r in records} == entries
+    assert {r.distractor_source for r in records} == {f"file:{generated}"}
 
     missing = tmp_path / "missing.jsonl"
     missing.write_text(json.dumps({"id": "mid/h2/g1", "distractors": ["x"]}) + "\n")
@@ -90,6 +93,8 @@ def test_bad_arguments(tmp_path):
         _build(tmp_path, history_lengths=[10], goal_distances=[1])
     with pytest.raises(ValueError, match="history_lengths must be positive integers"):
         _build(tmp_path, history_lengths=[0])
+    with pytest.raises(ValueError, match="from a file or from a model, not both"):
+        _build(tmp_path, distractors_file="generated.jsonl", sampler=object())
     assert not os.path.exists(tmp_path / "stp.jsonl")
     assert parse_int_list(["2", "5"], "--history_lengths") == [2, 5]
     with pytest.raises(ValueError, match="--history_lengths must be a comma-separated list of "

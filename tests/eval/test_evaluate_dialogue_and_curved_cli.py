@@ -6,6 +6,7 @@ import sys
 
 import pytest
 
+from data_prep.build_stp_set import build_stp_set
 from tiny_corpus import corpus
 from tfdialemb.dialogue import Dialogue, write_dialogues
 from tfdialemb.dialogue_embedder import DialogueEmbedder
@@ -13,6 +14,7 @@ from tfdialemb.embedder import SentenceEmbedder
 from tfdialemb.encoders import load_pretrained, save_pretrained
 from tfdialemb.eval.dialogue_embedding import evaluate_dialogue_embeddings
 from tfdialemb.eval.sequence_modeling import evaluate_sequence_modeling
+from tfdialemb.eval.short_term_planning import evaluate_short_term_planning
 
 
 def _run(*args):
@@ -58,13 +60,32 @@ def test_sequence_modeling_report(tmp_path, labelled_file, hf_safetensors_dir):
     output = tmp_path / "report.json"
     result = _run("--task=sequence_modeling", f"--eval_file={labelled_file}",
                   f"--init_checkpoint={hf_safetensors_dir}", f"--output={output}",
-                  "--k_last_rows=2", "--history_lengths=2,3")
+                  "--k_last_rows=2", "--history_lengths=2,3", "--rank_ties=optimistic")
     assert result.returncode == 0, result.stderr[-3000:]
     report = json.loads(output.read_text(encoding="utf-8"))
     embedder = SentenceEmbedder.from_pretrained(load_pretrained(hf_safetensors_dir))
     expected = evaluate_sequence_modeling(str(labelled_file), embedder.embed, mode="c3l",
-                                          k_last_rows=2, history_lengths=[2, 3])
+                                          k_last_rows=2, history_lengths=[2, 3], ties="optimistic")
     assert report["metrics"] == pytest.approx(expected, abs=1e-9)
+    assert report["embedding"]["rank_ties"] == "optimistic"
+
+
+def test_stp_report_with_the_released_scorer(tmp_path, labelled_file, hf_safetensors_dir):
+    stp, output = str(tmp_path / "stp.jsonl"), tmp_path / "report.json"
+    build_stp_set(str(labelled_file), stp, history_lengths=[2], goal_distances=[1, 2],
+                  distractors=5, seed=1)
+    result = _run("--task=stp", f"--eval_file={stp}", f"--init_checkpoint={hf_safetensors_dir}",
+                  f"--output={output}", "--c3l_stp_scorer=released", "--rank_ties=optimistic")
+    assert result.returncode == 0, result.stderr[-3000:]
+    report = json.loads(output.read_text(encoding="utf-8"))
+    embedder = SentenceEmbedder.from_pretrained(load_pretrained(hf_safetensors_dir))
+    expected = evaluate_short_term_planning(stp, embedder.embed, "c3l", scorer="released",
+                                            ties="optimistic")
+    assert report["metrics"].pop("distractor_sources") == expected.pop("distractor_sources") == [
+        "random_pool seed=1"]
+    assert report["metrics"] == pytest.approx(expected, abs=1e-9)
+    assert (report["embedding"]["c3l_stp_scorer"], report["embedding"]["rank_ties"]) == (
+        "released", "optimistic")
 
 
 @pytest.mark.parametrize("flags, message", [

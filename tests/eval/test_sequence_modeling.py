@@ -38,7 +38,13 @@ def _write(tmp_path, dialogues):
     return path
 
 
-def test_ccl_hand_worked_ranks_with_pessimistic_ties(tmp_path):
+@pytest.mark.parametrize("ties, expected", [
+    ("pessimistic", {"avg_rank_h2": 18 / 5, "avg_rank_h3": 1.5, "avg_rank": (18 / 5 + 1.5) / 2}),
+    # Optimistic (the released code): 1 + the higher scores. h = 2: d0 1, d1 1, d2 1, d3 5 (four
+    # 1s over W's 0), d4 2 (W's 2 over c3's 0); h = 3: d3 1, d4 1.
+    ("optimistic", {"avg_rank_h2": 10 / 5, "avg_rank_h3": 1.0, "avg_rank": 1.5}),
+])
+def test_ccl_hand_worked_ranks_with_either_tie_ranking(tmp_path, ties, expected):
     dialogues = [["a1", "a2", "X"], ["b1", "b2", "Y"], ["a3", "b3", "Z"],
                  ["a4", "b4", "W", "V"], ["c1", "c2", "c3", "U"]]
     before = {"a1": E0, "a2": E0, "a3": E0, "a4": E0, "b1": E1, "b2": E1, "b3": E1, "b4": E1,
@@ -50,10 +56,8 @@ def test_ccl_hand_worked_ranks_with_pessimistic_ties(tmp_path):
     # d3 (e0+e1): W scores 0 under four 1s → 5; d4 (2e2): c3 0 under W's 2, ties X Y Z → 5.
     # h = 3, candidates V U: d3 (e0+e1+e2) ties → 2; d4 (3e2): 1. h = 7: no dialogue, left out.
     results = evaluate_sequence_modeling(_write(tmp_path, dialogues), SpaceEncoder(after, b=before),
-                                         mode="ccl", history_lengths=[2, 3, 7])
-    assert results == pytest.approx({"avg_rank_h2": 18 / 5, "candidates_h2": 5,
-                                     "avg_rank_h3": 1.5, "candidates_h3": 2,
-                                     "avg_rank": (18 / 5 + 1.5) / 2})
+                                         mode="ccl", history_lengths=[2, 3, 7], ties=ties)
+    assert results == pytest.approx({**expected, "candidates_h2": 5, "candidates_h3": 2})
 
 
 def test_c3l_hand_worked_ranks_and_one_encoder_call(tmp_path):

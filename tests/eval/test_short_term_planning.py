@@ -2,6 +2,7 @@
 triple_encoders/TripleEncodersForSTP.py) on hand-placed embeddings."""
 import hashlib
 import json
+import re
 
 import numpy as np
 import pytest
@@ -9,6 +10,7 @@ import pytest
 from tfdialemb.dialogue import DialogueFormatError
 from tfdialemb.eval.short_term_planning import (PlanningRecord, evaluate_short_term_planning,
                                                 planning_texts, read_planning_records)
+from tfdialemb.layers.curved_scoring import released_planning_scores
 
 DISTRACTORS = [f"d{k}" for k in range(60)]
 
@@ -45,7 +47,9 @@ def test_hits_and_ranks_by_hand(tmp_path):
         PlanningRecord("c", ("h1", "h2", "h3", "h4", "h5"), "T3", "G", tuple(DISTRACTORS), 2),
         PlanningRecord("d", ("h1", "h2", "h3", "h4", "h5"), "T4", "G", tuple(DISTRACTORS), 2),
     ]
-    results = evaluate_short_term_planning(_write(tmp_path, records), CosineEncoder(), "ccl")
+    path = _write(tmp_path, records)
+    results = evaluate_short_term_planning(path, CosineEncoder(), "ccl")
+    assert results.pop("distractor_sources") == ["unrecorded"]
     assert results == pytest.approx({
         "hits@5_h2_g1": 0.5, "hits@10_h2_g1": 1.0, "hits@25_h2_g1": 1.0, "hits@50_h2_g1": 1.0,
         "avg_rank_h2_g1": 6.0, "records_h2_g1": 2,
@@ -53,6 +57,81 @@ def test_hits_and_ranks_by_hand(tmp_path):
         "avg_rank_h5_g2": 46.0, "records_h5_g2": 2,
         "hits@5": 0.25, "hits@10": 0.5, "hits@25": 0.5, "hits@50": 0.75, "avg_rank": 26.0,
         "records": 4, "dropped_distractors": 1})
+    # Optimistic ties: T2 ranks before d6, 7 instead of 8; the other ranks have no ties.
+    optimistic = evaluate_short_term_planning(path, CosineEncoder(), "ccl", ties="optimistic")
+    assert {key: optimistic[key] for key in ("avg_rank_h2_g1", "hits@5_h2_g1", "avg_rank")} == (
+        pytest.approx({"avg_rank_h2_g1": 5.5, "hits@5_h2_g1": 0.5, "avg_rank": (5.5 + 46) / 2}))
+
+
+def _released_compute_stp_scores(goal_embedding, candidates_embeddings, history):
+    """UKPLab/acl2024-triple-encoders triple_encoders/TripleEncodersForSTP.py:compute_stp_scores,
+    ported line by line from torch to numpy: torch.nn.functional.normalize(x, p=2, dim=d) is
+    x / max(||x||, 1e-12) along d, `t.repeat(c, 1, 1)` of a 2-D t is np.tile(t, (c, 1, 1))."""
+    def normalize(x, dim):
+        return x / np.maximum(np.linalg.norm(x, axis=dim, keepdims=True), 1e-12)
+
+    scores_single = np.matmul(normalize(goal_embedding, 0), normalize(candidates_embeddings, 0).T)
+    scores_single = scores_single * history.shape[0]
+    history = np.tile(history, (candidates_embeddings.shape[0], 1, 1))
+    candidates_embeddings = candidates_embeddings[:, np.newaxis]
+    candidates_embeddings = np.tile(candidates_embeddings, (1, history.shape[1], 1))
+    mean_history_candidate_utterances = (history + candidates_embeddings) / 2.0
+    goal_embedding_expanded = goal_embedding[np.newaxis, np.newaxis]
+    goal_embedding_expanded = np.tile(goal_embedding_expanded,
+                                      (mean_history_candidate_utterances.shape[0], 1, 1))
+    mean_history_candidate_utterances = normalize(mean_history_candidate_utterances, 2)
+    goal_embedding_expanded = normalize(goal_embedding_expanded, 2)
+    dot_products_single_goal = np.matmul(mean_history_candidate_utterances,
+                                         goal_embedding_expanded.transpose(0, 2, 1))
+    scores = np.sum(dot_products_single_goal, axis=1)
+    scores_single = scores_single[:, np.newaxis]
+    scores = np.concatenate((scores_single, scores), axis=1)
+    return np.sum(scores, axis=1)
+
+
+def _released_rank(scores):
+    """evaluate_stp_dataset: the true candidate is last; 1 + the first index of its score in the
+    descending sort."""
+    return int((np.sort(scores)[::-1] == scores[-1]).argmax()) + 1
+
+
+class SpaceEncoder:
+    """[B1] texts → B1[u], [B2] texts → B2[u], "[A] u" → AFTER[u]; speaker tokens ignored."""
+    B1 = {"h1": [0.0, 0.0, 1.0], "h2": [0.0, 0.2, 1.0], "h3": [0.5, 0.0, 1.0]}
+    B2 = {"T": [1.0, 0.0, 0.0], "d1": [3.0, 4.0, 0.0], "d2": [0.0, 1.0, 0.0],
+          "d3": [0.5, 0.5, 0.0]}
+    AFTER = {"G": [1.0, 0.0, 0.0], "F": [0.8, 0.6, 0.0]}
+
+    def __call__(self, texts):
+        rows = []
+        for text in texts:
+            space, utterance = re.match(r"(\[B1\]|\[B2\]|\[A\]).* (\S+)$", text).groups()
+            rows.append({"[B1]": self.B1, "[B2]": self.B2, "[A]": self.AFTER}[space][utterance])
+        return np.array(rows)
+
+
+def test_released_scorer_reproduces_the_released_computation(tmp_path):
+    # Record a: T has cosine 1 with the goal, d1 (3, 4, 0) 0.6, so Eq. 4 ranks T first; the
+    # released dim-0 normalisation gives d1's first term 3/√10 over T's 1/√10 and ranks it
+    # above T. Record b keeps a copy of T among its distractors (the released matrix holds it).
+    records = [PlanningRecord("a", ("h1", "h2"), "T", "G", ("d1", "d2"), 1),
+               PlanningRecord("b", ("h1", "h2", "h3"), "T", "F", ("d1", "T", "d2", "d3"), 2)]
+    path = _write(tmp_path, records)
+    encode = SpaceEncoder()
+    released = evaluate_short_term_planning(path, encode, "c3l", scorer="released",
+                                            ties="optimistic")
+    paper = evaluate_short_term_planning(path, encode, "c3l")
+    for record in records:
+        h, g = record.history_length, record.goal_distance
+        candidates = np.array([encode.B2[u] for u in record.distractors + (record.candidate,)])
+        history = np.array([encode.B1[u] for u in record.history])
+        expected = _released_compute_stp_scores(np.array(encode.AFTER[record.goal]), candidates,
+                                                history)
+        assert released_planning_scores(history, candidates, np.array(encode.AFTER[record.goal])
+                                        ).numpy() == pytest.approx(expected, abs=1e-12)
+        assert released[f"avg_rank_h{h}_g{g}"] == _released_rank(expected)
+    assert (paper["avg_rank_h2_g1"], released["avg_rank_h2_g1"]) == (1.0, 2.0)
+    assert (paper["dropped_distractors"], released["dropped_distractors"]) == (1, 0)
 
 
 def test_speaker_tokens_of_the_released_stp_evaluation():
@@ -130,6 +209,7 @@ def test_matches_a_numpy_rederivation(tmp_path, mode):
     calls = []
     chunked = evaluate_short_term_planning(path, lambda t: calls.append(t) or _hashed(t), mode,
                                            records_per_call=3)
+    assert chunked.pop("distractor_sources") == results.pop("distractor_sources") == ["unrecorded"]
     assert chunked == pytest.approx(results) and len(calls) == 3
 
 
@@ -165,6 +245,11 @@ def test_bad_arguments(tmp_path):
         evaluate_short_term_planning(path, _hashed, "ccl")
     with pytest.raises(ValueError, match="STP mode must be one of"):
         evaluate_short_term_planning(path, _hashed, "c3l_maxsim")
+    with pytest.raises(ValueError, match="--c3l_stp_scorer=released is the released "
+                                         "triple-encoder scoring .*not --curved_mode=ccl"):
+        evaluate_short_term_planning(path, _hashed, "ccl", scorer="released")
+    with pytest.raises(ValueError, match="ties must be one of pessimistic, optimistic"):
+        evaluate_short_term_planning(path, _hashed, "ccl", ties="random")
     empty = tmp_path / "empty.jsonl"
     empty.write_text("")
     with pytest.raises(ValueError, match="no STP records"):

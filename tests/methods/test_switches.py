@@ -1,8 +1,10 @@
 """One convention for paper-vs-released switches: `--<method>_<aspect>` with the values `paper` and
-`released`, the paper by default, each said in words, and one README table listing exactly them."""
+`released`, the paper by default, each said in words, and one README table listing exactly them,
+the methods' training switches and the evaluations' ones."""
 import os
 import re
 
+from tfdialemb.eval.switches import EVALUATION_SWITCHES
 from tfdialemb.methods.spec import all_specs
 from tfdialemb.options import PAPER, RELEASED, Switch
 
@@ -10,8 +12,9 @@ README = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.ab
 
 
 def _switches():
-    return {option.name: (spec.name, option) for spec in all_specs() for option in spec.options
-            if isinstance(option, Switch)}
+    training = {option.name: (spec.name, option) for spec in all_specs()
+                for option in spec.options if isinstance(option, Switch)}
+    return {**training, **{switch.name: ("evaluate", switch) for switch in EVALUATION_SWITCHES}}
 
 
 def test_every_switch_follows_the_convention():

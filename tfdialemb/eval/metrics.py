@@ -6,11 +6,22 @@ are the means of the per-query values. Ties are broken pessimistically: among ca
 equal scores the non-relevant ones rank first (then input order), so a model that gives every
 candidate the same score cannot look good because of the order the candidates were listed in
 (DialogueCSE lists positives first; its reversed `np.argsort` leaves ties to the sort algorithm).
+`rank_of` also ranks optimistically (`--rank_ties=optimistic`), as the triple-encoders' released
+evaluations do, so their published ranks can be reproduced.
 """
 import warnings
 
 import numpy as np
 import scipy.stats
+
+from tfdialemb.options import Option
+
+PESSIMISTIC, OPTIMISTIC = "pessimistic", "optimistic"
+RANK_TIES = Option(
+    "rank_ties", PESSIMISTIC, "sequence_modeling / stp: where the true candidate ranks among "
+    "candidates scoring exactly as it does: pessimistic (after them) or optimistic (before them, "
+    "as UKPLab/acl2024-triple-encoders ranks: the first position of the true score in the "
+    "descending sort).", choices=(PESSIMISTIC, OPTIMISTIC))
 
 
 def ranked_relevance(scores: np.ndarray, relevance: np.ndarray) -> np.ndarray:
@@ -48,8 +59,22 @@ def reciprocal_rank(scores: np.ndarray, relevance: np.ndarray) -> float:
     return 1.0 / (int(np.argmax(ranked)) + 1)
 
 
-def rank_of(scores: np.ndarray, index: int) -> int:
-    """1-based rank of candidate `index` when it is the only relevant one (ties pessimistic)."""
+def check_ties(ties: str) -> str:
+    """`ties` itself when it is one of RANK_TIES' choices; a ValueError otherwise."""
+    if ties not in RANK_TIES.choices:
+        raise ValueError(f"ties must be one of {', '.join(RANK_TIES.choices)}, got {ties!r}")
+    return ties
+
+
+def rank_of(scores: np.ndarray, index: int, ties: str = PESSIMISTIC) -> int:
+    """1-based rank of candidate `index` when it is the only relevant one, after the candidates
+    that tie with it (`pessimistic`) or before them (`optimistic`: 1 + the number of higher
+    scores, UKPLab/acl2024-triple-encoders
+    triple_encoders/TripleEncodersForSequenceModeling.py:_sequence_model_batch and
+    TripleEncodersForSTP.py:evaluate_stp_dataset)."""
+    if check_ties(ties) == OPTIMISTIC:
+        scores = np.asarray(scores, np.float64)
+        return int(np.sum(scores > scores[index])) + 1
     relevance = np.zeros(len(scores), np.int64)
     relevance[index] = 1
     return int(np.argmax(ranked_relevance(scores, relevance))) + 1

@@ -7,9 +7,11 @@ true next d[h]; the candidates of h are the true next utterances of all those di
 pool size is reported as `candidates_h{h}`). Candidates are scored by `SequenceScorer` (Eq. 3,
 MaxSim, or a bi-encoder sum), each dialogue's state grown turn by turn as at inference.
 Reported: `avg_rank_h{h}`, the mean 1-based rank per h, and `avg_rank`, the mean of those means
-(the paper's overall average rank, the released code has no overall figure). Ties rank pessimistically, the
-true utterance after every candidate with its score (eval/metrics.py); the released code ranks
-optimistically (first position of the true score in the sorted list).
+(the paper's overall average rank, the released code has no overall figure). Ties rank pessimistically by
+default, the true utterance after every candidate with its score (eval/metrics.py); the released
+code ranks optimistically, the first position of the true score in the sorted list
+(UKPLab/acl2024-triple-encoders triple_encoders/TripleEncodersForSequenceModeling.py:
+_sequence_model_batch), which `ties="optimistic"` (`--rank_ties=optimistic`) reproduces.
 
 Every distinct text (the 2-4 before-space variants of each history utterance, the after-space
 text of each candidate) is encoded once, in one call to `encode`.
@@ -42,11 +44,14 @@ def evaluate_sequence_modeling(path: str, encode: Encode, mode: str = "c3l",
                                k_last_rows: Optional[int] = None,
                                history_lengths: Iterable[int] = range(2, 11),
                                speaker_tokens: bool = True,
-                               merge_turns: bool = False) -> Dict[str, float]:
+                               merge_turns: bool = False,
+                               ties: str = metrics.PESSIMISTIC) -> Dict[str, float]:
     """{"avg_rank", "avg_rank_h{h}", "candidates_h{h}"} of the canonical dialogue file `path`,
     consecutive turns of one speaker merged first with `merge_turns` (as the model's training
-    build did); history lengths that no dialogue exceeds are left out."""
+    build did), ties ranked as `ties` says (metrics.rank_of); history lengths that no dialogue
+    exceeds are left out."""
     k_last_rows = check_mode(mode, k_last_rows)
+    metrics.check_ties(ties)
     lengths = _history_lengths(history_lengths, mode)
     read = read_dialogues(path)
     dialogues = [[turn.text for turn in dialogue.turns]
@@ -75,7 +80,7 @@ def evaluate_sequence_modeling(path: str, encode: Encode, mode: str = "c3l",
             scorer.add(utterance)
             h = position + 1
             if h in ranks:
-                ranks[h].append(metrics.rank_of(scorer.score(candidates[h]), len(ranks[h])))
+                ranks[h].append(metrics.rank_of(scorer.score(candidates[h]), len(ranks[h]), ties))
     results: Dict[str, float] = {}
     for h in depths:
         results[f"avg_rank_h{h}"] = float(np.mean(ranks[h]))

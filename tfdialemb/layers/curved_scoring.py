@@ -137,6 +137,12 @@ def bi_encoder_scores(before: tf.Tensor, after: tf.Tensor) -> tf.Tensor:
     return tf.linalg.matvec(tf.math.l2_normalize(after, axis=-1), total)
 
 
+def _mixed_goal_cosines(b1_history: tf.Tensor, b2_candidates: tf.Tensor,
+                        direction: tf.Tensor) -> tf.Tensor:
+    """[n, C]: cos((b1_j + b2_c) / 2, g) for every history utterance j and candidate c."""
+    return tf.linalg.matvec(pairwise_mixes(b1_history, b2_candidates), direction)
+
+
 def planning_scores(b1_history: tf.Tensor, b2_candidates: tf.Tensor, goal: tf.Tensor) -> tf.Tensor:
     """[C]: Eq. 4, cos(b2_c, g) + (1/n) Σ_j cos((b1_j + b2_c) / 2, g), for a history b1 [n, D],
     candidates b2 [C, D] and the goal g [D] in the after space.
@@ -144,9 +150,24 @@ def planning_scores(b1_history: tf.Tensor, b2_candidates: tf.Tensor, goal: tf.Te
     The released `compute_stp_scores` normalises the candidates along dim 0 (across candidates,
     not per vector) and weights the first term by n (UKPLab/acl2024-triple-encoders
     triple_encoders/TripleEncodersForSTP.py:compute_stp_scores); here both terms
-    are the paper's cosines.
+    are the paper's cosines (`released_planning_scores` computes the released ones).
     """
     direction = tf.math.l2_normalize(goal, axis=-1)
     single = tf.linalg.matvec(tf.math.l2_normalize(b2_candidates, axis=-1), direction)
-    mixed = tf.linalg.matvec(pairwise_mixes(b1_history, b2_candidates), direction)  # [n, C]
-    return single + tf.reduce_mean(mixed, axis=0)
+    return single + tf.reduce_mean(_mixed_goal_cosines(b1_history, b2_candidates, direction), axis=0)
+
+
+def released_planning_scores(b1_history: tf.Tensor, b2_candidates: tf.Tensor,
+                             goal: tf.Tensor) -> tf.Tensor:
+    """[C]: the released STP scores (UKPLab/acl2024-triple-encoders
+    triple_encoders/TripleEncodersForSTP.py:compute_stp_scores), n · normalize(g) ·
+    normalize(B2, axis=0)_c + Σ_j cos((b1_j + b2_c) / 2, g). The candidate matrix B2 [C, D] is
+    normalised along axis 0, each feature across the candidates, so a candidate's first term is
+    no cosine and depends on the other candidates; the factor n alone would not change a ranking.
+    Kept to reproduce the published STP numbers (`--c3l_stp_scorer=released`).
+    """
+    direction = tf.math.l2_normalize(goal, axis=-1)
+    single = tf.linalg.matvec(tf.math.l2_normalize(b2_candidates, axis=0), direction)
+    n = tf.cast(tf.shape(b1_history)[0], single.dtype)
+    return n * single + tf.reduce_sum(_mixed_goal_cosines(b1_history, b2_candidates, direction),
+                                      axis=0)

@@ -1,0 +1,5 @@
+"""The evaluations' paper-vs-released switches: `evaluate` defines them as flags, and README's
+switch table lists them beside the methods' training switches (`MethodSpec.options`)."""
+from tfdialemb.eval.short_term_planning import SCORER
+
+EVALUATION_SWITCHES = (SCORER,)
