@@ -1,9 +1,17 @@
-"""The shipped flagfiles carry the papers' data preparation."""
+"""The shipped flagfiles carry the papers' data preparation, and their recipes run as written."""
 import os
+import shlex
+import shutil
 
 import pytest
+from absl import flags
+
+import tfdialemb.data.__main__ as data_cli
+from tfdialemb.dialogue import read_dialogues
 
 FLAGS_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "flags")
+DIAL2VEC_FILES = os.path.join(os.path.dirname(__file__), "converters", "fixtures", "dial2vec")
+"""train.tsv, clustering_dev.tsv and clustering_test.tsv in the released layout."""
 
 
 def _flag_values(name: str) -> dict:
@@ -17,3 +25,34 @@ def test_jddc_and_ecd_recipes_drop_dialogues_under_four_turns(name):
     """DialogueCSE Sec. 5.1.1: dialogues of fewer than 4 turns are dropped from JDDC and ECD, in
     continued pre-training and in the contrastive stage alike."""
     assert _flag_values(name)["min_turns"] == "4"
+
+
+def _commands(name: str, module: str) -> list:
+    """The `python -m MODULE ...` commands of a flagfile's comments, as argument lists."""
+    with open(os.path.join(FLAGS_DIR, f"{name}.cfg"), encoding="utf-8") as f:
+        lines = [line.lstrip("#").strip() for line in f if line.startswith("#")]
+    prefix = f"python -m {module} "
+    return [shlex.split(line[len(prefix):]) for line in lines if line.startswith(prefix)]
+
+
+@pytest.mark.parametrize("dataset", ["bitod", "doc2dial", "metalwoz", "mwoz", "selfdialog", "sgd"])
+def test_dial2vec_recipes_convert_the_released_files_as_written(dataset, tmp_path, monkeypatch, capsys):
+    """Run from a directory holding datasets/DATASET/ as the released archive lays it out, the
+    flagfile's convert commands write its --train_file and the evaluation sets its evaluate
+    command reads."""
+    name = f"dial2vec_{dataset}"
+    shutil.copytree(DIAL2VEC_FILES, tmp_path / "datasets" / dataset, ignore=shutil.ignore_patterns("bad"))
+    monkeypatch.chdir(tmp_path)
+    converts = _commands(name, "tfdialemb.data")
+    assert [args[0] for args in converts] == ["convert"] * 3
+    outputs = []
+    for args in converts:
+        flags.FLAGS.unparse_flags()
+        assert data_cli.main(flags.FLAGS(["tfdialemb.data", *args])) == 0, capsys.readouterr().err
+        outputs.append(flags.FLAGS.output)
+    flags.FLAGS.unparse_flags()
+    train, dev, test = ([d.labels for d in read_dialogues(path)] for path in outputs)
+    assert outputs[0] == _flag_values(name)["train_file"] and train == [{}] * 6
+    assert dev == [{"domain": "1"}, {"domain": "2"}] and test == [{"domain": t} for t in "121"]
+    [evaluate] = _commands(name, "tfdialemb.evaluate")
+    assert f"--eval_file={outputs[2]}" in evaluate and f"--model_dir={_flag_values(name)['model_dir']}" in evaluate

@@ -29,13 +29,13 @@ def test_one_line_gives_the_first_copy_with_one_role_per_turn():
 
 def test_training_style_line_fails_with_file_and_line():
     path = os.path.join(FIXTURES, "bad", "clustering_test.tsv")
-    with pytest.raises(DialogueFormatError, match="not a clustering file") as caught:
+    with pytest.raises(DialogueFormatError, match="not a clustering line") as caught:
         list(convert(path, ErrorPolicy("fail")))
     assert (caught.value.path, caught.value.location) == (path, 2)
 
 
 def test_skip_mode_keeps_good_lines():
-    # Bad: differing copies (line 2), 2 roles for 3 turns (3), topic "x" (4), empty turn (5),
+    # Bad: differing copies (line 2), 2 roles for 3 turns (3), topic "x" (4), a training label 0 (5),
     # no topic field (6).
     path = os.path.join(FIXTURES, "bad", "clustering_test.tsv")
     errors = ErrorPolicy("skip")

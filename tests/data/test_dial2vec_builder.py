@@ -16,7 +16,9 @@ from tiny_corpus import TOKENIZER
 
 W = tiny_bert.WORDS.index
 OWN = ["hello", "how are you", "fine thanks", "book a taxi", "please help"]
-OTHER = ["good morning", "need hotel", "the cafe", "world", "is not", "do work", "naive", "resume"]
+OTHER_BY_ROLE = {0: ["good morning", "world", "do work"], 1: ["need hotel", "is not", "naive"],
+                 2: ["the cafe", "resume"]}
+OTHER = [text for texts in OTHER_BY_ROLE.values() for text in texts]
 
 
 def _dialogue(speakers, texts=OWN, dialogue_id="d0"):
@@ -24,9 +26,10 @@ def _dialogue(speakers, texts=OWN, dialogue_id="d0"):
 
 
 def _pool():
+    """The dialogue's own utterances (index 0) and another dialogue's, by role id."""
     pool = UtterancePool(capacity=100, seed=0)
-    pool.add(0, OWN)
-    pool.add(1, OTHER)
+    pool.add(0, OWN, [0, 1, 0, 1, 0])
+    pool.add(1, OTHER, [role for role, texts in OTHER_BY_ROLE.items() for _ in texts])
     return pool
 
 
@@ -78,6 +81,37 @@ def test_three_speakers_fold_into_the_last_role_or_go_one_vs_rest():
         assert _kept_roles(samples[0], negative) == {1}  # a and c replaced
 
 
+def test_a_replaced_turn_is_filled_with_an_utterance_of_its_role_from_another_dialogue():
+    """Paper Sec. 3.1: the turns of p2 are filled "with the utterances of p2"; the released
+    generate_training.py fills role-"0" turns from its pool of role-"0" utterances."""
+    for params in ({"negatives": 12}, {"negatives": 12, "max_roles": 3},
+                   {"negatives": 6, "negative_role": "fixed"}):
+        samples = _examples(_dialogue("abcab"), **params)[0]["samples"]
+        for negative in samples[1:]:
+            kept = _kept_roles(samples[0], negative)
+            fillers = [(role, text) for role, text in negative if role not in kept]
+            assert fillers and all(text in OTHER_BY_ROLE[role] for role, text in fillers), (params, negative)
+
+
+def test_mixed_pool_fills_turns_with_utterances_of_any_role():
+    samples = _examples(_dialogue("ababa"), negatives=12, negative_pool="mixed")[0]["samples"]
+    role_of = {text: role for role, texts in OTHER_BY_ROLE.items() for text in texts}
+    fillers = [(role, text) for negative in samples[1:]
+               for (role, text), (_, own) in zip(negative, samples[0]) if text != own]
+    assert any(role_of[text] != role for role, text in fillers)
+
+
+def test_a_role_short_of_utterances_of_other_dialogues_stops_the_example_with_the_role_named():
+    pool = UtterancePool(capacity=100, seed=0)
+    pool.add(0, OWN, [0, 1, 2, 0, 1])
+    pool.add(1, ["good morning", "world", "do work"], [0, 0, 1])  # no third speaker
+    params = {"negatives": 3, "max_roles": 3, "negative_role": "fixed"}  # keeps role 1
+    with pytest.raises(ValueError, match=r"1 of role 2\).*negative_pool=mixed"):
+        list(make_builder("dial2vec", params).examples(_dialogue("abcab"), 0, np.random.default_rng(0), pool))
+    mixed = make_builder("dial2vec", {**params, "negative_pool": "mixed"})
+    assert len(list(mixed.examples(_dialogue("abcab"), 0, np.random.default_rng(0), pool))) == 1
+
+
 def test_one_speaker_dialogue_is_skipped():
     assert _examples(_dialogue("aaaaa")) == []
 
@@ -88,6 +122,8 @@ def test_parameter_errors():
             make_builder("dial2vec", params)
     with pytest.raises(ValueError, match="negative_role must be one of"):
         make_builder("dial2vec", {"negative_role": "first"})
+    with pytest.raises(ValueError, match="negative_pool must be one of"):
+        make_builder("dial2vec", {"negative_pool": "role"})
     with pytest.raises(ValueError, match="has no parameters"):
         make_builder("dial2vec", {"window": 3})
 
@@ -109,6 +145,16 @@ def built(tmp_path_factory):
           BuildOptions(max_length=9, num_shards=1, merge_consecutive_turns=False, min_turns=1,
                        dialogue_separator="[EOU]"))
     return root
+
+
+BUILT_OTHERS = {
+    0: {0: ["the cafe", "need hotel", "book a taxi", "good morning", "please help", "is not"],
+        1: ["fine", "thanks", "do work"]},
+    2: {0: ["hello world", "the cafe", "need hotel", "book a taxi", "good morning", "please help"],
+        1: ["how are you", "fine", "thanks"]},
+}
+"""Per example of `built` that fits whole (d0, d2), per role id (first appearance), the utterances
+of that role in the other dialogues, the one-speaker dialogue included."""
 
 
 def _by_turn(ids, turns, roles, mask):
@@ -147,6 +193,10 @@ def test_round_trip_gives_dense_samples_with_turn_and_role_ids(built):
             if example != 1:  # d0 and d2 fit whole: one interlocutor verbatim, the other replaced
                 kept = {role for (role, tokens), (_, own) in zip(negative, positive) if tokens == own}
                 assert len(negative) == len(positive) and len(kept) == 1
+                for role, tokens in negative:  # by a same-role utterance of another dialogue
+                    if role not in kept:
+                        words = [t for t in tokens if t not in (W("[CLS]"), W("[SEP]"))]
+                        assert words in [[W(w) for w in text.split()] for text in BUILT_OTHERS[example][role]]
 
 
 def test_eou_build_and_example_length(built):

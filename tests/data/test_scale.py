@@ -41,7 +41,7 @@ def convert_and_build(tmp_path, dialogues, checkpoint):
     native = tmp_path / f"native{dialogues}.tsv"
     write_native(native, dialogues)
     jsonl = tmp_path / f"corpus{dialogues}.jsonl"
-    convert_mb = run_data("convert", "--format=dial2vec", f"--input={native}", f"--output={jsonl}")
+    convert_mb = run_data("convert", "--format=dial2vec_sessions", f"--input={native}", f"--output={jsonl}")
     build_mb = run_data("build", "--method=mlm", f"--input={jsonl}", f"--output_dir={tmp_path}/build{dialogues}",
                         f"--init_checkpoint={checkpoint}", "--max_length=32", "--num_shards=8")
     return jsonl, convert_mb, build_mb

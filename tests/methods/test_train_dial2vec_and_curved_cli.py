@@ -33,7 +33,8 @@ def test_dial2vec_trains_with_its_defaults_and_validates_on_the_dialogue_task(tm
     result = _train("--method=dial2vec", f"--train_file={tmp_path / 'train.jsonl'}",
                     f"--model_dir={model_dir}", f"--init_checkpoint={hf_safetensors_dir}",
                     "--max_steps=2", "--batch_size=2", "--negatives=2", "--freeze_layers=1",
-                    "--max_length=32", "--dial2vec_kept_role=released", "--separator=eou", "--num_roles=3",
+                    "--max_length=32", "--dial2vec_kept_role=released", "--dial2vec_negative_pool=mixed",
+                    "--separator=eou", "--num_roles=3",
                     "--validate_task=dialogue", f"--validate_file={tmp_path / 'train.jsonl'}",
                     "--validate_every=2")
     # The paper's values for every flag not given: lr 1e-5 and temperature 0.2 (not MGE's).
@@ -44,6 +45,9 @@ def test_dial2vec_trains_with_its_defaults_and_validates_on_the_dialogue_task(tm
     assert manifest["builder"]["method"] == "dial2vec"
     assert manifest["builder"]["params"]["negatives"] == 2
     assert manifest["builder"]["params"]["negative_role"] == "fixed"
+    assert manifest["builder"]["params"]["negative_pool"] == "mixed"
+    method = json.loads((model_dir / "method.json").read_text(encoding="utf-8"))
+    assert method["params"]["dial2vec_negative_pool"] == "mixed"
     assert manifest["builder"]["params"]["max_roles"] == 3
     assert manifest["dialogue_separator"] == "[EOU]"
     history = [json.loads(line) for line in

@@ -1,42 +1,54 @@
-"""The dial2vec benchmark files (AlibabaResearch/DAMO-ConvAI, folder dial2vec/) to canonical
-dialogues: the raw session files and the clustering/evaluation files.
+"""The dial2vec benchmark (AlibabaResearch/DAMO-ConvAI, folder dial2vec/) to canonical dialogues:
+the released dataset files and the raw session files they were generated from.
 
-Format "dial2vec" -- raw sessions `rawdata/preprocess_session_<dataset>[_<split>].txt`, one
-utterance per line, four tab-separated fields:
+Format "dial2vec" -- the released files, `datasets/<dataset>/train.tsv`, `clustering_dev.tsv` and
+`clustering_test.tsv` (the Google Drive archive of dial2vec/README.md; there is no dev.tsv or
+test.tsv). All three have the one layout dial2vec/data/data_provider.py:DataProvider.load_data
+reads (get_train_loader for train.tsv, get_clustering_test_loader for clustering_{dev,test}.tsv),
+one line per example, three tab-separated fields (empty fields are dropped, as load_data does):
+
+    roles \\t s_0|s_1|...|s_9 \\t label
+
+- `roles`: one role digit per turn of s_0 ("1010"), read with int() per character by
+  DataProvider.__convert_examples_worker_for_bert (its other branch, for a role field holding
+  "#", splits on "|" and cannot parse);
+- `s_k`: one sample, its turns joined by "#"; the samples joined by "|" (dial2vec/config.py:
+  turn_sep_token, sample_sep_token; both characters are deleted from utterances by the
+  generators). s_0 is the dialogue itself (label_id = [1] + [0] * 9: sample 0 is the positive);
+- train.tsv (data/generate_training.py:get_result): s_1..s_9 are its negatives (role-"1" turns
+  kept, role-"0" turns replaced) and `label` is "0" on every line; a session may fill several
+  lines (one per repetition of the `samples_per_line` loop, each with fresh negatives), and
+  get_data_dict keeps empty utterances;
+- clustering_{dev,test}.tsv (data/generate_clustering.py): s_0 repeated 10 times and `label` the
+  session's topic id, 1, 2, ... in order of first appearance; empty utterances and multi-domain
+  sessions were dropped. Where a dataset has no dev split, clustering_dev.tsv is a link to
+  clustering_test.tsv.
+Format "dial2vec_clustering" -- the same layout, for evaluation sets: a line must be a clustering
+line (identical copies, a topic id of at least 1), so a training file is refused.
+Format "dial2vec_sessions" -- the generators' input `rawdata/preprocess_session_<dataset>[_<split>]
+.txt` (not part of the released archive), one utterance per line, four tab-separated fields:
 
     session_id \\t role \\t text \\t topic
 
-The lines of a session are consecutive. `role` is a one-character speaker role, "0" or "1"
-(generate_training.py keeps role "1" and replaces role "0"; data_provider.py reads one int per role
-character and, for TOD-BERT, writes [sys] for role 0 and [usr] otherwise). `topic` is the session's
-domain; a multi-domain session joins its domains with "|" (generate_training.py splits on "|",
-generate_clustering.py drops such sessions).
-Format "dial2vec_clustering" -- `datasets/<dataset>/clustering_{dev,test}.tsv`, one dialogue per
-line, three tab-separated fields:
-
-    roles \\t turns \\t topic_id
-
-`roles` concatenates the role character of every turn ("0101"); `turns` is the dialogue's turns
-joined by "#", that block repeated 10 times joined by "|" (the layout of the training file, whose
-other nine samples are negatives); `topic_id` numbers the topics 1, 2, ... in order of first
-appearance in the raw file.
-Confirmed in dial2vec/data/generate_clustering.py (field order, `"".join(roles)`, "#" and "|"
-joins, topic ids from 1), dial2vec/data/generate_training.py, dial2vec/config.py (separators
-"\\t", "|", "#") and dial2vec/data/data_provider.py (`load_data`, per-character role ids).
+The lines of a session are consecutive; `topic` is the session's domain, a multi-domain session
+joining its domains with "|" (generate_training.py:get_data_dict splits on "|",
+generate_clustering.py:get_session_content drops such sessions).
 
 Conversion:
-- "dial2vec": each run of consecutive lines with the same session_id -> one Dialogue with id
-  session_id; speaker = role as given (lower-cased); labels {"domain": topic} with the topic as
-  written (a multi-domain "a|b" is kept whole). A session id that reappears after another session,
-  or a line whose topic differs from its session's first line, is reported. Unlike the reference
-  scripts, text keeps "#" and "|" (they are separators of the reference's own files, not of the
-  canonical format) and short sessions are not dropped.
-- "dial2vec_clustering": one line -> one Dialogue with id "<file stem>-<line number>"; turns from
-  the first copy of the block, one speaker per role character; labels {"domain": topic_id} as a
-  string. A line whose copies differ (a training file, not a clustering file), whose role count
-  differs from its turn count, or whose topic_id is not a positive integer is reported.
-- bad lines (wrong number of fields, empty role/text/topic) are reported and skipped; in raw
-  files the rest of the session is still converted.
+- "dial2vec", "dial2vec_clustering": one line -> one Dialogue with id "<file stem>-<line number>";
+  the turns of s_0, one speaker per role digit, an empty turn dropped with its role digit (as
+  generate_clustering.py drops empty utterances); labels {"domain": label} for a topic id,
+  none for a training line (label 0). The negatives of train.tsv are not kept: the dial2vec
+  builder draws its own. Every line is kept, so a session that train.tsv holds on several lines
+  is trained on as often as the released loop (one pass over the lines per epoch) does.
+- "dial2vec_sessions": each run of consecutive lines with the same session_id -> one Dialogue
+  with id session_id; speaker = role as given (lower-cased); labels {"domain": topic} with the
+  topic as written (a multi-domain "a|b" is kept whole). A session id that reappears after
+  another session, or a line whose topic differs from its session's first line, is reported.
+  Unlike the reference scripts, text keeps "#" and "|" and short sessions are not dropped.
+- bad lines (another layout, a role count that differs from the turn count, a label that is
+  not an integer, empty fields) are reported naming the expected layout and skipped; in raw
+  session files the rest of the session is still converted.
 """
 import os
 from typing import Iterator, List, Optional, Set
@@ -47,6 +59,68 @@ from tfdialemb.dialogue import Dialogue, ErrorPolicy, Turn
 FIELD_SEPARATOR = "\t"
 SAMPLE_SEPARATOR = "|"
 TURN_SEPARATOR = "#"
+RELEASED_LAYOUT = "roles \\t turns joined by '#', samples joined by '|' \\t label"
+SESSION_LAYOUT = "session_id \\t role \\t text \\t topic"
+TRAINING_LABEL = "0"
+"""generate_training.py:get_result writes it on every training line; topic ids start at 1."""
+
+
+def _released_lines(input_path: str, errors: ErrorPolicy, clustering: bool) -> Iterator[Dialogue]:
+    """One Dialogue per line of a released train.tsv / clustering_{dev,test}.tsv file."""
+    stem = os.path.splitext(os.path.basename(input_path))[0]
+    for number, line in iter_lines(input_path, errors):
+        fields = [field.strip() for field in line.split(FIELD_SEPARATOR) if field.strip()]
+        if len(fields) != 3:
+            hint = " (a raw session file: --format=dial2vec_sessions)" if len(fields) == 4 else ""
+            errors.report(input_path, number, f"expected the released dial2vec layout "
+                                              f"'{RELEASED_LAYOUT}', 3 tab-separated fields, "
+                                              f"got {len(fields)}{hint}")
+            continue
+        roles, block, label = fields
+        copies = block.split(SAMPLE_SEPARATOR)
+        texts = [text.strip() for text in copies[0].split(TURN_SEPARATOR)]
+        problem = _line_problem(roles, texts, label)
+        if problem is None and clustering:
+            problem = _clustering_problem(copies, label)
+        if problem is not None:
+            errors.report(input_path, number, f"{problem} (expected '{RELEASED_LAYOUT}')")
+            continue
+        turns = [Turn(role, text) for role, text in zip(roles, texts) if text]
+        labels = {} if label == TRAINING_LABEL else {"domain": label}
+        yield Dialogue(id=f"{stem}-{number}", turns=turns, labels=labels)
+
+
+def _line_problem(roles: str, texts: List[str], label: str) -> Optional[str]:
+    """What makes a line unreadable in the released layout, or None."""
+    if not (roles.isascii() and roles.isdigit()):
+        return f"roles must be one digit per turn, got {roles!r}"
+    if len(roles) != len(texts):
+        return f"{len(roles)} role digit(s) for {len(texts)} turn(s) in the first sample"
+    if not any(texts):
+        return "every turn of the first sample is empty"
+    if not (label.isascii() and label.isdigit()):
+        return f"label must be an integer (0 for training lines, a topic id from 1), got {label!r}"
+    return None
+
+
+def _clustering_problem(copies: List[str], label: str) -> Optional[str]:
+    """What makes a readable line something other than a clustering line, or None."""
+    if any(copy != copies[0] for copy in copies[1:]):
+        return ("the samples joined by '|' differ: a training line (positive + negatives), not a "
+                "clustering line; convert train.tsv with --format=dial2vec")
+    if int(label) < 1:
+        return f"a clustering line's label is a topic id from 1, got {label!r}"
+    return None
+
+
+def convert_released(input_path: str, errors: ErrorPolicy) -> Iterator[Dialogue]:
+    """Streams one Dialogue per line of a released train.tsv or clustering_{dev,test}.tsv."""
+    return _released_lines(input_path, errors, clustering=False)
+
+
+def convert_clustering(input_path: str, errors: ErrorPolicy) -> Iterator[Dialogue]:
+    """Streams one Dialogue per line of a released clustering_{dev,test}.tsv, refusing other lines."""
+    return _released_lines(input_path, errors, clustering=True)
 
 
 class _Session:
@@ -67,8 +141,9 @@ def convert_sessions(input_path: str, errors: ErrorPolicy) -> Iterator[Dialogue]
     for number, line in iter_lines(input_path, errors):
         fields = [field.strip() for field in line.split(FIELD_SEPARATOR)]
         if len(fields) != 4:
-            errors.report(input_path, number, f"expected 4 tab-separated fields (session_id, "
-                                              f"role, text, topic), got {len(fields)}")
+            hint = " (a released datasets/<name>/*.tsv file: --format=dial2vec)" if len(fields) == 3 else ""
+            errors.report(input_path, number, f"expected the raw session layout '{SESSION_LAYOUT}', "
+                                              f"4 tab-separated fields, got {len(fields)}{hint}")
             continue
         session_id, role, text, topic = fields
         empty = [name for name, value in zip(("session_id", "role", "text", "topic"), fields)
@@ -94,36 +169,5 @@ def convert_sessions(input_path: str, errors: ErrorPolicy) -> Iterator[Dialogue]
         yield session.dialogue()
 
 
-def convert_clustering(input_path: str, errors: ErrorPolicy) -> Iterator[Dialogue]:
-    """Streams one Dialogue per line of a dial2vec clustering_{dev,test}.tsv file."""
-    stem = os.path.splitext(os.path.basename(input_path))[0]
-    for number, line in iter_lines(input_path, errors):
-        fields = [field.strip() for field in line.split(FIELD_SEPARATOR)]
-        if len(fields) != 3:
-            errors.report(input_path, number, f"expected 3 tab-separated fields (roles, turns, "
-                                              f"topic_id), got {len(fields)}")
-            continue
-        roles, block, topic_id = fields
-        copies = block.split(SAMPLE_SEPARATOR)
-        if any(copy != copies[0] for copy in copies[1:]):
-            errors.report(input_path, number, "the samples joined by '|' differ: a training file "
-                                              "(positive + negatives), not a clustering file")
-            continue
-        texts = [text.strip() for text in copies[0].split(TURN_SEPARATOR)]
-        empty = [index for index, text in enumerate(texts, start=1) if not text]
-        if empty:
-            errors.report(input_path, number, f"empty turn(s) {empty} (1-based)")
-            continue
-        if len(roles) != len(texts):
-            errors.report(input_path, number, f"{len(roles)} role character(s) for "
-                                              f"{len(texts)} turn(s)")
-            continue
-        if not (topic_id.isascii() and topic_id.isdigit()) or int(topic_id) < 1:
-            errors.report(input_path, number, f"topic_id must be a positive integer, "
-                                              f"got {topic_id!r}")
-            continue
-        turns = [Turn(role.lower(), text) for role, text in zip(roles, texts)]
-        yield Dialogue(id=f"{stem}-{number}", turns=turns, labels={"domain": topic_id})
-
-
-FORMATS = {"dial2vec": convert_sessions, "dial2vec_clustering": convert_clustering}
+FORMATS = {"dial2vec": convert_released, "dial2vec_clustering": convert_clustering,
+           "dial2vec_sessions": convert_sessions}

@@ -155,7 +155,7 @@ def build(
     if builder.uses_pool:
         pool = UtterancePool(builder.params.pool_size, options.seed)
         for index, dialogue in enumerate(preprocessed_dialogues(input_path, options, ErrorPolicy(errors.mode))):
-            pool.add(index, [turn.text for turn in dialogue.turns])
+            pool.add(index, [turn.text for turn in dialogue.turns], builder.pool_roles(dialogue))
     with atomic_directory(output_dir, replace=options.overwrite) as staging:
         manifest = _write_shards(input_path, staging, builder, tokenizer, tokenizing, options, errors, pool,
                                  on_dialogue)

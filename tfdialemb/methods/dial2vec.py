@@ -14,6 +14,7 @@ from typing import Dict, Optional
 
 import tensorflow as tf
 
+from tfdialemb.data.examples.dial2vec import NEGATIVE_POOLS
 from tfdialemb.encoders import Encoder
 from tfdialemb.layers.dialogue_views import (
     check_role_turn_tables, dialogue_embeddings, embedding_names, encode_dialogues)
@@ -122,6 +123,12 @@ KEPT_ROLE = Switch("dial2vec_kept_role", "paper", "The interlocutor a negative k
                             "speaker")
 NEGATIVE_ROLE = {"paper": "random", "released": "fixed"}
 """`dial2vec_kept_role` as the builder's `negative_role`."""
+NEGATIVE_POOL = Option("dial2vec_negative_pool", "per_role",
+                       "Where a negative's replaced turns come from: per_role, utterances of the "
+                       "replaced turn's role (speakers numbered by first appearance) in other "
+                       "dialogues, as the paper (Sec. 3.1, 'the utterances of p2') and the released "
+                       "generate_training.py (role-0 pool for role-0 turns) do; mixed, utterances of "
+                       "any role of other dialogues.", choices=NEGATIVE_POOLS)
 
 
 @register_method
@@ -131,7 +138,8 @@ class Dial2vecSpec(MethodSpec):
     name = "dial2vec"
     paper = "dial2vec (Liu et al., EMNLP 2022)"
     builder = "dial2vec"
-    options = (NEGATIVES, TEMPERATURE, WINDOW, KEPT_ROLE, ROLE_TURN_EMBEDDINGS, SEPARATOR, NUM_ROLES, LOSS)
+    options = (NEGATIVES, TEMPERATURE, WINDOW, KEPT_ROLE, NEGATIVE_POOL, ROLE_TURN_EMBEDDINGS, SEPARATOR, NUM_ROLES,
+               LOSS)
     defaults = {"batch_size": 20, "learning_rate": 1e-5, "freeze_layers": 6, "max_length": 512}
     """dial2vec Sec. 4.1: batch 20 (5 per GPU on 4 GPUs; the released script runs 5 on one),
     learning rate 1e-5, the bottom 6 layers frozen, 512 tokens."""
@@ -140,7 +148,7 @@ class Dial2vecSpec(MethodSpec):
 
     def builder_params(self, params):
         return {"negatives": params["negatives"], "negative_role": NEGATIVE_ROLE[params["dial2vec_kept_role"]],
-                "max_roles": params["num_roles"]}
+                "negative_pool": params["dial2vec_negative_pool"], "max_roles": params["num_roles"]}
 
     def build_options(self, params):
         return {"dialogue_separator": f"[{params['separator'].upper()}]"}

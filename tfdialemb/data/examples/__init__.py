@@ -7,7 +7,7 @@ the generator they are handed, seeded per dialogue, so a build is reproducible.
 import dataclasses
 import importlib
 import pkgutil
-from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Type
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Type
 
 import numpy as np
 
@@ -21,7 +21,8 @@ class ExampleBuilder:
     """Base of every builder: `name`, `schema`, a `Params` dataclass and `examples()`.
 
     `uses_pool` asks the build for a first pass that fills an UtterancePool of `pool_size`
-    utterances, the source of negatives "sampled from other dialogues".
+    utterances, the source of negatives "sampled from other dialogues"; `pool_roles` tags them
+    with role ids for a builder that draws negatives of one role.
     """
 
     name: str = ""
@@ -48,6 +49,11 @@ class ExampleBuilder:
     def examples(self, dialogue: Dialogue, index: int, rng: np.random.Generator,
                  pool: Optional[UtterancePool]) -> Iterator[Dict[str, Any]]:
         raise TypeError(f"{type(self).__name__} must define examples()")
+
+    def pool_roles(self, dialogue: Dialogue) -> Optional[List[int]]:
+        """Per turn, the role id its utterance carries in the pool; None: the pool keeps no roles."""
+        del dialogue
+        return None
 
     def finish(self, rng: np.random.Generator, pool: Optional[UtterancePool]) -> Iterator[Dict[str, Any]]:
         """Examples still held once every dialogue has been seen (a builder that groups lines)."""

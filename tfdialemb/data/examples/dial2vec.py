@@ -13,8 +13,20 @@ Which interlocutor a negative keeps (`negative_role`):
     dialogue's roles, independently for every negative, so one example mixes negatives against
     both interlocutors;
   - "fixed" (AlibabaResearch/DAMO-ConvAI dial2vec/data/generate_training.py): always role 1, the
-    second speaker by first appearance, replacing role 0. The released pool holds only role-0
-    utterances; here the pool holds utterances of every role.
+    second speaker by first appearance, replacing role 0.
+
+Where a replaced turn's utterance comes from (`negative_pool`):
+  - "per_role" (default): an utterance of the replaced turn's own role id in another dialogue.
+    The paper fills the turns of p2 "with the utterances of p2 randomly sampled from all dialogue
+    sessions" (Sec. 3.1); the released generate_training.py:get_data_dict pools only role-"0"
+    utterances (`flatten_neg_samples`) and get_single_sample fills only role-"0" turns from it.
+    Role ids are those of the samples: speakers numbered by first appearance in their own
+    dialogue, so role 0's pool holds every dialogue's first speaker (the paper's p1 of
+    S = {u_1^{p1}, u_2^{p2}, ...}); single-speaker dialogues, which yield no example, still
+    feed the pool. A role whose pool holds too few utterances of other dialogues for a
+    negative (e.g. a third role that few dialogues have) stops the build with an error naming
+    the role; "mixed" needs no per-role supply.
+  - "mixed": an utterance of any role of another dialogue (this library's earlier behaviour).
 
 Roles are speakers numbered by first appearance (`tfdialemb.dialogue.role_ids`). A dialogue with
 more than `max_roles` speakers (default 2, the paper's two interlocutors) folds the extra
@@ -34,6 +46,7 @@ from tfdialemb.dialogue import Dialogue, capped_roles
 
 NEGATIVE_ROLES = ("random", "fixed")
 RELEASED_KEPT_ROLE = 1
+NEGATIVE_POOLS = ("per_role", "mixed")
 
 
 @register
@@ -46,6 +59,7 @@ class Dial2vecBuilder(ExampleBuilder):
     class Params:
         negatives: int = 9
         negative_role: str = "random"
+        negative_pool: str = "per_role"
         max_roles: int = 2
         pool_size: int = 100_000
 
@@ -56,6 +70,11 @@ class Dial2vecBuilder(ExampleBuilder):
                              f"pool_size >= 1): {p}")
         if p.negative_role not in NEGATIVE_ROLES:
             raise ValueError(f"negative_role must be one of {NEGATIVE_ROLES}, got {p.negative_role!r}")
+        if p.negative_pool not in NEGATIVE_POOLS:
+            raise ValueError(f"negative_pool must be one of {NEGATIVE_POOLS}, got {p.negative_pool!r}")
+
+    def pool_roles(self, dialogue: Dialogue) -> List[int]:
+        return capped_roles(dialogue, self.params.max_roles)
 
     def examples(self, dialogue: Dialogue, index: int, rng: np.random.Generator,
                  pool: Optional[UtterancePool]) -> Iterator[Dict[str, Any]]:
@@ -73,9 +92,22 @@ class Dial2vecBuilder(ExampleBuilder):
             return RELEASED_KEPT_ROLE
         return present[int(rng.integers(len(present)))]
 
-    @staticmethod
-    def _negative(positive: List[Tuple[int, str]], kept: int, index: int, rng: np.random.Generator,
+    def _negative(self, positive: List[Tuple[int, str]], kept: int, index: int, rng: np.random.Generator,
                   pool: UtterancePool) -> List[Tuple[int, str]]:
-        replaced = sum(role != kept for role, _ in positive)
-        fillers = iter(pool.sample(rng, replaced, exclude_dialogue=index))
-        return [(role, text if role == kept else next(fillers)) for role, text in positive]
+        per_role = self.params.negative_pool == "per_role"
+        source = {role: role if per_role else None for role, _ in positive}  # None: every role
+        replaced = [source[role] for role, _ in positive if role != kept]
+        fillers = {drawn: iter(self._draw(pool, rng, drawn, replaced.count(drawn), index))
+                   for drawn in dict.fromkeys(replaced)}
+        return [(role, text if role == kept else next(fillers[source[role]])) for role, text in positive]
+
+    @staticmethod
+    def _draw(pool: UtterancePool, rng: np.random.Generator, role: Optional[int], count: int,
+              index: int) -> List[str]:
+        try:
+            return pool.sample(rng, count, exclude_dialogue=index, role=role)
+        except ValueError as error:
+            if role is None:
+                raise
+            raise ValueError(f"{error}, or draw from every role with negative_pool=mixed "
+                             f"(--dial2vec_negative_pool=mixed)") from None
