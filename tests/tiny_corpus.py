@@ -2,7 +2,7 @@
 import numpy as np
 
 import tiny_bert
-from tfdialemb.data.sampling import UtterancePool
+from tfdialemb.data.sampling import DialoguePool
 from tfdialemb.dialogue import Dialogue, Turn
 from tfdialemb.text import BertTokenizer
 
@@ -40,8 +40,8 @@ def packed_ids(text, max_length):
 
 
 def utterance_pool(*dialogues):
-    """A pool holding every utterance of `dialogues` (lists of texts), dialogue i under index i."""
-    pool = UtterancePool(capacity=100, seed=0)
+    """A negative pool holding every dialogue of `dialogues` (lists of texts), dialogue i under index i."""
+    pool = DialoguePool(capacity=100, seed=0)
     for index, texts in enumerate(dialogues):
         pool.add(index, texts)
     return pool

@@ -69,8 +69,9 @@ def test_mge_examples_context_and_negatives(tmp_path, jsonl):
         for negative in negatives:
             # Drawn from another dialogue (short utterances may also occur in the own one).
             assert any(json.dumps(negative) in texts for other, texts in utterances_of.items() if other != own)
-    assert manifest["builder"]["params"] == {"negatives": 3, "context_before": 2, "context_after": 1,
-                                             "pool_size": 100000}
+    assert manifest["builder"]["params"] == {"negatives": 3, "context_before": 2, "context_after": 1}
+    assert manifest["pool_dialogues"] == 100_000
+    assert manifest["counts"]["negative_pool"]["dialogues"] == manifest["counts"]["dialogues"]
 
 
 def test_same_seed_same_bytes_other_seed_other_negatives(tmp_path, jsonl):

@@ -9,7 +9,7 @@ from tfdialemb.data.examples import make_builder
 from tfdialemb.data.examples.curved import c3l_target
 from tfdialemb.data.pipeline import make_dataset, to_dense
 from tfdialemb.data.records import FLOAT, SEQUENCE, parse_spec, read_manifest, serialize_example
-from tfdialemb.data.sampling import UtterancePool
+from tfdialemb.data.sampling import DialoguePool
 from tfdialemb.dialogue import Dialogue, Turn, write_dialogues
 from tiny_corpus import TOKENIZER, packed_ids
 
@@ -24,7 +24,7 @@ def _dialogue(texts, name="d0"):
 
 
 def _pool():
-    pool = UtterancePool(capacity=100, seed=0)
+    pool = DialoguePool(capacity=100, seed=0)
     pool.add(0, OWN)
     pool.add(1, OTHER)
     return pool
@@ -193,7 +193,7 @@ def test_build_and_make_dataset(tmp_path, name, texts):
     path = str(tmp_path / "train.jsonl")
     write_dialogues([_dialogue(OWN), _dialogue(OTHER, "d1")], path)
     options = BuildOptions(max_length=16, num_shards=2, merge_consecutive_turns=False, min_turns=1)
-    builder = make_builder(name, {"pool_size": 50})
+    builder = make_builder(name)
     build(path, str(tmp_path / name), builder, TOKENIZER, options)
     assert read_manifest(str(tmp_path / name))["builder"]["schema"]["target"] == FLOAT
     # The build's pool holds OWN then OTHER; dialogue i draws from default_rng([seed, i]). With

@@ -10,7 +10,7 @@ from tfdialemb.data.build import BuildOptions, build
 from tfdialemb.data.examples import ExampleBuilder, make_builder
 from tfdialemb.data.pipeline import example_lengths, make_dataset
 from tfdialemb.data.records import DIALOGUE_LIST, parse_spec, read_manifest, serialize_example
-from tfdialemb.data.sampling import UtterancePool
+from tfdialemb.data.sampling import DialoguePool
 from tfdialemb.dialogue import Dialogue, Turn, write_dialogues
 from tiny_corpus import TOKENIZER
 
@@ -27,7 +27,7 @@ def _dialogue(speakers, texts=OWN, dialogue_id="d0"):
 
 def _pool():
     """The dialogue's own utterances (index 0) and another dialogue's, by role id."""
-    pool = UtterancePool(capacity=100, seed=0)
+    pool = DialoguePool(capacity=100, seed=0)
     pool.add(0, OWN, [0, 1, 0, 1, 0])
     pool.add(1, OTHER, [role for role, texts in OTHER_BY_ROLE.items() for _ in texts])
     return pool
@@ -102,11 +102,11 @@ def test_mixed_pool_fills_turns_with_utterances_of_any_role():
 
 
 def test_a_role_short_of_utterances_of_other_dialogues_stops_the_example_with_the_role_named():
-    pool = UtterancePool(capacity=100, seed=0)
+    pool = DialoguePool(capacity=100, seed=0)
     pool.add(0, OWN, [0, 1, 2, 0, 1])
     pool.add(1, ["good morning", "world", "do work"], [0, 0, 1])  # no third speaker
     params = {"negatives": 3, "max_roles": 3, "negative_role": "fixed"}  # keeps role 1
-    with pytest.raises(ValueError, match=r"1 of role 2\).*negative_pool=mixed"):
+    with pytest.raises(ValueError, match=r"with an utterance of role 2 .*negative_pool=mixed"):
         list(make_builder("dial2vec", params).examples(_dialogue("abcab"), 0, np.random.default_rng(0), pool))
     mixed = make_builder("dial2vec", {**params, "negative_pool": "mixed"})
     assert len(list(mixed.examples(_dialogue("abcab"), 0, np.random.default_rng(0), pool))) == 1
@@ -117,7 +117,7 @@ def test_one_speaker_dialogue_is_skipped():
 
 
 def test_parameter_errors():
-    for params in ({"negatives": 0}, {"max_roles": 1}, {"pool_size": 0}):
+    for params in ({"negatives": 0}, {"max_roles": 1}):
         with pytest.raises(ValueError, match="out of range"):
             make_builder("dial2vec", params)
     with pytest.raises(ValueError, match="negative_role must be one of"):

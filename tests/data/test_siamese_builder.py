@@ -55,8 +55,7 @@ def test_truncation_keeps_the_most_recent_turns(tmp_path):
     assert last[0]["context"].numpy().tolist() == [tiny_bert.WORDS.index(t) for t in kept]
     assert last[0]["previous"].numpy().tolist() == packed_ids("book a taxi", 6)
     assert manifest["counts"]["examples"] == 4 + 2
-    assert manifest["builder"]["params"] == {"negatives": 1, "context_turns": 3,
-                                             "pool_size": 100000}
+    assert manifest["builder"]["params"] == {"negatives": 1, "context_turns": 3}
 
 
 def test_parameter_errors():

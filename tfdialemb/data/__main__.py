@@ -19,7 +19,7 @@ from absl import app, flags
 
 from tfdialemb import options
 from tfdialemb.cli import OVERWRITE, parse_flags
-from tfdialemb.inference.settings import MERGE_TURNS, MIN_TURNS
+from tfdialemb.inference.settings import MERGE_TURNS, MIN_TURNS, POOL_DIALOGUES
 
 COMMANDS = ("convert", "validate", "stats", "split", "build")
 FLAGS = flags.FLAGS
@@ -36,6 +36,7 @@ flags.DEFINE_integer("seed", 0, "Seed for negative sampling (build) and splits (
 flags.DEFINE_integer("num_shards", 4, "TFRecord shards (build); at least the number of workers.")
 MERGE_TURNS.define()
 MIN_TURNS.define()
+POOL_DIALOGUES.define()
 flags.adopt_module_key_flags(options)
 OVERWRITE.define()
 flags.DEFINE_enum("dialogue_separator", "sep", ["sep", "eou"],
@@ -157,7 +158,8 @@ def build() -> int:
     options = BuildOptions(
         max_length=FLAGS.max_length, seed=FLAGS.seed, num_shards=FLAGS.num_shards,
         merge_consecutive_turns=FLAGS.merge_consecutive_turns, min_turns=FLAGS.min_turns,
-        overwrite=FLAGS.overwrite, dialogue_separator=f"[{FLAGS.dialogue_separator.upper()}]",
+        pool_dialogues=FLAGS.pool_dialogues, overwrite=FLAGS.overwrite,
+        dialogue_separator=f"[{FLAGS.dialogue_separator.upper()}]",
     )
     progress = Progress(None, "dialogues")
     errors = _errors()

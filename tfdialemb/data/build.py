@@ -1,7 +1,7 @@
 """Streams a canonical dialogue file through an example builder into sharded TFRecords.
 
-Memory holds one chunk of examples and, for builders that sample negatives, the bounded utterance
-pool; never the corpus. Shards are written into a temporary sibling directory and the manifest
+Memory holds one chunk of examples and, for builders that sample negatives, the bounded pool of
+dialogues they are drawn from (its size in the manifest's counts); never the corpus. Shards are written into a temporary sibling directory and the manifest
 last; the directory is renamed into place only when complete.
 """
 import dataclasses
@@ -15,7 +15,7 @@ import tensorflow as tf
 from tfdialemb.data.examples import ExampleBuilder
 from tfdialemb.data.records import (
     DIALOGUE_LIST, SEQUENCE, SEQUENCE_LIST, serialize_example, shard_name, write_manifest)
-from tfdialemb.data.sampling import UtterancePool
+from tfdialemb.data.sampling import DialoguePool
 from tfdialemb.dialogue import Dialogue, ErrorPolicy, drop_short, merge_consecutive_turns, read_dialogues
 from tfdialemb.files import atomic_directory, file_fingerprint
 from tfdialemb.text import BertTokenizer
@@ -31,6 +31,7 @@ class BuildOptions:
     num_shards: int = 4
     merge_consecutive_turns: bool = True
     min_turns: int = 2
+    pool_dialogues: int = 100_000
     overwrite: bool = False
     # Between the turns of a packed dialogue ("dialogue_list" features): [SEP] or [EOU].
     dialogue_separator: str = "[SEP]"
@@ -153,7 +154,7 @@ def build(
     tokenizing = _Tokenizing(tokenizer, dict(builder.schema), options.max_length, options.dialogue_separator)
     pool = None
     if builder.uses_pool:
-        pool = UtterancePool(builder.params.pool_size, options.seed)
+        pool = DialoguePool(options.pool_dialogues, options.seed)
         for index, dialogue in enumerate(preprocessed_dialogues(input_path, options, ErrorPolicy(errors.mode))):
             pool.add(index, [turn.text for turn in dialogue.turns], builder.pool_roles(dialogue))
     with atomic_directory(output_dir, replace=options.overwrite) as staging:
@@ -210,6 +211,7 @@ def _write_shards(input_path, staging, builder, tokenizer, tokenizing, options, 
         "dialogue_separator": options.dialogue_separator,
         "merge_consecutive_turns": options.merge_consecutive_turns,
         "min_turns": options.min_turns,
+        "pool_dialogues": options.pool_dialogues,
         "vocab_sha256": vocab_sha256(tokenizer),
         "vocab_size": tokenizer.vocab_size,
         "lower_case": tokenizer.lower_case,
@@ -219,7 +221,7 @@ def _write_shards(input_path, staging, builder, tokenizer, tokenizing, options, 
             "skipped_lines": errors.skipped,
             "examples": written,
             "per_shard": per_shard,
-            "pool_utterances": len(pool.texts) if pool else 0,
+            "negative_pool": pool.memory() if pool else None,
         },
         "shards": names,
     }

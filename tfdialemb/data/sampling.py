@@ -1,17 +1,78 @@
-"""Seeded negative sampling from a bounded, uniform sample of the corpus's utterances."""
-from typing import Dict, List, Optional, Sequence
+"""Seeded sampling from bounded, uniform samples of a corpus: whole dialogues for the negatives
+of example builders, utterances for fitting and evaluation sets."""
+from typing import Callable, Dict, Hashable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 
-class UtterancePool:
-    """A reservoir sample of at most `capacity` utterances, each with its dialogue's index and,
-    where the caller gives them, its speaker's role id.
+class DialoguePool:
+    """A reservoir sample of at most `capacity` whole dialogues (their utterances and, where the
+    caller gives them, their speakers' role ids), the source of negatives.
 
-    Methods draw negatives "from random dialogues": a reservoir keeps every utterance of the
-    corpus equally likely while memory stays bounded however large the corpus is. Restricted to
-    one role, the reservoir is still a uniform sample of that role's utterances.
+    The papers draw a negative as "an utterance from a randomly selected dialogue" (DialogueCSE
+    Sec. 4.1): `sample` picks a dialogue uniformly, then one of its utterances uniformly, so a
+    long dialogue weighs no more than a short one. The reservoir keeps every dialogue of the corpus
+    equally likely while memory stays bounded: with `capacity` at least the corpus's number of
+    dialogues, every utterance of the corpus can be a negative. `memory()` says what it holds.
     """
+
+    def __init__(self, capacity: int, seed: int):
+        if capacity < 1:
+            raise ValueError(f"pool capacity must be positive, got {capacity}")
+        self.capacity = capacity
+        self._rng = np.random.default_rng([seed, 0x5EED])
+        self.dialogues: List[Tuple[int, Tuple[str, ...], Optional[Tuple[int, ...]]]] = []
+        self.seen = 0
+
+    def add(self, dialogue_index: int, texts: Sequence[str], roles: Optional[Sequence[int]] = None) -> None:
+        """Offers one dialogue's utterances `texts`, with their role ids when `roles` is given."""
+        if roles is not None and len(roles) != len(texts):
+            raise ValueError(f"{len(roles)} role ids for {len(texts)} utterances")
+        if not texts:
+            return
+        entry = (dialogue_index, tuple(texts), None if roles is None else tuple(int(r) for r in roles))
+        self.seen += 1
+        if len(self.dialogues) < self.capacity:
+            self.dialogues.append(entry)
+            return
+        slot = int(self._rng.integers(self.seen))
+        if slot < self.capacity:
+            self.dialogues[slot] = entry
+
+    def sample(self, rng: np.random.Generator, count: int, exclude_dialogue: int,
+               role: Optional[int] = None) -> List[str]:
+        """`count` distinct utterances, each of a dialogue drawn uniformly among the pool's
+        dialogues other than `exclude_dialogue` (and holding role `role`, when given), then
+        drawn uniformly among that dialogue's utterances (of role `role`)."""
+        def draw():
+            if not self.dialogues:
+                return None
+            slot = int(rng.integers(len(self.dialogues)))
+            index, texts, roles = self.dialogues[slot]
+            positions = (range(len(texts)) if role is None
+                         else [p for p, r in enumerate(roles or ()) if r == role])
+            if index == exclude_dialogue or not positions:
+                return None
+            position = positions[int(rng.integers(len(positions)))]
+            return (slot, position), texts[position]
+
+        of_role = "" if role is None else f" with an utterance of role {role}"
+        return _distinct_draws(count, draw, lambda: (
+            f"the negative pool ({len(self.dialogues)} dialogues) holds too few dialogues{of_role} other than "
+            f"the example's to draw {count} negatives; use a larger corpus or fewer negatives"))
+
+    def memory(self) -> Dict[str, int]:
+        """What the pool holds: dialogues, utterances and their UTF-8 bytes (the text itself;
+        Python adds about 50 bytes per utterance)."""
+        return {"dialogues": len(self.dialogues),
+                "utterances": sum(len(texts) for _, texts, _ in self.dialogues),
+                "text_bytes": sum(len(text.encode("utf-8")) for _, texts, _ in self.dialogues for text in texts),
+                "corpus_dialogues_seen": self.seen}
+
+
+class UtterancePool:
+    """A reservoir sample of at most `capacity` utterances, each with its dialogue's index: a
+    uniform sample of a corpus's utterances in bounded memory (e.g. to fit a whitening)."""
 
     def __init__(self, capacity: int, seed: int):
         if capacity < 1:
@@ -20,62 +81,47 @@ class UtterancePool:
         self._rng = np.random.default_rng([seed, 0x5EED])
         self.texts: List[str] = []
         self.dialogues: List[int] = []
-        self.roles: List[Optional[int]] = []
         self.seen = 0
-        self._slots_of_role: Optional[Dict[int, np.ndarray]] = None
 
-    def add(self, dialogue_index: int, texts: Sequence[str], roles: Optional[Sequence[int]] = None) -> None:
-        """Offers the utterances `texts` of one dialogue, with their role ids when `roles` is given."""
-        if roles is not None and len(roles) != len(texts):
-            raise ValueError(f"{len(roles)} role ids for {len(texts)} utterances")
-        self._slots_of_role = None
-        for position, text in enumerate(texts):
-            role = None if roles is None else int(roles[position])
+    def add(self, dialogue_index: int, texts: Sequence[str]) -> None:
+        for text in texts:
             self.seen += 1
             if len(self.texts) < self.capacity:
                 self.texts.append(text)
                 self.dialogues.append(dialogue_index)
-                self.roles.append(role)
                 continue
             slot = int(self._rng.integers(self.seen))
             if slot < self.capacity:
                 self.texts[slot] = text
                 self.dialogues[slot] = dialogue_index
-                self.roles[slot] = role
 
-    def sample(self, rng: np.random.Generator, count: int, exclude_dialogue: int,
-               role: Optional[int] = None) -> List[str]:
-        """`count` distinct pool entries from dialogues other than `exclude_dialogue`, only of
-        role id `role` when it is given."""
-        if count == 0:
-            return []
-        slots = None if role is None else self._role_slots(role)
-        size = len(self.texts) if slots is None else len(slots)
-        chosen: List[str] = []
-        used = set()
-        attempts = 0
-        while len(chosen) < count:
-            attempts += 1
-            if size == 0 or attempts > 50 * count + 100:
-                held = f"{len(self.texts)} utterances" + ("" if role is None else f", {size} of role {role}")
-                raise ValueError(
-                    f"the utterance pool ({held}) holds too few utterances of other dialogues to draw "
-                    f"{count} negatives; use a larger corpus or fewer negatives"
-                )
-            drawn = int(rng.integers(size))
-            slot = drawn if slots is None else int(slots[drawn])
-            if slot in used or self.dialogues[slot] == exclude_dialogue:
-                continue
-            used.add(slot)
-            chosen.append(self.texts[slot])
-        return chosen
+    def sample(self, rng: np.random.Generator, count: int, exclude_dialogue: int) -> List[str]:
+        """`count` distinct pool entries from dialogues other than `exclude_dialogue`."""
+        def draw():
+            if not self.texts:
+                return None
+            slot = int(rng.integers(len(self.texts)))
+            return None if self.dialogues[slot] == exclude_dialogue else (slot, self.texts[slot])
 
-    def _role_slots(self, role: int) -> np.ndarray:
-        """The slots holding utterances of `role`, indexed once per filling of the pool."""
-        if self._slots_of_role is None:
-            by_role: Dict[int, List[int]] = {}
-            for slot, slot_role in enumerate(self.roles):
-                if slot_role is not None:
-                    by_role.setdefault(slot_role, []).append(slot)
-            self._slots_of_role = {r: np.asarray(s, dtype=np.int64) for r, s in by_role.items()}
-        return self._slots_of_role.get(role, np.zeros(0, dtype=np.int64))
+        return _distinct_draws(count, draw, lambda: (
+            f"the utterance pool ({len(self.texts)} utterances) holds too few utterances of other dialogues to "
+            f"draw {count} negatives; use a larger corpus or fewer negatives"))
+
+
+def _distinct_draws(count: int, draw: Callable[[], Optional[Tuple[Hashable, str]]],
+                    shortage: Callable[[], str]) -> List[str]:
+    """`count` texts from `draw()` ((key, text), or None for a draw to discard), no key twice;
+    a ValueError saying `shortage()` when too many draws in a row come to nothing."""
+    chosen: List[str] = []
+    used = set()
+    attempts = 0
+    while len(chosen) < count:
+        attempts += 1
+        if attempts > 50 * count + 100:
+            raise ValueError(shortage())
+        drawn = draw()
+        if drawn is None or drawn[0] in used:
+            continue
+        used.add(drawn[0])
+        chosen.append(drawn[1])
+    return chosen

@@ -27,6 +27,10 @@ MERGE_TURNS = Option("merge_consecutive_turns", True, "Merge consecutive turns o
                      "use (DialogueCSE and dial2vec pre-processing).")
 MIN_TURNS = Option("min_turns", 2, "Drop dialogues with fewer turns (after merging) before building "
                    "(DialogueCSE drops JDDC / ECD dialogues under 4).", lower_bound=1)
+POOL_DIALOGUES = Option("pool_dialogues", 100_000, "Negatives are drawn from a uniform reservoir sample of "
+                        "this many dialogues: a dialogue, then one of its utterances (DialogueCSE Sec. 4.1). "
+                        "At least the corpus's number of dialogues draws from all of it; the build manifest's "
+                        "counts.negative_pool says what the pool held.", lower_bound=1)
 FGC_INPUT = Option("fgc_input", "paper", "Pair layout of a cross-encoder: paper ([EOT] after each "
                    "context turn) or ums (also after the response, taesunwhang/UMS-ResSel).",
                    choices=("paper", "ums"))

@@ -15,7 +15,7 @@ from typing import Any, Callable, Dict, List, Optional
 from absl import flags
 
 from tfdialemb import distribute
-from tfdialemb.inference.settings import MAX_LENGTH, MERGE_TURNS, MIN_TURNS
+from tfdialemb.inference.settings import MAX_LENGTH, MERGE_TURNS, MIN_TURNS, POOL_DIALOGUES
 from tfdialemb.options import define_all
 
 FLAGS = flags.FLAGS
@@ -56,6 +56,7 @@ def define_flags(command: str) -> None:
     MAX_LENGTH.define("Tokens per built sequence, special tokens included (default: the method's).")
     MERGE_TURNS.define()
     MIN_TURNS.define()
+    POOL_DIALOGUES.define()
     flags.DEFINE_integer("seed", 0, "Seed for data building, shuffling and initialisation.")
     flags.DEFINE_integer("checkpoint_every", 200, "Save a checkpoint every N steps.", lower_bound=1)
     flags.DEFINE_integer("log_every", 50, "Log scalars every N steps.", lower_bound=1)
@@ -155,7 +156,8 @@ def run(spec, params: Dict[str, Any]) -> int:
                                 f".data-worker-{strategy.cluster_resolver.task_id}")
         options = BuildOptions(max_length=FLAGS.max_length, seed=FLAGS.seed, num_shards=FLAGS.num_shards,
                                merge_consecutive_turns=FLAGS.merge_consecutive_turns,
-                               min_turns=FLAGS.min_turns, **spec.build_options(params))
+                               min_turns=FLAGS.min_turns, pool_dialogues=FLAGS.pool_dialogues,
+                               **spec.build_options(params))
         builder = make_builder(spec.builder, spec.builder_params(params))
         manifest = data.prepare(FLAGS.train_file, data_dir, builder, tokenizer, options, ErrorPolicy("fail"))
         auxiliary = spec.auxiliary(params, run_settings)

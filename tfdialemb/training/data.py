@@ -52,6 +52,8 @@ def prepare(train_file: str, data_dir: str, builder: ExampleBuilder, tokenizer: 
             expected = {"source": os.path.abspath(train_file), "seed": options.seed,
                         "max_length": options.max_length, "builder": builder.describe(),
                         "dialogue_separator": options.dialogue_separator}
+            if builder.uses_pool:
+                expected["pool_dialogues"] = options.pool_dialogues
             found = {key: manifest.get(key, "[SEP]" if key == "dialogue_separator" else None)
                      for key in expected}
             if found != expected:

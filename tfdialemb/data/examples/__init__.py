@@ -12,7 +12,7 @@ from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Type
 import numpy as np
 
 from tfdialemb.dialogue import Dialogue
-from tfdialemb.data.sampling import UtterancePool
+from tfdialemb.data.sampling import DialoguePool
 
 _BUILDERS: Dict[str, Type["ExampleBuilder"]] = {}
 
@@ -20,9 +20,9 @@ _BUILDERS: Dict[str, Type["ExampleBuilder"]] = {}
 class ExampleBuilder:
     """Base of every builder: `name`, `schema`, a `Params` dataclass and `examples()`.
 
-    `uses_pool` asks the build for a first pass that fills an UtterancePool of `pool_size`
-    utterances, the source of negatives "sampled from other dialogues"; `pool_roles` tags them
-    with role ids for a builder that draws negatives of one role.
+    `uses_pool` asks the build for a first pass that fills a DialoguePool (of the build option
+    `pool_dialogues` dialogues), the source of negatives "sampled from other dialogues";
+    `pool_roles` tags their utterances with role ids for a builder that draws negatives of one role.
     """
 
     name: str = ""
@@ -47,7 +47,7 @@ class ExampleBuilder:
         """Raises ValueError for parameter values the builder cannot use."""
 
     def examples(self, dialogue: Dialogue, index: int, rng: np.random.Generator,
-                 pool: Optional[UtterancePool]) -> Iterator[Dict[str, Any]]:
+                 pool: Optional[DialoguePool]) -> Iterator[Dict[str, Any]]:
         raise TypeError(f"{type(self).__name__} must define examples()")
 
     def pool_roles(self, dialogue: Dialogue) -> Optional[List[int]]:
@@ -55,7 +55,7 @@ class ExampleBuilder:
         del dialogue
         return None
 
-    def finish(self, rng: np.random.Generator, pool: Optional[UtterancePool]) -> Iterator[Dict[str, Any]]:
+    def finish(self, rng: np.random.Generator, pool: Optional[DialoguePool]) -> Iterator[Dict[str, Any]]:
         """Examples still held once every dialogue has been seen (a builder that groups lines)."""
         del rng, pool
         return iter(())

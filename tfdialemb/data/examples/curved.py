@@ -20,7 +20,7 @@ import numpy as np
 
 from tfdialemb.data.examples import ExampleBuilder, register
 from tfdialemb.data.records import FLOAT, SEQUENCE
-from tfdialemb.data.sampling import UtterancePool
+from tfdialemb.data.sampling import DialoguePool
 from tfdialemb.dialogue import Dialogue
 from tfdialemb.text.curved_format import EVEN, ODD, after_text, before_text, speaker_token
 
@@ -57,11 +57,10 @@ class _CurvedBuilder(ExampleBuilder):
         window: int = 5
         last_window: bool = True
         speaker_tokens: bool = True
-        pool_size: int = 100_000
 
     def validate(self) -> None:
         p = self.params
-        if p.window < self.min_window or p.pool_size < 1:
+        if p.window < self.min_window:
             raise ValueError(
                 f"{self.name} parameters out of range (window >= {self.min_window}): {p}")
 
@@ -95,7 +94,7 @@ class CclBuilder(_CurvedBuilder):
     schema = {"before": SEQUENCE, "after": SEQUENCE, "target": FLOAT}
 
     def examples(self, dialogue: Dialogue, index: int, rng: np.random.Generator,
-                 pool: Optional[UtterancePool]) -> Iterator[Dict[str, Any]]:
+                 pool: Optional[DialoguePool]) -> Iterator[Dict[str, Any]]:
         l = self.params.window
         for w in self.windows(dialogue):
             for d in range(1, l):
@@ -142,7 +141,7 @@ class C3lBuilder(_CurvedBuilder):
             raise ValueError("c3l labels=released needs window >= 4 (its score range is empty)")
 
     def examples(self, dialogue: Dialogue, index: int, rng: np.random.Generator,
-                 pool: Optional[UtterancePool]) -> Iterator[Dict[str, Any]]:
+                 pool: Optional[DialoguePool]) -> Iterator[Dict[str, Any]]:
         p = self.params
         k = p.window - 1
         for w in self.windows(dialogue):

@@ -41,7 +41,7 @@ import numpy as np
 
 from tfdialemb.data.examples import ExampleBuilder, register
 from tfdialemb.data.records import DIALOGUE_LIST
-from tfdialemb.data.sampling import UtterancePool
+from tfdialemb.data.sampling import DialoguePool
 from tfdialemb.dialogue import Dialogue, capped_roles
 
 NEGATIVE_ROLES = ("random", "fixed")
@@ -61,13 +61,11 @@ class Dial2vecBuilder(ExampleBuilder):
         negative_role: str = "random"
         negative_pool: str = "per_role"
         max_roles: int = 2
-        pool_size: int = 100_000
 
     def validate(self) -> None:
         p = self.params
-        if p.negatives < 1 or p.max_roles < 2 or p.pool_size < 1:
-            raise ValueError(f"dial2vec parameters out of range (negatives >= 1, max_roles >= 2, "
-                             f"pool_size >= 1): {p}")
+        if p.negatives < 1 or p.max_roles < 2:
+            raise ValueError(f"dial2vec parameters out of range (negatives >= 1, max_roles >= 2): {p}")
         if p.negative_role not in NEGATIVE_ROLES:
             raise ValueError(f"negative_role must be one of {NEGATIVE_ROLES}, got {p.negative_role!r}")
         if p.negative_pool not in NEGATIVE_POOLS:
@@ -77,7 +75,7 @@ class Dial2vecBuilder(ExampleBuilder):
         return capped_roles(dialogue, self.params.max_roles)
 
     def examples(self, dialogue: Dialogue, index: int, rng: np.random.Generator,
-                 pool: Optional[UtterancePool]) -> Iterator[Dict[str, Any]]:
+                 pool: Optional[DialoguePool]) -> Iterator[Dict[str, Any]]:
         roles = capped_roles(dialogue, self.params.max_roles)
         present = sorted(set(roles))
         if len(present) < 2:
@@ -93,7 +91,7 @@ class Dial2vecBuilder(ExampleBuilder):
         return present[int(rng.integers(len(present)))]
 
     def _negative(self, positive: List[Tuple[int, str]], kept: int, index: int, rng: np.random.Generator,
-                  pool: UtterancePool) -> List[Tuple[int, str]]:
+                  pool: DialoguePool) -> List[Tuple[int, str]]:
         per_role = self.params.negative_pool == "per_role"
         source = {role: role if per_role else None for role, _ in positive}  # None: every role
         replaced = [source[role] for role, _ in positive if role != kept]
@@ -102,7 +100,7 @@ class Dial2vecBuilder(ExampleBuilder):
         return [(role, text if role == kept else next(fillers[source[role]])) for role, text in positive]
 
     @staticmethod
-    def _draw(pool: UtterancePool, rng: np.random.Generator, role: Optional[int], count: int,
+    def _draw(pool: DialoguePool, rng: np.random.Generator, role: Optional[int], count: int,
               index: int) -> List[str]:
         try:
             return pool.sample(rng, count, exclude_dialogue=index, role=role)

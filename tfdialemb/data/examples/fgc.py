@@ -31,7 +31,7 @@ from tfdialemb.converters.response_selection import is_selection_line
 from tfdialemb.data.examples import ExampleBuilder, register
 from tfdialemb.data.response_augmentation import WORD_UNITS
 from tfdialemb.data.records import SEQUENCE, SEQUENCE_LIST
-from tfdialemb.data.sampling import UtterancePool
+from tfdialemb.data.sampling import DialoguePool
 from tfdialemb.dialogue import Dialogue
 
 @dataclasses.dataclass
@@ -64,7 +64,6 @@ class FgcBuilder(ExampleBuilder):
     @dataclasses.dataclass(frozen=True)
     class Params:
         negatives: int = 1
-        pool_size: int = 100_000
         words: str = "wordpiece"
 
     def __init__(self, params=None):
@@ -77,7 +76,7 @@ class FgcBuilder(ExampleBuilder):
             self._segment = jieba_segmenter()
 
     def validate(self) -> None:
-        if self.params.negatives < 1 or self.params.pool_size < 1:
+        if self.params.negatives < 1:
             raise ValueError(f"fgc parameters out of range: {self.params}")
         if self.params.words not in WORD_UNITS:
             raise ValueError(f"fgc words must be one of {WORD_UNITS}, got {self.params.words!r}")
@@ -89,7 +88,7 @@ class FgcBuilder(ExampleBuilder):
         return [word for word in self._segment(text) if word.strip()] or [text]
 
     def examples(self, dialogue: Dialogue, index: int, rng: np.random.Generator,
-                 pool: Optional[UtterancePool]) -> Iterator[Dict[str, Any]]:
+                 pool: Optional[DialoguePool]) -> Iterator[Dict[str, Any]]:
         if index == 0:
             self._selection, self._pending = None, None
         selection = is_selection_line(dialogue)
@@ -114,7 +113,7 @@ class FgcBuilder(ExampleBuilder):
             self._pending = _Context(context_id, index, texts[:-1])
         (self._pending.positives if label == 1 else self._pending.negatives).append(texts[-1])
 
-    def finish(self, rng: np.random.Generator, pool: Optional[UtterancePool]) -> Iterator[Dict[str, Any]]:
+    def finish(self, rng: np.random.Generator, pool: Optional[DialoguePool]) -> Iterator[Dict[str, Any]]:
         pending, self._pending = self._pending, None
         if pending is None:
             return

@@ -13,7 +13,7 @@ import numpy as np
 
 from tfdialemb.data.examples import ExampleBuilder, register
 from tfdialemb.data.records import SEQUENCE_LIST
-from tfdialemb.data.sampling import UtterancePool
+from tfdialemb.data.sampling import DialoguePool
 from tfdialemb.dialogue import Dialogue
 
 
@@ -32,17 +32,16 @@ class MgeBuilder(ExampleBuilder):
         negatives: int = 9
         context_before: int = 6
         context_after: int = 6
-        pool_size: int = 100_000
 
     def validate(self) -> None:
         p = self.params
-        if p.negatives < 1 or p.context_before < 0 or p.context_after < 0 or p.pool_size < 1:
+        if p.negatives < 1 or p.context_before < 0 or p.context_after < 0:
             raise ValueError(f"mge parameters out of range: {p}")
         if p.context_before + p.context_after == 0:
             raise ValueError("mge needs some context: context_before + context_after must be > 0")
 
     def examples(self, dialogue: Dialogue, index: int, rng: np.random.Generator,
-                 pool: Optional[UtterancePool]) -> Iterator[Dict[str, Any]]:
+                 pool: Optional[DialoguePool]) -> Iterator[Dict[str, Any]]:
         texts = [turn.text for turn in dialogue.turns]
         p = self.params
         for k, response in enumerate(texts):

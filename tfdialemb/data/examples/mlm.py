@@ -9,7 +9,7 @@ import numpy as np
 
 from tfdialemb.data.examples import ExampleBuilder, register
 from tfdialemb.data.records import SEQUENCE
-from tfdialemb.data.sampling import UtterancePool
+from tfdialemb.data.sampling import DialoguePool
 from tfdialemb.dialogue import Dialogue
 
 UNITS = ("utterance", "dialogue")
@@ -31,7 +31,7 @@ class MlmBuilder(ExampleBuilder):
             raise ValueError(f"mlm unit must be one of {UNITS}, got {self.params.unit!r}")
 
     def examples(self, dialogue: Dialogue, index: int, rng: np.random.Generator,
-                 pool: Optional[UtterancePool]) -> Iterator[Dict[str, Any]]:
+                 pool: Optional[DialoguePool]) -> Iterator[Dict[str, Any]]:
         texts = [turn.text for turn in dialogue.turns]
         if self.params.unit == "dialogue":
             texts = [" [SEP] ".join(texts)]

@@ -20,7 +20,7 @@ import numpy as np
 from tfdialemb.converters.response_selection import is_selection_line
 from tfdialemb.data.examples import ExampleBuilder, register
 from tfdialemb.data.records import INT, SEQUENCE, SEQUENCE_LIST
-from tfdialemb.data.sampling import UtterancePool
+from tfdialemb.data.sampling import DialoguePool
 from tfdialemb.dialogue import Dialogue
 
 IS_NEXT, RANDOM_NEXT = 0, 1
@@ -36,15 +36,14 @@ class MlmNspBuilder(ExampleBuilder):
     @dataclasses.dataclass(frozen=True)
     class Params:
         short_context_prob: float = 0.1
-        pool_size: int = 100_000
 
     def validate(self) -> None:
         p = self.params
-        if not 0.0 <= p.short_context_prob <= 1.0 or p.pool_size < 1:
+        if not 0.0 <= p.short_context_prob <= 1.0:
             raise ValueError(f"mlm_nsp parameters out of range: {p}")
 
     def examples(self, dialogue: Dialogue, index: int, rng: np.random.Generator,
-                 pool: Optional[UtterancePool]) -> Iterator[Dict[str, Any]]:
+                 pool: Optional[DialoguePool]) -> Iterator[Dict[str, Any]]:
         if is_selection_line(dialogue) and dialogue.labels["label"] != 1:
             return
         texts = [turn.text for turn in dialogue.turns]

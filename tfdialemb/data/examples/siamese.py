@@ -18,7 +18,7 @@ import numpy as np
 
 from tfdialemb.data.examples import ExampleBuilder, register
 from tfdialemb.data.records import SEQUENCE, SEQUENCE_LIST
-from tfdialemb.data.sampling import UtterancePool
+from tfdialemb.data.sampling import DialoguePool
 from tfdialemb.dialogue import Dialogue
 
 TURN_SEPARATOR = " [SEP] "
@@ -38,15 +38,14 @@ class SiameseBuilder(ExampleBuilder):
     class Params:
         negatives: int = 9
         context_turns: int = 3
-        pool_size: int = 100_000
 
     def validate(self) -> None:
         p = self.params
-        if p.negatives < 1 or p.context_turns < 1 or p.pool_size < 1:
+        if p.negatives < 1 or p.context_turns < 1:
             raise ValueError(f"siamese parameters out of range: {p}")
 
     def examples(self, dialogue: Dialogue, index: int, rng: np.random.Generator,
-                 pool: Optional[UtterancePool]) -> Iterator[Dict[str, Any]]:
+                 pool: Optional[DialoguePool]) -> Iterator[Dict[str, Any]]:
         texts = [turn.text for turn in dialogue.turns]
         p = self.params
         for k in range(1, len(texts)):

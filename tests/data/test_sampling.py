@@ -1,0 +1,32 @@
+"""The negative pool: an utterance of a uniformly drawn dialogue, in bounded memory."""
+import numpy as np
+
+from tfdialemb.data.sampling import DialoguePool
+
+
+def test_a_negative_is_an_utterance_of_a_uniformly_drawn_dialogue():
+    """DialogueCSE Sec. 4.1, "an utterance from a randomly selected dialogue": a 90-turn dialogue
+    is one of the 9 other dialogues (1/9 of the draws), not 90 of their 98 utterances."""
+    pool = DialoguePool(capacity=10, seed=0)
+    pool.add(0, ["own turn"])
+    pool.add(1, [f"long {i}" for i in range(90)])
+    for index in range(2, 10):
+        pool.add(index, [f"short {index}"])
+    rng = np.random.default_rng(0)
+    draws = [pool.sample(rng, 1, exclude_dialogue=0)[0] for _ in range(4000)]
+    assert "own turn" not in draws
+    assert abs(np.mean([text.startswith("long") for text in draws]) - 1 / 9) < 0.02
+    assert len(set(draws)) > 60  # the long dialogue's utterances are all reachable
+    assert pool.memory() == {"dialogues": 10, "utterances": 99, "corpus_dialogues_seen": 10,
+                             "text_bytes": len("own turn") + sum(len(f"long {i}") for i in range(90)) + 8 * 7}
+
+
+def test_the_reservoir_keeps_capacity_dialogues_each_equally_likely():
+    kept = np.zeros(20)
+    for seed in range(400):
+        pool = DialoguePool(capacity=5, seed=seed)
+        for index in range(20):
+            pool.add(index, [f"u{index}"])
+        assert pool.memory()["dialogues"] == 5 and pool.seen == 20
+        kept[[index for index, _, _ in pool.dialogues]] += 1
+    assert np.allclose(kept / 400, 5 / 20, atol=0.08)
