@@ -6,9 +6,13 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 from tfdialemb.dialogue import Dialogue, write_dialogues
+from tfdialemb.embedder import SentenceEmbedder
 from tfdialemb.encoders import load_pretrained
+from tfdialemb.eval.sequence_modeling import evaluate_sequence_modeling
+from tfdialemb.model_dir import load_method
 from tiny_corpus import corpus
 
 
@@ -54,6 +58,8 @@ def test_dial2vec_trains_with_its_defaults_and_validates_on_the_dialogue_task(tm
                (model_dir / "validation.jsonl").read_text(encoding="utf-8").splitlines()]
     assert [row["step"] for row in history] == [2]
     assert {"purity", "spearman", "map", "adjusted_alignment", "uniformity"} <= set(history[0])
+    best = json.loads((model_dir / "best" / "best.json").read_text(encoding="utf-8"))
+    assert best == {"step": 2, "metric": "purity", "value": history[0]["purity"], "better": "max"}
 
 
 def test_ccl_with_nli_then_c3l_from_the_ccl_model(tmp_path, hf_safetensors_dir):
@@ -74,9 +80,38 @@ def test_ccl_with_nli_then_c3l_from_the_ccl_model(tmp_path, hf_safetensors_dir):
     assert _manifest(ccl)["builder"]["method"] == "ccl"
     result = _train("--method=c3l", f"--train_file={tmp_path / 'train.jsonl'}", f"--model_dir={c3l}",
                     f"--init_checkpoint={ccl}", "--max_steps=2", "--batch_size=4", "--max_length=24",
-                    "--c3l_labels=released")
+                    "--c3l_labels=released", "--validate_task=sequence_modeling",
+                    f"--validate_file={tmp_path / 'train.jsonl'}", "--validate_every=1")
     assert "not a CCL model" not in result.stderr  # it starts from one, as the paper trains it
     assert _manifest(c3l)["builder"]["params"]["labels"] == "released"
+    # Model selection on the validation set's average rank (lower is better), kept in c3l/best.
+    history = [json.loads(line) for line in (c3l / "validation.jsonl").read_text(encoding="utf-8").splitlines()]
+    ranks = [row["avg_rank"] for row in history]
+    best = json.loads((c3l / "best" / "best.json").read_text(encoding="utf-8"))
+    assert [row["step"] for row in history] == [1, 2]
+    assert (best["step"], best["value"]) == (1 + ranks.index(min(ranks)), min(ranks))
+    kept = load_method(str(c3l / "best"))
+    settings = kept.config["inference"]["triple"]
+    embedder = SentenceEmbedder.from_settings(kept.model.encoder, kept.tokenizer, settings)
+    again = evaluate_sequence_modeling(str(tmp_path / "train.jsonl"), embedder.embed, mode="c3l",
+                                       speaker_tokens=settings["speaker_tokens"],
+                                       merge_turns=settings["merge_consecutive_turns"])
+    assert again["avg_rank"] == pytest.approx(best["value"], abs=1e-9)
     trained = load_pretrained(str(c3l)).encoder.weights
     started = load_pretrained(str(ccl)).encoder.weights
     assert any(not np.array_equal(a.numpy(), b.numpy()) for a, b in zip(trained, started))
+
+
+def test_a_restart_forgets_a_best_kept_after_its_checkpoint(tmp_path):
+    """The steps after the restored checkpoint are trained again, so their best is not kept."""
+    from types import SimpleNamespace
+
+    from tfdialemb.training.loop import TrainingLoop, read_best
+
+    (tmp_path / "best").mkdir()
+    (tmp_path / "best" / "best.json").write_text(json.dumps({"step": 6, "metric": "map", "value": 0.5}))
+    loop = SimpleNamespace(config=SimpleNamespace(model_dir=str(tmp_path)))
+    TrainingLoop._forget_best_after(loop, 6)
+    assert read_best(str(tmp_path))["step"] == 6
+    TrainingLoop._forget_best_after(loop, 4)
+    assert read_best(str(tmp_path)) is None and not (tmp_path / "best").exists()

@@ -19,6 +19,12 @@ from tfdialemb.inference.settings import MAX_LENGTH, MERGE_TURNS, MIN_TURNS, POO
 from tfdialemb.options import define_all
 
 FLAGS = flags.FLAGS
+VALIDATION_KINDS = {"sr": "sentence", "dsts": "sentence", "dialogue": "dialogue", "sequence_modeling": "triple"}
+"""Validation task → the inference kind whose recorded settings embed its texts."""
+SELECTION_METRICS = {"sr": ("map", "max"), "dsts": ("spearman", "max"), "dialogue": ("purity", "max"),
+                     "sequence_modeling": ("avg_rank", "min")}
+"""Validation task → the metric that selects the best weights, and which way is better (the
+triple-encoders paper selects on the validation set's average rank)."""
 SELECTOR = {"train": "method", "pretrain": "objective"}
 """The flag that names the spec, per command."""
 TRAINING_DEFAULTS = {"batch_size": 32, "learning_rate": 5e-5, "freeze_layers": 0, "max_length": 128,
@@ -62,9 +68,11 @@ def define_flags(command: str) -> None:
     flags.DEFINE_integer("log_every", 50, "Log scalars every N steps.", lower_bound=1)
     flags.DEFINE_integer("num_shards", 4, "Shards when building --train_file (>= number of workers).",
                          lower_bound=1)
-    flags.DEFINE_enum("validate_task", "sr", ["sr", "dsts", "dialogue"],
+    flags.DEFINE_enum("validate_task", "sr", sorted(VALIDATION_KINDS),
                       "Validation task (with --validate_file); dialogue: dial2vec's metrics of the "
-                      "interlocutor-pooled embedding, labels[--validate_label_key] the domain.")
+                      "interlocutor-pooled embedding, labels[--validate_label_key] the domain; "
+                      "sequence_modeling: triple-encoders' average rank of the next utterance. The weights "
+                      "that validate best (SELECTION_METRICS) are kept in MODEL_DIR/best.")
     flags.DEFINE_string("validate_label_key", "domain", "Label key of --validate_task=dialogue.")
     flags.DEFINE_string("validate_file", None, "Evaluation set scored every --validate_every steps.")
     flags.DEFINE_integer("validate_every", 0, "Validation interval in steps (0: never).", lower_bound=0)
@@ -237,7 +245,8 @@ def _train(spec, params, prepared: PreparedRun) -> int:
                                      "warmup_steps": int(FLAGS.warmup_fraction * max_steps),
                                      "weight_decay": FLAGS.weight_decay, **spec.optimizer_settings(params)}),
         checkpoint_every=FLAGS.checkpoint_every, log_every=FLAGS.log_every,
-        validate_every=FLAGS.validate_every)
+        validate_every=FLAGS.validate_every,
+        keep_best=SELECTION_METRICS[FLAGS.validate_task] if validate else None)
     try:
         loop = TrainingLoop(prepared.strategy, build_method, dataset_fn, tokenizer, loop_config, validate)
     except ValueError as e:
@@ -273,7 +282,6 @@ def merge_auxiliary(dataset, auxiliary_dataset):
     return tf.data.Dataset.zip((dataset, auxiliary_dataset)).map(lambda main, extra: {**main, **extra})
 
 
-VALIDATION_KINDS = {"sr": "sentence", "dsts": "sentence", "dialogue": "dialogue"}
 
 
 def _validation(task: str, eval_file: str, tokenizer, config: Dict[str, Any]) -> Callable:
@@ -283,11 +291,15 @@ def _validation(task: str, eval_file: str, tokenizer, config: Dict[str, Any]) ->
     from tfdialemb.dialogue_embedder import DialogueEmbedder
     from tfdialemb.embedder import SentenceEmbedder
     from tfdialemb.eval.dialogue_embedding import evaluate_dialogue_embeddings, read_labelled_dialogues
+    from tfdialemb.eval.sequence_modeling import evaluate_sequence_modeling
     from tfdialemb.eval.tasks import TASKS
     from tfdialemb.inference.settings import resolve
     from tfdialemb.model_dir import recorded_settings
 
     kind = VALIDATION_KINDS[task]
+    if kind not in config["inference"] and kind != "sentence":
+        raise ValueError(f"--validate_task={task} embeds with a {kind} model; {config['method']} offers "
+                         f"{', '.join(config['inference']) or 'sentence embeddings only'}")
     settings, _ = resolve(kind, recorded_settings(config, kind), {}, FLAGS.model_dir)
     if task == "dialogue":
         read_labelled_dialogues(eval_file, FLAGS.validate_label_key)  # fails now, not after training
@@ -300,6 +312,10 @@ def _validation(task: str, eval_file: str, tokenizer, config: Dict[str, Any]) ->
         if id(method.encoder) not in embedders:
             embedders[id(method.encoder)] = embedder_class.from_settings(method.encoder, tokenizer, settings)
         embedder = embedders[id(method.encoder)]
+        if task == "sequence_modeling":
+            return evaluate_sequence_modeling(eval_file, embedder.embed, mode=settings["curved"],
+                                              speaker_tokens=settings["speaker_tokens"],
+                                              merge_turns=settings["merge_consecutive_turns"])
         if task != "dialogue":
             return TASKS[task](eval_file, embedder.embed)
         report = evaluate_dialogue_embeddings(

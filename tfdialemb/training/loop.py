@@ -13,22 +13,27 @@ import logging
 import os
 import shutil
 import signal
-from typing import Callable, Dict, Optional
+from typing import Callable, Dict, Optional, Tuple
 
 import tensorflow as tf
 
 from tfdialemb.cli import Progress
-from tfdialemb.files import atomic_open
+from tfdialemb.files import atomic_directory, atomic_open
 from tfdialemb.distribute import is_chief
 from tfdialemb.encoders.checkpoint import write_model_files
 from tfdialemb.encoders.weights import DAMAGED_CHECKPOINT_ERRORS, CheckpointError
 from tfdialemb.methods.base import Method
+from tfdialemb.model_dir import METHOD_CONFIG
 from tfdialemb.text import BertTokenizer
 from tfdialemb.training.optimizer import OptimizerConfig, create_optimizer
 
 _log = logging.getLogger(__name__)
 VALIDATION_HISTORY = "validation.jsonl"
 """One JSON line per validation: {"step": N, metric: value, ...}."""
+BEST_DIR = "best"
+"""MODEL_DIR/best: a model directory of its own holding the best validated weights."""
+BEST_RECORD = "best.json"
+"""In BEST_DIR: {"step": N, "metric": name, "value": x, "better": "max"|"min"}."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -40,6 +45,9 @@ class LoopConfig:
     keep_checkpoints: int = 3
     log_every: int = 50
     validate_every: int = 0
+    keep_best: Optional[Tuple[str, str]] = None
+    """(metric, "max" or "min"): after each validation whose `metric` beats the best so far, the
+    weights are written to MODEL_DIR/best (model selection on the validation set)."""
 
 
 class TrainingLoop:
@@ -116,6 +124,7 @@ class TrainingLoop:
         if self.chief:
             write_model_files(self.config.model_dir, self.method.encoder, self.tokenizer)
             self._forget_validations_after(start)
+            self._forget_best_after(start)
         if start >= self.config.max_steps:
             return {"step": float(start)}
         dataset = self.strategy.distribute_datasets_from_function(
@@ -196,6 +205,35 @@ class TrainingLoop:
         if self.chief:
             with open(os.path.join(self.config.model_dir, VALIDATION_HISTORY), "a", encoding="utf-8") as f:
                 f.write(json.dumps({"step": step, **{k: float(v) for k, v in metrics.items()}}) + "\n")
+            if self.config.keep_best:
+                self._keep_if_best(step, metrics)
+
+    def _keep_if_best(self, step: int, metrics: Dict[str, float]) -> None:
+        """Writes MODEL_DIR/best (config, vocabulary, method.json and the weights of `step`) when
+        `metrics` beat its record; replaced whole, so it is never half-written."""
+        metric, better = self.config.keep_best
+        if metric not in metrics:
+            raise ValueError(f"validation reports {sorted(metrics)}, not {metric!r} to keep the best by")
+        value = float(metrics[metric])
+        best = read_best(self.config.model_dir)
+        if best is not None and not (value > best["value"] if better == "max" else value < best["value"]):
+            return
+        with atomic_directory(os.path.join(self.config.model_dir, BEST_DIR), replace=True) as staging:
+            write_model_files(staging, self.method.encoder, self.tokenizer)
+            record = os.path.join(self.config.model_dir, METHOD_CONFIG)
+            if os.path.isfile(record):
+                shutil.copy(record, staging)
+            tf.train.CheckpointManager(tf.train.Checkpoint(encoder=self.method.encoder, model=self.method),
+                                       staging, max_to_keep=1).save(checkpoint_number=step)
+            with open(os.path.join(staging, BEST_RECORD), "w", encoding="utf-8") as f:
+                json.dump({"step": step, "metric": metric, "value": value, "better": better}, f)
+        _log.info("step %d: best %s so far (%.4f), kept in %s", step, metric, value, BEST_DIR)
+
+    def _forget_best_after(self, step: int) -> None:
+        """Drops a best kept after `step`: a restart trains those steps again."""
+        best = read_best(self.config.model_dir)
+        if best is not None and best["step"] > step:
+            shutil.rmtree(os.path.join(self.config.model_dir, BEST_DIR))
 
     def _forget_validations_after(self, step: int) -> None:
         """Drops the validations of steps a restart will run again, so the history stays one
@@ -218,6 +256,15 @@ class TrainingLoop:
     def _clean_worker_dir(self) -> None:
         if not self.chief and os.path.isdir(self._checkpoint_dir):
             shutil.rmtree(self._checkpoint_dir, ignore_errors=True)
+
+
+def read_best(model_dir: str) -> Optional[Dict]:
+    """The BEST_RECORD of `model_dir`'s best weights, or None when none is kept."""
+    path = os.path.join(model_dir, BEST_DIR, BEST_RECORD)
+    if not os.path.isfile(path):
+        return None
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
 
 
 def remove_staging_leftovers(model_dir: str) -> None:
