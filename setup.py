@@ -2,7 +2,7 @@
 import setuptools
 
 # The stack that installs together: Model Garden 2.20 pins TensorFlow 2.20, and
-# transformers 4.x is the last line with TensorFlow classes (used only in tests).
+# transformers 4.x is the last line with TensorFlow classes (the RoBERTa / T5 baseline, tests).
 INSTALL_REQUIRES = [
     "tensorflow~=2.20.0",
     "tf-keras~=2.20.0",
@@ -29,8 +29,9 @@ setuptools.setup(
     python_requires=">=3.10",
     install_requires=INSTALL_REQUIRES,
     extras_require={
-        "test": ["pytest", "pytest-timeout", "jieba"],
+        "test": ["pytest", "pytest-timeout", "jieba", "gensim"],
         "chinese": ["jieba"],
+        "doc2vec": ["gensim"],
     },
     entry_points={
         "console_scripts": [

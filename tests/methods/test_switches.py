@@ -3,15 +3,19 @@
 import os
 import re
 
+from tfdialemb.baselines.plm_mean import PLM_INPUT
 from tfdialemb.methods.spec import all_specs
 from tfdialemb.options import PAPER, RELEASED, Switch
+
+EVALUATION_SWITCHES = {PLM_INPUT.name: ("dial2vec", PLM_INPUT)}
+"""Switches of `evaluate` alone (a baseline's input), not of a method's training."""
 
 README = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "README.md")
 
 
 def _switches():
-    return {option.name: (spec.name, option) for spec in all_specs() for option in spec.options
-            if isinstance(option, Switch)}
+    return {**{option.name: (spec.name, option) for spec in all_specs() for option in spec.options
+               if isinstance(option, Switch)}, **EVALUATION_SWITCHES}
 
 
 def test_every_switch_follows_the_convention():
