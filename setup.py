@@ -2,8 +2,8 @@
 import setuptools
 
 # The stack that installs together: Model Garden 2.20 pins TensorFlow 2.20, and
-# transformers 4.x is the last line with TensorFlow classes (used by the tests and by
-# data_prep/causal_lm_distractors.py, which samples STP distractors).
+# transformers 4.x is the last line with TensorFlow classes (the RoBERTa / T5 baseline, the tests
+# and data_prep/causal_lm_distractors.py, which samples STP distractors).
 INSTALL_REQUIRES = [
     "tensorflow~=2.20.0",
     "tf-keras~=2.20.0",
@@ -30,8 +30,9 @@ setuptools.setup(
     python_requires=">=3.10",
     install_requires=INSTALL_REQUIRES,
     extras_require={
-        "test": ["pytest", "pytest-timeout", "jieba"],
+        "test": ["pytest", "pytest-timeout", "jieba", "gensim"],
         "chinese": ["jieba"],
+        "doc2vec": ["gensim"],
     },
     entry_points={
         "console_scripts": [

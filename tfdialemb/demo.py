@@ -123,7 +123,8 @@ def _dial2vec(work: str, encoder: str, train: str, dev: str, test: str, reports:
     rows = {"untrained, mean pooling": untrained["mean"],
             "untrained, interlocutor pooling": untrained["interlocutor"],
             "TF-IDF": evaluate("tfidf", "--embedding=tfidf")["tfidf"],
-            "LDA (8 topics)": evaluate("lda", "--embedding=lda")["lda"]}
+            # Every metric of the topic distributions, so the row fills the table's columns.
+            "LDA (8 topics)": evaluate("lda", "--embedding=lda", "--lda_metrics=all")["lda"]}
     model = os.path.join(work, "dial2vec")
     _run("tfdialemb.train", "--method=dial2vec", f"--train_file={train}", f"--model_dir={model}",
          f"--init_checkpoint={encoder}", f"--max_steps={FLAGS.dial2vec_steps}", "--batch_size=4",

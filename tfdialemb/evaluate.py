@@ -18,8 +18,12 @@ semantic relatedness (the paper's random-pair Spearman and the released all-pair
 retrieval (MAP, MRR) and alignment / uniformity, for every view of the embedding:
 --embedding=encoder gives "interlocutor" (Eq. 4), "mean", "cls", "p1", "p2" (the whole dialogue
 as one sequence, turns separated by --separator, --max_length=512); `glove` (average GloVe of the
-dialogue's words), `tfidf` and `lda` (fitted on --fit_file's dialogues, else on the evaluated
-ones; LDA with --lda_topics, default the number of labels) need no checkpoint;
+dialogue's words), `tfidf`, `lda` and `doc2vec` (fitted on --fit_file's dialogues, else on the
+evaluated ones; LDA with --lda_topics, default the number of labels; Doc2Vec with gensim) need no
+checkpoint. LDA gets domain categorization only, as in the paper: each dialogue's most probable
+topic, over --runs LDA fits; --lda_metrics=all evaluates its topic distributions like any
+embedding. `plm_mean` is the paper's RoBERTa / T5 baseline: the mean of the top layer of the
+Hugging Face RoBERTa or T5 directory given as --init_checkpoint (--dial2vec_plm_input);
 `utterance_average` averages a sentence encoder's utterance embeddings (e.g. a DialogueCSE model).
 --plot_dir writes a 2-D projection per view coloured by label and, when --model_dir holds a
 validation.jsonl with alignment and uniformity (train with --validate_task=dialogue), the
@@ -63,43 +67,48 @@ from typing import Dict, List, Optional
 import numpy as np
 from absl import app, flags
 
+from tfdialemb.baselines.plm_mean import PLM_INPUT
 from tfdialemb.cli import OVERWRITE, Progress, parse_flags, report_error
 from tfdialemb.data.sampling import UtterancePool
 from tfdialemb.dialogue import read_dialogues
 from tfdialemb.eval.inputs import embed_distinct
 from tfdialemb.eval.metrics import RANK_TIES
+from tfdialemb.eval.short_term_planning import SCORER as STP_SCORER
 from tfdialemb.eval.switches import EVALUATION_SWITCHES
 from tfdialemb.eval.tasks import TASKS
 from tfdialemb import options
 from tfdialemb.files import atomic_open, check_output
-from tfdialemb.inference.settings import (FGC_INPUT, KIND_SETTINGS, MAX_LENGTH, MERGE_TURNS, NUM_ROLES,
-                                          POOLING, SEPARATOR, SETTINGS, SPEAKER_TOKENS)
+from tfdialemb.inference.settings import (DEFAULT_MAX_LENGTH, FGC_INPUT, KIND_SETTINGS, MAX_LENGTH,
+                                          MERGE_TURNS, NUM_ROLES, POOLING, SEPARATOR, SETTINGS,
+                                          SPEAKER_TOKENS)
 
 SENTENCE_TASKS = tuple(sorted(TASKS))
 CURVED_TASKS = ("sequence_modeling", "stp")
 TASK_EMBEDDINGS = {
     **{task: ("encoder", "whitening", "flow", "glove") for task in SENTENCE_TASKS},
-    "dialogue": ("encoder", "glove", "tfidf", "lda", "utterance_average"),
+    "dialogue": ("encoder", "glove", "tfidf", "lda", "doc2vec", "plm_mean", "utterance_average"),
     **{task: ("encoder",) for task in CURVED_TASKS},
     "response_selection": ("encoder",),
     "fgc_similarity": ("encoder",),
 }
 """Task → the --embedding kinds it can evaluate."""
-EMBEDDINGS = ("encoder", "whitening", "flow", "glove", "tfidf", "lda", "utterance_average")
-WITHOUT_CHECKPOINT = ("glove", "tfidf", "lda")
+EMBEDDINGS = ("encoder", "whitening", "flow", "glove", "tfidf", "lda", "doc2vec", "plm_mean",
+              "utterance_average")
+WITHOUT_CHECKPOINT = ("glove", "tfidf", "lda", "doc2vec")
 FITTED_EMBEDDINGS = ("whitening", "flow")
 EMBEDDING_FLAGS = {
-    "fit_file": FITTED_EMBEDDINGS + ("tfidf", "lda"), "fit_utterances": FITTED_EMBEDDINGS,
-    "fit_seed": FITTED_EMBEDDINGS + ("lda",), "whitening_dim": ("whitening",), "flow_epochs": ("flow",),
-    "flow_batch_size": ("flow",), "flow_learning_rate": ("flow",), "glove_file": ("glove",),
-    "lda_topics": ("lda",),
+    "fit_file": FITTED_EMBEDDINGS + ("tfidf", "lda", "doc2vec"), "fit_utterances": FITTED_EMBEDDINGS,
+    "fit_seed": FITTED_EMBEDDINGS + ("lda", "doc2vec"), "whitening_dim": ("whitening",),
+    "flow_epochs": ("flow",), "flow_batch_size": ("flow",), "flow_learning_rate": ("flow",),
+    "glove_file": ("glove",), "lda_topics": ("lda",), "lda_metrics": ("lda",),
+    PLM_INPUT.name: ("plm_mean",),
 }
 """Flag → the --embedding kinds it applies to."""
 REQUIRED_FLAG = {"whitening": "fit_file", "flow": "fit_file", "glove": "glove_file"}
 TASK_FLAGS = {
     "label_key": ("dialogue",), "plot_dir": ("dialogue",), "runs": ("dialogue",),
     "curved_mode": CURVED_TASKS, "k_last_rows": ("sequence_modeling",), "rank_ties": CURVED_TASKS,
-    **{switch.name: ("stp",) for switch in EVALUATION_SWITCHES},
+    STP_SCORER.name: ("stp",),
     "history_lengths": ("sequence_modeling",),
     "merge_consecutive_turns": ("dialogue", "sequence_modeling"),
     "keep_empty_blocks": ("response_selection",),
@@ -125,10 +134,11 @@ flags.adopt_module_key_flags(options)
 flags.DEFINE_enum("embedding", "encoder", EMBEDDINGS,
                   "The encoder's embedding or a baseline (see the task's list above).")
 flags.DEFINE_string("fit_file", None, "Canonical JSONL dialogues: their utterances fit whitening "
-                    "or flow, their dialogues tfidf or lda.")
+                    "or flow, their dialogues tfidf, lda or doc2vec.")
 flags.DEFINE_integer("fit_utterances", 20000, "Utterances sampled from --fit_file (at most).",
                      lower_bound=2)
-flags.DEFINE_integer("fit_seed", 0, "Seed of the utterance sample, the flow and LDA.")
+flags.DEFINE_integer("fit_seed", 0, "Seed of the utterance sample, the flow, LDA (run r: seed + r) "
+                     "and Doc2Vec.")
 flags.DEFINE_integer("whitening_dim", None, "Whitened dimensions kept (default: all).",
                      lower_bound=1)
 flags.DEFINE_integer("flow_epochs", 1, "BERT-flow training epochs.", lower_bound=1)
@@ -137,10 +147,14 @@ flags.DEFINE_float("flow_learning_rate", 1e-3, "BERT-flow learning rate.", lower
 flags.DEFINE_string("glove_file", None, "Local GloVe / word2vec text file for --embedding=glove.")
 flags.DEFINE_integer("lda_topics", None, "LDA topics (default: the number of labels).",
                      lower_bound=2)
+flags.DEFINE_enum("lda_metrics", "categorization", ["categorization", "all"],
+                  "lda: categorization (dial2vec Sec. 4.3: each dialogue's most probable topic, "
+                  "purity, ARI, NMI and accuracy over --runs LDA fits) or all (one fit's topic "
+                  "distributions evaluated like any embedding, KMeans categorization included).")
 flags.DEFINE_string("label_key", None, "dialogue: the key of `labels` holding the domain.")
 flags.DEFINE_string("plot_dir", None, "dialogue: write PNG plots here.")
-flags.DEFINE_integer("runs", 10, "dialogue: seeded KMeans runs and random pairings averaged.",
-                     lower_bound=1)
+flags.DEFINE_integer("runs", 10, "dialogue: seeded KMeans runs (lda: LDA fits) and random pairings "
+                     "averaged.", lower_bound=1)
 flags.DEFINE_enum("curved_mode", None, ["c3l", "c3l_maxsim", "bi_b2", "ccl"],
                   "sequence_modeling / stp: how candidates are scored (default: ccl for a CCL "
                   "model, else c3l).")
@@ -157,8 +171,8 @@ flags.mark_flags_as_mutual_exclusive(["model_dir", "init_checkpoint", "saved_mod
 
 def settings_kind(task: str, embedding: str) -> Optional[str]:
     """The inference kind whose settings (`tfdialemb.inference.settings`) the evaluation reads, or
-    None for a baseline without an encoder."""
-    if embedding in WITHOUT_CHECKPOINT:
+    None for a baseline without a tfdialemb encoder."""
+    if embedding in WITHOUT_CHECKPOINT or embedding == "plm_mean":
         return None
     if embedding == "utterance_average" or task in SENTENCE_TASKS:
         return "sentence"
@@ -183,6 +197,9 @@ def check_flags() -> None:
         raise ValueError(f"--saved_model serves sentence embeddings (--task={'|'.join(SENTENCE_TASKS)}), "
                          f"not --task={task}")
     has_checkpoint = bool(FLAGS.model_dir or FLAGS.init_checkpoint or FLAGS.saved_model)
+    if kind == "plm_mean" and (FLAGS.model_dir or FLAGS.saved_model or not FLAGS.init_checkpoint):
+        raise ValueError("--embedding=plm_mean reads a Hugging Face RoBERTa or T5 directory: give it as "
+                         "--init_checkpoint")
     if kind in WITHOUT_CHECKPOINT and has_checkpoint:
         raise ValueError(f"--embedding={kind} uses no encoder: drop --model_dir/--init_checkpoint/--saved_model")
     if kind not in WITHOUT_CHECKPOINT and not has_checkpoint:
@@ -193,7 +210,9 @@ def check_flags() -> None:
     for name, tasks in TASK_FLAGS.items():
         if FLAGS[name].present and task not in tasks:
             raise ValueError(f"--{name} does not apply to --task={task}")
-    read = KIND_SETTINGS[settings_kind(task, kind)] if settings_kind(task, kind) and not FLAGS.saved_model else ()
+    read_kind = settings_kind(task, kind)
+    read = (("max_length",) if kind == "plm_mean"
+            else KIND_SETTINGS[read_kind] if read_kind and not FLAGS.saved_model else ())
     for name in SETTINGS:
         if name in FLAGS and FLAGS[name].present and name not in read:
             raise ValueError(f"--{name} does not apply to --task={task} --embedding={kind}"
@@ -331,9 +350,57 @@ def _sentence_task(source, embedding: dict, settings: dict) -> dict:
     return {"pooling": settings.get("pooling"), "embedding": embedding, "metrics": metrics}
 
 
+def _fit_dialogues(dialogues, embedding: dict) -> list:
+    """The dialogues a bag-of-words or Doc2Vec baseline is fitted on: --fit_file's, else the
+    evaluated ones; recorded in `embedding`."""
+    fit = list(read_dialogues(FLAGS.fit_file)) if FLAGS.fit_file else list(dialogues)
+    embedding.update(fit_file=FLAGS.fit_file or FLAGS.eval_file, fit_dialogues=len(fit))
+    return fit
+
+
+def _lda_topics(dialogues) -> int:
+    return FLAGS.lda_topics or len({d.labels[FLAGS.label_key] for d in dialogues})
+
+
+def _lda_assignments(embedding: dict, captured: dict):
+    """assign_views(dialogues) → {"lda": each of --runs seeded LDA fits' most probable topic per
+    dialogue}; the first fit's topic distributions go to `captured` for the plots."""
+    from tfdialemb.baselines.topic import LdaDialogueEmbedder  # pylint: disable=import-outside-toplevel
+
+    def assign_views(dialogues):
+        fit, topics = _fit_dialogues(dialogues, embedding), _lda_topics(dialogues)
+        embedding.update(topics=topics, seed=FLAGS.fit_seed, metrics="categorization", fits=FLAGS.runs)
+        fitted = [LdaDialogueEmbedder(fit, n_components=topics, seed=FLAGS.fit_seed + run)
+                  for run in range(FLAGS.runs)]
+        captured["views"] = {"lda": fitted[0].embed(dialogues)}
+        return {"lda": [lda.assign(dialogues) for lda in fitted]}
+
+    return assign_views
+
+
+def _plm_mean(embedding: dict):
+    """embed_views(dialogues) → {"mean": [N, H]} of the RoBERTa / T5 directory --init_checkpoint."""
+    # pylint: disable=import-outside-toplevel
+    from tfdialemb.baselines.plm_mean import PlmMeanDialogueEmbedder
+    from tfdialemb.baselines.transformers_encoder import load_transformers_encoder
+
+    def embed_views(dialogues):
+        encoder = load_transformers_encoder(FLAGS.init_checkpoint)
+        embedder = PlmMeanDialogueEmbedder(encoder, FLAGS[PLM_INPUT.name].value,
+                                           FLAGS.max_length or DEFAULT_MAX_LENGTH["dialogue"])
+        embedding.update(model_type=encoder.model_type, **{PLM_INPUT.name: embedder.input_layout},
+                         max_length=embedder.max_length)
+        progress = Progress(len(dialogues), "dialogues")
+        return embedder.embed_views(dialogues, batch_size=max(1, FLAGS.batch_size // 4),
+                                    on_batch=progress.advance)
+
+    return embed_views
+
+
 def _dialogue_views(source, embedding: dict, settings: dict):
     """embed_views(dialogues) → {view: [N, H]} for --embedding on the dialogue task."""
     # pylint: disable=import-outside-toplevel
+    from tfdialemb.baselines.doc2vec import Doc2VecDialogueEmbedder
     from tfdialemb.baselines.topic import LdaDialogueEmbedder, TfidfDialogueEmbedder
     from tfdialemb.baselines.utterance_average import average_utterance_embeddings
     from tfdialemb.dialogue_embedder import DialogueEmbedder
@@ -358,14 +425,21 @@ def _dialogue_views(source, embedding: dict, settings: dict):
         encode = _sentence_encoder(source, settings)
         return lambda dialogues: {"utterance_average": average_utterance_embeddings(dialogues,
                                                                                     encode)}
+    if kind == "plm_mean":
+        return _plm_mean(embedding)
 
     def embed_views(dialogues):
-        fit = list(read_dialogues(FLAGS.fit_file)) if FLAGS.fit_file else list(dialogues)
-        embedding.update(fit_file=FLAGS.fit_file or FLAGS.eval_file, fit_dialogues=len(fit))
+        fit = _fit_dialogues(dialogues, embedding)
         if kind == "tfidf":
             return TfidfDialogueEmbedder(fit).embed_views(dialogues)
-        topics = FLAGS.lda_topics or len({d.labels[FLAGS.label_key] for d in dialogues})
-        embedding.update(topics=topics, seed=FLAGS.fit_seed)
+        if kind == "doc2vec":
+            doc2vec = Doc2VecDialogueEmbedder(fit, seed=FLAGS.fit_seed)
+            embedding.update(seed=FLAGS.fit_seed, **doc2vec.settings,
+                             vectors="inferred" if FLAGS.fit_file else "trained")
+            # Without --fit_file the evaluated dialogues are the training documents.
+            return {doc2vec.view: doc2vec.embed(dialogues) if FLAGS.fit_file else doc2vec.fitted()}
+        topics = _lda_topics(dialogues)
+        embedding.update(topics=topics, seed=FLAGS.fit_seed, metrics="all")
         return LdaDialogueEmbedder(fit, n_components=topics, seed=FLAGS.fit_seed).embed_views(dialogues)
 
     return embed_views
@@ -375,19 +449,28 @@ def _dialogue_task(source, embedding: dict, settings: dict) -> dict:
     """dial2vec's dialogue-embedding evaluation, plus its plots under --plot_dir."""
     # pylint: disable=import-outside-toplevel
     from tfdialemb.eval import plots
-    from tfdialemb.eval.dialogue_embedding import evaluate_dialogue_embeddings
+    from tfdialemb.eval.dialogue_embedding import evaluate_dialogue_assignments, evaluate_dialogue_embeddings
     from tfdialemb.training.loop import VALIDATION_HISTORY
 
     captured = {}
-    embed_views = _dialogue_views(source, embedding, settings)
+    if FLAGS.embedding == "lda" and FLAGS.lda_metrics == "categorization":
+        assign_views = _lda_assignments(embedding, captured)
 
-    def embed_and_keep(dialogues):
-        captured["views"] = embed_views(dialogues)
-        captured["labels"] = [d.labels[FLAGS.label_key] for d in dialogues]
-        return captured["views"]
+        def assign_and_keep(dialogues):
+            captured["labels"] = [d.labels[FLAGS.label_key] for d in dialogues]
+            return assign_views(dialogues)
 
-    metrics = evaluate_dialogue_embeddings(FLAGS.eval_file, FLAGS.label_key, embed_and_keep,
-                                           runs=FLAGS.runs, spearman_repeats=FLAGS.runs)
+        metrics = evaluate_dialogue_assignments(FLAGS.eval_file, FLAGS.label_key, assign_and_keep)
+    else:
+        embed_views = _dialogue_views(source, embedding, settings)
+
+        def embed_and_keep(dialogues):
+            captured["views"] = embed_views(dialogues)
+            captured["labels"] = [d.labels[FLAGS.label_key] for d in dialogues]
+            return captured["views"]
+
+        metrics = evaluate_dialogue_embeddings(FLAGS.eval_file, FLAGS.label_key, embed_and_keep,
+                                               runs=FLAGS.runs, spearman_repeats=FLAGS.runs)
     report = {"label_key": FLAGS.label_key, "embedding": embedding, "metrics": metrics}
     if FLAGS.plot_dir:
         written = []

@@ -92,9 +92,9 @@ def test_glove_needs_no_checkpoint(files):
 @pytest.mark.parametrize("flags, message", [
     (["--embedding=glove"], "--embedding=glove needs --glove_file"),
     (["--embedding=flow", "--fit_file=x.jsonl"],
-     "--embedding=flow needs --model_dir or --init_checkpoint"),
+     "--embedding=flow needs --model_dir, --init_checkpoint or --saved_model"),
     (["--embedding=glove", "--glove_file=g.txt", "--init_checkpoint=CKPT"],
-     "--embedding=glove uses no encoder: drop --model_dir/--init_checkpoint"),
+     "--embedding=glove uses no encoder: drop --model_dir/--init_checkpoint/--saved_model"),
     (["--init_checkpoint=CKPT", "--whitening_dim=4"],
      "--whitening_dim does not apply to --embedding=encoder"),
 ])

@@ -39,6 +39,19 @@ def test_purity_and_accuracy_by_hand():
     assert dm.cluster_accuracy(["a", "b", "b"], [7, 7, 7]) == pytest.approx(2 / 3)
 
 
+def test_categorization_of_given_assignments_averages_the_runs_by_hand():
+    labels = ["a", "a", "a", "b", "b", "c"]
+    runs = [[0, 0, 1, 1, 1, 2],            # purity 5/6, accuracy 5/6 (above)
+            ["t", "t", "t", "t", "t", "t"]]  # one topic for all: purity = accuracy = 3/6, ARI = NMI = 0
+    results = dm.categorization_of_assignments(labels, runs)
+    assert results["purity"] == pytest.approx((5 / 6 + 3 / 6) / 2)
+    assert results["purity_std"] == pytest.approx((5 / 6 - 3 / 6) / 2)
+    assert results["accuracy"] == pytest.approx((5 / 6 + 3 / 6) / 2)
+    assert results["runs"] == 2
+    single = dm.categorization_of_assignments(labels, runs[1:])
+    assert (single["ari"], single["nmi"]) == (0.0, 0.0)
+
+
 def test_separated_domains_are_categorized_perfectly():
     rng = np.random.default_rng(0)
     labels = np.repeat(["x", "y", "z"], 6)

@@ -72,7 +72,8 @@ class TfidfDialogueEmbedder(_BagOfWordsEmbedder):
 class LdaDialogueEmbedder(_BagOfWordsEmbedder):
     """Topic distributions [N, n_components] of a seeded batch LDA fitted on word counts.
 
-    dial2vec's LDA baseline; the number of topics is the caller's (e.g. the number of domains).
+    dial2vec's LDA baseline, which "assign[s] each dialogue a topic" (Sec. 4.3, `assign`); the number
+    of topics is the caller's (e.g. the number of domains).
     """
 
     view = "lda"
@@ -85,3 +86,7 @@ class LdaDialogueEmbedder(_BagOfWordsEmbedder):
                                         max_iter=max_iter, random_state=seed)
         super().__init__(make_pipeline(CountVectorizer(analyzer=_given_words, min_df=min_df), lda),
                          fit_dialogues)
+
+    def assign(self, dialogues: Sequence[Dialogue]) -> np.ndarray:
+        """[N] int: each dialogue's most probable topic."""
+        return self.embed(dialogues).argmax(axis=1)

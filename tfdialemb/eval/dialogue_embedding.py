@@ -3,7 +3,9 @@
 Every view an embedder returns (e.g. "interlocutor", "mean", "cls", "p1", "p2") gets every metric
 of `tfdialemb.eval.dialogue_metrics`: domain categorization (purity, ARI, NMI, accuracy), semantic
 relatedness (the paper's random-pair Spearman and the released all-pairs one), dialogue retrieval
-(MAP, MRR) and alignment / uniformity (Eq. 7-9).
+(MAP, MRR) and alignment / uniformity (Eq. 7-9). A method that assigns each dialogue a cluster
+instead of embedding it (the paper's LDA, Sec. 4.3) gets domain categorization only
+(`evaluate_dialogue_assignments`).
 """
 import dataclasses
 from typing import Any, Callable, Dict, Hashable, List, Mapping, Sequence, Union
@@ -15,6 +17,8 @@ from tfdialemb.eval import dialogue_metrics
 
 EmbedViews = Callable[[Sequence[Dialogue]], Mapping[str, np.ndarray]]
 """Dialogues in, {view name: float [N, H]} out, one row per dialogue in input order."""
+AssignViews = Callable[[Sequence[Dialogue]], Mapping[str, Sequence[Sequence[Hashable]]]]
+"""Dialogues in, {view name: runs of cluster assignments [N]} out, in input order."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -90,6 +94,27 @@ def view_metrics(embeddings: np.ndarray, labels: Sequence[Hashable],
     }
 
 
+def _summary(data: LabelledDialogues) -> Dict[str, Any]:
+    codes = dialogue_metrics.label_codes(data.labels)
+    return {"dialogues": len(data.dialogues), "labels": int(codes.max()) + 1,
+            "skipped_unlabelled": data.skipped_unlabelled}
+
+
+def evaluate_dialogue_assignments(path: str, label_key: str, assign_views: AssignViews) -> Dict[str, Any]:
+    """Domain categorization of cluster assignments: per view, each run's assignment of the
+    labelled dialogues of `path` scored (`categorization_of_assignments`) and averaged."""
+    data = read_labelled_dialogues(path, label_key)
+    views = assign_views(data.dialogues)
+    for name, runs in views.items():
+        for clusters in runs:
+            if len(clusters) != len(data.dialogues):
+                raise ValueError(f"view {name!r} assigns {len(clusters)} clusters to "
+                                 f"{len(data.dialogues)} dialogues")
+    return {**_summary(data),
+            "views": {name: dialogue_metrics.categorization_of_assignments(data.labels, runs)
+                      for name, runs in views.items()}}
+
+
 def evaluate_dialogue_embeddings(path: str, label_key: str, embed_views: EmbedViews,
                                  runs: Union[int, str] = dialogue_metrics.PAPER_RUNS, seed: int = 0,
                                  spearman_repeats: int = dialogue_metrics.PAPER_RUNS,
@@ -105,8 +130,7 @@ def evaluate_dialogue_embeddings(path: str, label_key: str, embed_views: EmbedVi
     views = _checked_views(embed_views(data.dialogues), len(data.dialogues))
     codes = dialogue_metrics.label_codes(data.labels)
     return {
-        "dialogues": len(data.dialogues), "labels": int(codes.max()) + 1,
-        "skipped_unlabelled": data.skipped_unlabelled,
+        **_summary(data),
         "queries_without_relevant": int((np.bincount(codes)[codes] == 1).sum()),
         "views": {name: view_metrics(embeddings, data.labels, runs=runs, seed=seed,
                                      spearman_repeats=spearman_repeats,

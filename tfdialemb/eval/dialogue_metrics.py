@@ -108,17 +108,32 @@ def domain_categorization(embeddings: np.ndarray, labels: Sequence[Hashable],
         runs = released_kmeans_runs(len(x))
     if isinstance(runs, bool) or not isinstance(runs, int) or runs < 1:
         raise ValueError(f"runs must be a positive int or 'released', got {runs!r}")
+    clusterings = [KMeans(n_clusters=k, init="k-means++", n_init=1, max_iter=KMEANS_MAX_ITER,
+                          tol=KMEANS_TOL, random_state=seed + run).fit_predict(x) for run in range(runs)]
+    return categorization_of_assignments(codes, clusterings)
+
+
+def categorization_of_assignments(labels: Sequence[Hashable],
+                                  clusterings: Sequence[Sequence[Hashable]]) -> Dict[str, float]:
+    """Purity, ARI, NMI and Hungarian accuracy of each run's assignment of the dialogues to
+    clusters, averaged over the runs; `purity_std` over the runs and `runs`.
+
+    For KMeans clusters (`domain_categorization`) or any other assignment, e.g. each dialogue's
+    most probable LDA topic (dial2vec Sec. 4.3: LDA "assign[s] each dialogue a topic").
+    """
+    if not clusterings:
+        raise ValueError("need at least one clustering")
+    codes = label_codes(labels)
     scores = {"purity": [], "ari": [], "nmi": [], "accuracy": []}
-    for run in range(runs):
-        clusters = KMeans(n_clusters=k, init="k-means++", n_init=1, max_iter=KMEANS_MAX_ITER,
-                          tol=KMEANS_TOL, random_state=seed + run).fit_predict(x)
+    for clusters in clusterings:
+        clusters = label_codes(clusters)
         scores["purity"].append(purity(codes, clusters))
         scores["accuracy"].append(cluster_accuracy(codes, clusters))
         scores["ari"].append(adjusted_rand_score(codes, clusters))
         scores["nmi"].append(normalized_mutual_info_score(codes, clusters))
     results = {name: float(np.mean(values)) for name, values in scores.items()}
     results["purity_std"] = float(np.std(scores["purity"]))
-    results["runs"] = runs
+    results["runs"] = len(clusterings)
     return results
 
 

@@ -1,5 +1,6 @@
 """The evaluations' paper-vs-released switches: `evaluate` defines them as flags, and README's
 switch table lists them beside the methods' training switches (`MethodSpec.options`)."""
+from tfdialemb.baselines.plm_mean import PLM_INPUT
 from tfdialemb.eval.short_term_planning import SCORER
 
-EVALUATION_SWITCHES = (SCORER,)
+EVALUATION_SWITCHES = (SCORER, PLM_INPUT)
