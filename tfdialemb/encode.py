@@ -11,7 +11,7 @@ of the output is the i-th non-empty line. Flags may also come from a file:
 
 from absl import app, flags
 
-from tfdialemb import options
+from tfdialemb import options, precision
 from tfdialemb.cli import OVERWRITE, parse_flags
 from tfdialemb.inference.settings import MAX_LENGTH, POOLING
 
@@ -22,6 +22,7 @@ flags.DEFINE_string("output", None, "Where to write the float32 [lines, hidden] 
 POOLING.define()
 MAX_LENGTH.define()
 flags.adopt_module_key_flags(options)
+precision.define_flags()
 flags.DEFINE_integer("batch_size", 64, "Sentences per batch.", lower_bound=1)
 OVERWRITE.define()
 flags.mark_flags_as_required(["init_checkpoint", "input", "output"])
@@ -29,6 +30,7 @@ flags.mark_flags_as_required(["init_checkpoint", "input", "output"])
 
 def main(argv):
     del argv
+    precision.apply_flags()
     # Imported after flag parsing: TensorFlow is slow to import.
     from tfdialemb.cli import Progress, read_lines, report_error, save_npy_atomic
     from tfdialemb.embedder import SentenceEmbedder
