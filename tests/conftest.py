@@ -30,6 +30,16 @@ def two_replicas():
     return make_strategy("mirrored", devices=["/cpu:0", "/cpu:1"])
 
 
+@pytest.fixture
+def restore_precision():
+    """For a test that sets a precision policy or XLA encoders: float32 without XLA afterwards, as
+    every other test of the process expects."""
+    yield
+    from tfdialemb import precision
+
+    precision.apply("float32")
+
+
 @pytest.fixture(scope="session")
 def tiny_state():
     """A random PyTorch-layout state dict for tiny_bert.HF_CONFIG."""

@@ -12,11 +12,17 @@ def test_flops_per_token_hand_worked():
 
 
 def test_tiny_benchmark_reports_every_figure():
+    import tf_keras
+
     report = bench_encoder("tiny", seq_len=16, batch=4, steps=1, warmup=1, matmul_size=64,
-                           jit_compile=False)
+                           jit_compile=False, mixed_precision="mixed_bfloat16")
     for key in ("forward_tokens_per_s", "forward_backward_tokens_per_s", "matmul_flops_per_s",
-                "forward_mfu", "forward_backward_mfu", "train_vs_forward_time_ratio"):
+                "forward_mfu", "forward_backward_mfu", "train_vs_forward_time_ratio",
+                "mixed_forward_tokens_per_s", "mixed_forward_backward_tokens_per_s", "mixed_forward_speedup",
+                "mixed_forward_backward_speedup"):
         assert report[key] > 0, key
+    assert 0.99 < report["mixed_embedding_cosine_min"] <= report["mixed_embedding_cosine_mean"] < 1.0 + 1e-6
+    assert tf_keras.mixed_precision.global_policy().name == "float32"  # restored after the comparison
 
 
 def test_batch_tokens_hand_worked():

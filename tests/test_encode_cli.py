@@ -11,7 +11,7 @@ SENTENCES = ["hello world", "", "good morning , how are you ?", "book a taxi ple
 
 
 def _run(*args):
-    return subprocess.run([sys.executable, "-m", "tfdialemb.encode", *args],
+    return subprocess.run([sys.executable, "-m", "tfdialemb.encode", "--mixed_precision=float32", *args],
                           capture_output=True, text=True, timeout=300)
 
 

@@ -1,5 +1,6 @@
 """The parsed flags `tfdialemb.training.cli.run` reads, as `python -m tfdialemb.train` would set
-them, for tests that run training in-process (monkeypatch `cli.FLAGS` with them)."""
+them, for tests that run training in-process (monkeypatch `cli.FLAGS` with them); float32 rather
+than the command's auto precision, so results compare with float32 references on any machine."""
 import types
 
 DEFAULTS = dict(
@@ -7,7 +8,7 @@ DEFAULTS = dict(
     learning_rate=1e-3, lr_schedule="constant", warmup_fraction=0.0, weight_decay=0.0, freeze_layers=0,
     max_length=24, seed=0, checkpoint_every=100, log_every=1, num_shards=1, merge_consecutive_turns=True,
     min_turns=2, validate_task="sr", validate_file=None, validate_every=0, strategy="default", devices=None,
-    collective_timeout=900)
+    collective_timeout=900, mixed_precision="float32", jit_compile=False)
 
 
 def training_flags(**values):

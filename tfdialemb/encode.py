@@ -15,7 +15,7 @@ non-empty line. Flags may also come from a file:
 
 from absl import app, flags
 
-from tfdialemb import options
+from tfdialemb import options, precision
 from tfdialemb.cli import OVERWRITE, parse_flags
 from tfdialemb.inference.settings import MAX_LENGTH, POOLING
 
@@ -28,6 +28,7 @@ flags.DEFINE_string("output", None, "Where to write the float32 [lines, hidden] 
 POOLING.define()
 MAX_LENGTH.define()
 flags.adopt_module_key_flags(options)
+precision.define_flags()
 flags.DEFINE_integer("batch_size", 64, "Sentences per batch.", lower_bound=1)
 OVERWRITE.define()
 flags.mark_flags_as_required(["input", "output"])
@@ -40,6 +41,7 @@ flags.register_multi_flags_validator(
 
 def main(argv):
     del argv
+    precision.apply_flags()
     # Imported after flag parsing: TensorFlow is slow to import.
     from tfdialemb.cli import Progress, read_lines, report_error, save_npy_atomic
     from tfdialemb.files import check_output

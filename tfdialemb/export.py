@@ -47,7 +47,7 @@ import sys
 
 from absl import app, flags
 
-from tfdialemb import options
+from tfdialemb import options, precision
 from tfdialemb.cli import parse_flags, read_lines, report_error
 from tfdialemb.dialogue import read_dialogues
 from tfdialemb.dialogue_embedder import DialogueEmbedder
@@ -78,6 +78,7 @@ def define_flags() -> None:
     for setting in EXPORT_SETTINGS:
         setting.define()
     flags.adopt_module_key_flags(options)
+    precision.define_flags(default_policy="float32")
     flags.DEFINE_string("warmup_sentences", sentence.DEFAULT_WARMUP_SENTENCES,
                         "sentence: UTF-8 text file, one typical request sentence per line, "
                         "replayed by TF Serving when it loads the model.")
@@ -142,6 +143,7 @@ def export_kind(source) -> str:
 
 def main(argv):
     del argv
+    precision.apply_flags()
     from tfdialemb.model_dir import ModelSource  # pylint: disable=import-outside-toplevel
 
     try:

@@ -5,6 +5,7 @@ import os
 import numpy as np
 import pytest
 import tensorflow as tf
+import tf_keras
 
 import tiny_bert
 from tiny_corpus import TOKENIZER, corpus
@@ -15,6 +16,7 @@ from tfdialemb.dialogue import write_dialogues
 from tfdialemb.distribute import make_strategy
 from tfdialemb.encoders import Encoder, EncoderConfig, load_pretrained
 from tfdialemb.methods.base import Method
+from tfdialemb import precision
 from tfdialemb.training.loop import LoopConfig, TrainingLoop
 from tfdialemb.training.optimizer import OptimizerConfig
 
@@ -29,6 +31,24 @@ class ShrinkEmbeddings(Method):
         return losses, {"norm": tf.sqrt(losses)}
 
 
+class CountingTraces(ShrinkEmbeddings):
+    """ShrinkEmbeddings counting its Python calls: one per trace of the training step."""
+
+    def __init__(self, encoder):
+        super().__init__(encoder)
+        self.traces = 0
+
+    def per_example_loss(self, batch, training):
+        self.traces += 1
+        return super().per_example_loss(batch, training)
+
+
+def varying_batch_sizes(dataset):
+    """The batches cut to 8, 5, 3, 8, ... examples."""
+    sizes = tf.constant([8, 5, 3], tf.int64)
+    return dataset.enumerate().map(lambda i, batch: {k: v[: sizes[i % 3]] for k, v in batch.items()})
+
+
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
     root = tmp_path_factory.mktemp("loop")
@@ -39,21 +59,22 @@ def built(tmp_path_factory):
 
 
 def _loop(strategy, built, model_dir, max_steps, batch=8, checkpoint_every=3, buckets=None, epsilon=1e-8,
-          validate=None, validate_every=0):
+          validate=None, validate_every=0, jit_compile=False, method_class=ShrinkEmbeddings,
+          reshape_batches=lambda dataset: dataset):
     config = EncoderConfig.from_huggingface(tiny_bert.HF_CONFIG).replace(hidden_dropout=0.0, attention_dropout=0.0)
 
     def build_method():
         tf.keras.utils.set_random_seed(11)
-        return ShrinkEmbeddings(Encoder(config).build_variables())
+        return method_class(Encoder(config).build_variables())
 
     def dataset_fn(context):
-        return make_dataset(built, batch, training=True, input_context=context, seed=5, repeat=True,
-                            bucket_boundaries=buckets)
+        return reshape_batches(make_dataset(built, batch, training=True, input_context=context, seed=5,
+                                            repeat=True, bucket_boundaries=buckets))
 
     loop_config = LoopConfig(model_dir=str(model_dir), max_steps=max_steps,
                              optimizer=OptimizerConfig(learning_rate=1e-3, epsilon=epsilon),
                              checkpoint_every=checkpoint_every,
-                             log_every=1, validate_every=validate_every)
+                             log_every=1, validate_every=validate_every, jit_compile=jit_compile)
     return TrainingLoop(strategy, build_method, dataset_fn, TOKENIZER, loop_config, validate)
 
 
@@ -84,6 +105,64 @@ def test_resume_continues_exactly_where_it_stopped(built, tmp_path):
     for a, b in zip(_weights(resumed), _weights(straight)):
         np.testing.assert_allclose(a, b, atol=1e-6)
     assert _loop(make_strategy("default"), built, tmp_path / "resumed", max_steps=8).run()["step"] == 8
+
+
+def test_one_trace_serves_the_first_step_and_every_batch_shape(built, tmp_path):
+    """The optimizer's slots exist before the first step (made inside it, they would trace it
+    twice), and the step takes its batch from the iterator, whose spec leaves shapes open."""
+    loop = _loop(make_strategy("default"), built, tmp_path / "m", max_steps=4, buckets=(6, 9),
+                 method_class=CountingTraces, reshape_batches=varying_batch_sizes)
+    shapes = [tuple(batch["input_word_ids"].shape) for batch in loop.dataset_fn(None).take(4)]
+    assert len({size for size, _ in shapes}) == 3 and len({length for _, length in shapes}) > 1, shapes
+    assert loop.run()["step"] == 4
+    assert loop.method.traces == 1
+
+
+def test_xla_compiled_step_equals_the_plain_step(built, tmp_path):
+    """Epsilon 1, as in test_two_replicas_train_like_one_device: the updates then measure the
+    gradients, not the sign of their rounding."""
+    plain = _loop(make_strategy("default"), built, tmp_path / "plain", max_steps=2, epsilon=1.0)
+    plain_scalars = plain.run()
+    compiled = _loop(make_strategy("default"), built, tmp_path / "xla", max_steps=2, epsilon=1.0, jit_compile=True)
+    compiled_scalars = compiled.run()
+    np.testing.assert_allclose(compiled_scalars["loss"], plain_scalars["loss"], rtol=1e-5)
+    for a, b in zip(_weights(compiled), _weights(plain)):
+        np.testing.assert_allclose(a, b, atol=1e-5)
+
+
+def test_xla_is_refused_for_cpu_replicas(built, tmp_path, two_replicas):
+    with pytest.raises(ValueError, match="jit_compile needs one device or GPU replicas"):
+        _loop(two_replicas, built, tmp_path / "m", max_steps=1, jit_compile=True)
+
+
+def test_mixed_bfloat16_steps_are_finite_and_near_float32(built, tmp_path, restore_precision):
+    reference = _loop(make_strategy("default"), built, tmp_path / "float32", max_steps=2).run()
+    precision.apply("mixed_bfloat16")
+    mixed = _loop(make_strategy("default"), built, tmp_path / "bfloat16", max_steps=2)
+    assert mixed.method.encoder.compute_dtype == "bfloat16"
+    scalars = mixed.run()
+    assert np.isfinite(scalars["loss"])
+    np.testing.assert_allclose(scalars["loss"], reference["loss"], rtol=1e-2)
+    assert all(v.dtype == tf.float32 for v in mixed.method.trainable_variables)
+
+
+def test_mixed_float16_scales_the_loss_and_resumes_exactly(built, tmp_path, restore_precision):
+    """The first steps overflow at the initial loss scale and are skipped, halving it each time.
+    The scale is checkpointed, so the steps after a resume at step 6 are applied as in the
+    uninterrupted run, where a scale restarted at its initial value would skip them."""
+    precision.apply("mixed_float16")
+    straight = _loop(make_strategy("default"), built, tmp_path / "straight", max_steps=8)
+    assert isinstance(straight.optimizer, tf_keras.mixed_precision.LossScaleOptimizer)
+    initial_scale = float(straight.optimizer.loss_scale)
+    straight.run()
+    assert float(straight.optimizer.loss_scale) < initial_scale
+    interrupted = _loop(make_strategy("default"), built, tmp_path / "resumed", max_steps=6)
+    interrupted.run()
+    resumed = _loop(make_strategy("default"), built, tmp_path / "resumed", max_steps=8)
+    resumed.run()
+    assert any(not np.array_equal(a, b) for a, b in zip(_weights(resumed), _weights(interrupted)))
+    for a, b in zip(_weights(resumed), _weights(straight)):
+        np.testing.assert_allclose(a, b, atol=1e-6)
 
 
 def test_resume_under_two_replicas_skips_two_batches_per_step(built, tmp_path, two_replicas):

@@ -1,6 +1,7 @@
 r"""Benchmarks, reported as throughput and ratios measured in one run.
 
-  python -m tfdialemb.bench --what=encoder --config=mini --seq_len=128 --batch=32
+  python -m tfdialemb.bench --what=encoder --config=mini --seq_len=128 --batch=32 \
+      [--mixed_precision=mixed_bfloat16]
   python -m tfdialemb.bench --what=pipeline [--dialogues=2000] [--method=mge] [--max_length=64]
   python -m tfdialemb.bench --method=NAME [--batch=B] [--max_length=N] [--dialogues=N] \
       [--freeze_layers=3]
@@ -11,7 +12,9 @@ r"""Benchmarks, reported as throughput and ratios measured in one run.
   python -m tfdialemb.bench --what=memory [--reference_python=PATH] [--sentences=2000] [--threads=1]
 
 encoder: forward and forward+backward tokens/s with random weights, the machine's dense float32
-matmul FLOP/s measured the same way, and the model-FLOPs utilisation (MFU) against it.
+matmul FLOP/s measured the same way, and the model-FLOPs utilisation (MFU) against it; with
+--mixed_precision, that policy's tokens/s and speed-up over float32 and the cosine of its
+mean-pooled embeddings to float32's.
 pipeline: padding efficiency with length bucketing vs dynamic padding vs padding to max_length on
 the demo corpus, and the pipeline's token rate vs the encoder's (default: the packaged MiniLM).
 method (any registered method, `--method=NAME` alone implies it): the method's training step vs
@@ -35,11 +38,13 @@ Flags left unset take the benchmark's own default (DEFAULTS, or the method spec'
 `bench_defaults`); every benchmark that loads a checkpoint uses the packaged MiniLM unless
 --init_checkpoint names one.
 """
+import dataclasses
 import json
 import sys
 
 from absl import app, flags
 
+from tfdialemb import precision
 from tfdialemb.cli import OVERWRITE, parse_flags
 
 DEFAULTS = {
@@ -64,6 +69,10 @@ flags.DEFINE_integer("warmup", None, "Untimed steps that trace and warm caches; 
                      lower_bound=0)
 flags.DEFINE_integer("matmul_size", 2048, "Square matrix size for the matmul FLOP/s probe.")
 flags.DEFINE_bool("jit_compile", False, "Compile the timed encoder steps with XLA.")
+dataclasses.replace(precision.MIXED_PRECISION, default="float32").define(
+    "--what=encoder: also time the encoder under this policy (auto: the one train and encode pick here) "
+    "against float32, on the same weights and inputs, in alternation, and compare their mean-pooled "
+    "embeddings.")
 flags.DEFINE_integer("dialogues", None, "Demo dialogues to generate (pipeline, method).", lower_bound=1)
 flags.DEFINE_string("method", None, "pipeline: the builder whose batches are measured (default mge); "
                     "method: the registered method benchmarked.")
@@ -170,7 +179,8 @@ def _bench() -> int:
         defaults = DEFAULTS["encoder"]
         report = bench_encoder(FLAGS.config, FLAGS.seq_len, setting(defaults, "batch"),
                                setting(defaults, "steps"), setting(defaults, "warmup"),
-                               FLAGS.matmul_size, FLAGS.jit_compile)
+                               FLAGS.matmul_size, FLAGS.jit_compile,
+                               precision.resolve(FLAGS.mixed_precision))
     else:
         from tfdialemb.bench.pipeline import bench_pipeline, format_report  # pylint: disable=import-outside-toplevel
 

@@ -7,6 +7,7 @@ from official.nlp.modeling.networks import BertEncoderV2
 
 from tfdialemb.encoders.config import EncoderConfig
 from tfdialemb.encoders.pooling import pool
+from tfdialemb.precision import jit_compiled_encoders
 
 ACTIVATIONS = {
     "gelu": "gelu",  # tf_keras' gelu is the exact (erf) form by default.
@@ -63,6 +64,17 @@ class Encoder(tf_keras.Model):
                 )
 
     def call(self, inputs, training=None):
+        if jit_compiled_encoders():
+            return self._compiled_forward(inputs, training)
+        return self._forward(inputs, training)
+
+    @tf.function(jit_compile=True, reduce_retracing=True, autograph=False)
+    def _compiled_forward(self, inputs, training):
+        """`_forward` compiled with XLA, asked for by `tfdialemb.precision.apply`: only this part of
+        an embedding graph, whose tokenizer's string ops XLA cannot compile."""
+        return self._forward(inputs, training)
+
+    def _forward(self, inputs, training):
         word_ids = inputs["input_word_ids"]
         bert_inputs = {
             "input_word_ids": word_ids,

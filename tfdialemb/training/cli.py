@@ -14,7 +14,7 @@ from typing import Any, Callable, Dict, List, Optional
 
 from absl import flags
 
-from tfdialemb import distribute
+from tfdialemb import distribute, precision
 from tfdialemb.inference.settings import MAX_LENGTH, MERGE_TURNS, MIN_TURNS, POOL_DIALOGUES
 from tfdialemb.options import define_all
 
@@ -77,6 +77,7 @@ def define_flags(command: str) -> None:
     flags.DEFINE_string("validate_file", None, "Evaluation set scored every --validate_every steps.")
     flags.DEFINE_integer("validate_every", 0, "Validation interval in steps (0: never).", lower_bound=0)
     distribute.define_flags()
+    precision.define_flags()
     define_all([(spec.name, option) for spec in specs for option in spec.options])
 
 
@@ -150,6 +151,7 @@ def run(spec, params: Dict[str, Any]) -> int:
     lock = contextlib.ExitStack()
     try:
         FLAGS.max_length = usable_max_length(load_encoder_config(FLAGS.init_checkpoint), FLAGS.max_length)
+        FLAGS.mixed_precision = precision.resolve(FLAGS.mixed_precision)  # method.json records what ran
         run_settings = TrainingRun(FLAGS.init_checkpoint, FLAGS.batch_size, FLAGS.max_length, FLAGS.seed)
         for warning in spec.check(params, run_settings):
             print(f"warning: {warning}", file=sys.stderr)
@@ -205,6 +207,7 @@ def _train(spec, params, prepared: PreparedRun) -> int:
 
     tokenizer, manifest, auxiliary, run_settings = (prepared.tokenizer, prepared.manifest, prepared.auxiliary,
                                                     prepared.run_settings)
+    precision.apply(FLAGS.mixed_precision)
     examples = manifest["counts"]["examples"]
     max_steps = FLAGS.max_steps or max(1, math.ceil(FLAGS.num_epochs * examples / FLAGS.batch_size))
     if FLAGS.batch_size > examples:
@@ -245,7 +248,7 @@ def _train(spec, params, prepared: PreparedRun) -> int:
                                      "warmup_steps": int(FLAGS.warmup_fraction * max_steps),
                                      "weight_decay": FLAGS.weight_decay, **spec.optimizer_settings(params)}),
         checkpoint_every=FLAGS.checkpoint_every, log_every=FLAGS.log_every,
-        validate_every=FLAGS.validate_every,
+        validate_every=FLAGS.validate_every, jit_compile=FLAGS.jit_compile,
         keep_best=SELECTION_METRICS[FLAGS.validate_task] if validate else None)
     try:
         loop = TrainingLoop(prepared.strategy, build_method, dataset_fn, tokenizer, loop_config, validate)
@@ -264,7 +267,8 @@ def _train(spec, params, prepared: PreparedRun) -> int:
 def _training_record() -> Dict[str, Any]:
     """The training settings written to method.json (informative: a resumed run may change them)."""
     names = ("train_file", "init_checkpoint", "max_steps", "num_epochs", "batch_size", "learning_rate",
-             "lr_schedule", "warmup_fraction", "weight_decay", "freeze_layers", "seed", "strategy")
+             "lr_schedule", "warmup_fraction", "weight_decay", "freeze_layers", "seed", "strategy",
+             "mixed_precision", "jit_compile")
     return {name: getattr(FLAGS, name) for name in names}
 
 

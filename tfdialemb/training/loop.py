@@ -16,6 +16,7 @@ import signal
 from typing import Callable, Dict, Optional, Tuple
 
 import tensorflow as tf
+import tf_keras
 
 from tfdialemb.cli import Progress
 from tfdialemb.files import atomic_directory, atomic_open
@@ -24,6 +25,7 @@ from tfdialemb.encoders.checkpoint import write_model_files
 from tfdialemb.encoders.weights import DAMAGED_CHECKPOINT_ERRORS, CheckpointError
 from tfdialemb.methods.base import Method
 from tfdialemb.model_dir import METHOD_CONFIG
+from tfdialemb.precision import with_loss_scaling
 from tfdialemb.text import BertTokenizer
 from tfdialemb.training.optimizer import OptimizerConfig, create_optimizer
 
@@ -45,6 +47,7 @@ class LoopConfig:
     keep_checkpoints: int = 3
     log_every: int = 50
     validate_every: int = 0
+    jit_compile: bool = False
     keep_best: Optional[Tuple[str, str]] = None
     """(metric, "max" or "min"): after each validation whose `metric` beats the best so far, the
     weights are written to MODEL_DIR/best (model selection on the validation set)."""
@@ -65,6 +68,11 @@ class TrainingLoop:
                  validate: Optional[Callable[[Method, int], Dict[str, float]]] = None):
         if config.max_steps < 1:
             raise ValueError(f"max_steps must be positive, got {config.max_steps}")
+        if config.jit_compile and strategy.num_replicas_in_sync > 1 and any(
+                tf.DeviceSpec.from_string(device).device_type != "GPU" for device in strategy.extended.worker_devices):
+            # TensorFlow all-reduces inside an XLA-compiled replica step only between GPUs.
+            raise ValueError("jit_compile needs one device or GPU replicas, got "
+                             f"{', '.join(strategy.extended.worker_devices)}")
         self.strategy = strategy
         self.config = config
         self.tokenizer = tokenizer
@@ -73,7 +81,10 @@ class TrainingLoop:
         self.chief = is_chief(strategy)
         with strategy.scope():
             self.method = build_method()
-            self.optimizer = create_optimizer(config.optimizer, config.max_steps)
+            self.optimizer = with_loss_scaling(create_optimizer(config.optimizer, config.max_steps),
+                                               self.method.compute_dtype)
+            # Slots made now, not in the first step, which would then be traced twice.
+            self.optimizer.build(self.method.trainable_variables)
             self.step = tf.Variable(0, dtype=tf.int64, trainable=False, name="global_step")
         self.checkpoint = tf.train.Checkpoint(
             encoder=self.method.encoder, model=self.method, optimizer=self.optimizer, step=self.step)
@@ -164,7 +175,10 @@ class TrainingLoop:
         return dict(scalars, step=float(self.step.numpy()))
 
     def _make_train_step(self):
+        """The step over the next batch of every replica; its trace serves every batch shape, as it
+        reads the batch from the iterator, whose element spec leaves batch and lengths unknown."""
         method, optimizer, strategy = self.method, self.optimizer, self.strategy
+        loss_scaling = isinstance(optimizer, tf_keras.mixed_precision.LossScaleOptimizer)
 
         def replica_step(batch):
             with tf.GradientTape() as tape:
@@ -173,12 +187,18 @@ class TrainingLoop:
                 # The global number of examples, so partial batches weigh by their true size.
                 total = tf.distribute.get_replica_context().all_reduce(tf.distribute.ReduceOp.SUM, local)
                 loss = tf.reduce_sum(losses) / total
+                differentiated = optimizer.get_scaled_loss(loss) if loss_scaling else loss
             variables = method.trainable_variables
-            grads = tape.gradient(loss, variables)
+            grads = tape.gradient(differentiated, variables)
+            if loss_scaling:
+                grads = optimizer.get_unscaled_gradients(grads)
             optimizer.apply_gradients(
                 [(g, v) for g, v in zip(grads, variables) if g is not None])
             means = {name: tf.reduce_sum(tf.cast(value, tf.float32)) / total for name, value in metrics.items()}
             return loss, means
+
+        if self.config.jit_compile:
+            replica_step = tf.function(replica_step, jit_compile=True)
 
         @tf.function
         def train_step(iterator):

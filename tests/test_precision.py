@@ -1,0 +1,65 @@
+"""--mixed_precision and --jit_compile reach the models: an encoder compiled with XLA embeds as the
+plain one does, `encode` in bfloat16 with XLA stays near float32, and training records its
+precision."""
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+from training_flags import training_flags
+from tiny_corpus import corpus
+from tfdialemb import precision
+from tfdialemb.dialogue import write_dialogues
+from tfdialemb.encoders import load_pretrained
+from tfdialemb.methods.spec import get_method
+from tfdialemb.training import cli
+
+SENTENCES = ["hello world", "good morning , how are you ?", "book a taxi please", "fine thanks",
+             "the hotel is not helpful"]
+
+
+def test_xla_compiled_encoder_embeds_as_the_plain_one(hf_safetensors_dir, restore_precision):
+    pretrained = load_pretrained(hf_safetensors_dir)
+    inputs = pretrained.tokenizer(SENTENCES)
+    plain = pretrained.encoder.embed(inputs, training=False).numpy()
+    precision.apply("float32", jit_compile_encoders=True)
+    compiled = pretrained.encoder.embed(inputs, training=False).numpy()
+    assert pretrained.encoder._compiled_forward.experimental_get_tracing_count() == 1
+    np.testing.assert_allclose(compiled, plain, atol=1e-5)
+
+
+def test_encode_in_bfloat16_with_xla_stays_near_float32(tmp_path, hf_safetensors_dir):
+    (tmp_path / "in.txt").write_text("\n".join(SENTENCES) + "\n", encoding="utf-8")
+    encode = subprocess.Popen(
+        [sys.executable, "-m", "tfdialemb.encode", f"--init_checkpoint={hf_safetensors_dir}",
+         f"--input={tmp_path / 'in.txt'}", f"--output={tmp_path / 'out.npy'}",
+         "--mixed_precision=mixed_bfloat16", "--jit_compile"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
+    pretrained = load_pretrained(hf_safetensors_dir)  # the float32 reference, while the command runs
+    reference = pretrained.encoder.embed(pretrained.tokenizer(SENTENCES), training=False).numpy()
+    _, stderr = encode.communicate(timeout=300)
+    assert encode.returncode == 0, stderr[-3000:]
+    mixed = np.load(tmp_path / "out.npy")
+    cosines = np.sum(mixed * reference, axis=1) / np.linalg.norm(mixed, axis=1) / np.linalg.norm(reference, axis=1)
+    assert mixed.dtype == np.float32 and cosines.min() > 0.999
+    assert not np.allclose(mixed, reference, atol=1e-5)  # computed in bfloat16, not float32
+
+
+def test_training_builds_and_records_the_precision_asked_for(tmp_path, hf_safetensors_dir, monkeypatch,
+                                                             restore_precision):
+    write_dialogues(corpus(n=16, seed=3), str(tmp_path / "train.jsonl"))
+    monkeypatch.setattr(cli, "FLAGS", training_flags(
+        train_file=str(tmp_path / "train.jsonl"), model_dir=str(tmp_path / "model"),
+        init_checkpoint=hf_safetensors_dir, max_steps=1, max_length=16, mixed_precision="mixed_bfloat16"))
+    spec = get_method("ccl")
+    built = []
+    make_model = spec.make_model
+    monkeypatch.setattr(spec, "make_model", lambda encoder, params: built.append(make_model(encoder, params))
+                        or built[-1])
+    assert cli.run(spec, spec.resolve({"curved_window": 3})) == 0
+    assert built[0].encoder.compute_dtype == "bfloat16"
+    with open(tmp_path / "model" / "method.json", encoding="utf-8") as f:
+        record = json.load(f)["training"]
+    assert (record["mixed_precision"], record["jit_compile"]) == ("mixed_bfloat16", False)
