@@ -34,8 +34,8 @@ def test_dial2vec_bench_reports_steps_and_padding(hf_safetensors_dir):
 
 def test_mge_bench_encodes_the_chosen_context_and_candidates(hf_safetensors_dir):
     report = bench_method(get_method("mge"), 24, batch=4, max_length=24, checkpoint=hf_safetensors_dir,
-                          freeze_layers=1, steps=1, warmup=0, params={"turns": 1, "negatives": 2})
-    # Each of the 4 examples: one context turn (turns=1 and every example has a neighbour) and
+                          freeze_layers=1, steps=1, warmup=0, params={"turns": 1, "context_split": "nearest", "negatives": 2})
+    # Each of the 4 examples: one context turn (the nearest, and every example has a neighbour) and
     # 1 + 2 candidates.
     assert report["sequences"] == 4 * (1 + 3)
 
