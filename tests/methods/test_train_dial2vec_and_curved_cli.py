@@ -81,7 +81,8 @@ def test_ccl_with_nli_then_c3l_from_the_ccl_model(tmp_path, hf_safetensors_dir):
     result = _train("--method=c3l", f"--train_file={tmp_path / 'train.jsonl'}", f"--model_dir={c3l}",
                     f"--init_checkpoint={ccl}", "--max_steps=2", "--batch_size=4", "--max_length=24",
                     "--c3l_labels=released", "--validate_task=sequence_modeling",
-                    f"--validate_file={tmp_path / 'train.jsonl'}", "--validate_every=1")
+                    f"--validate_file={tmp_path / 'train.jsonl'}", "--validate_every=1",
+                    "--mixed_precision=float32")  # validated as it is re-evaluated below
     assert "not a CCL model" not in result.stderr  # it starts from one, as the paper trains it
     assert _manifest(c3l)["builder"]["params"]["labels"] == "released"
     # Model selection on the validation set's average rank (lower is better), kept in c3l/best.
