@@ -56,3 +56,11 @@ def test_dial2vec_recipes_convert_the_released_files_as_written(dataset, tmp_pat
     assert dev == [{"domain": "1"}, {"domain": "2"}] and test == [{"domain": t} for t in "121"]
     [evaluate] = _commands(name, "tfdialemb.evaluate")
     assert f"--eval_file={outputs[2]}" in evaluate and f"--model_dir={_flag_values(name)['model_dir']}" in evaluate
+
+
+@pytest.mark.parametrize("name", ["ccl_dailydialog", "c3l_dailydialog"])
+def test_triple_encoder_recipes_train_with_the_nli_objective(name):
+    """Triple-encoders Sec. 3 trains with an auxiliary NLI objective, alternated with the dialogue
+    one as the released code does."""
+    values = _flag_values(name)
+    assert values["nli_file"] == "data/AllNLI.tsv.gz" and values["nli_schedule"] == "alternate"

@@ -18,7 +18,7 @@ from tfdialemb.encoders import Encoder, EncoderConfig, load_pretrained
 from tfdialemb.methods.base import Method
 from tfdialemb import precision
 from tfdialemb.training.loop import LoopConfig, TrainingLoop
-from tfdialemb.training.optimizer import OptimizerConfig
+from tfdialemb.training.optimizer import OptimizerConfig, create_optimizer
 
 
 class ShrinkEmbeddings(Method):
@@ -41,6 +41,20 @@ class CountingTraces(ShrinkEmbeddings):
     def per_example_loss(self, batch, training):
         self.traces += 1
         return super().per_example_loss(batch, training)
+
+
+class ShrinkThenCenter(ShrinkEmbeddings):
+    """Two objectives trained in turn: ShrinkEmbeddings, then pulling the first embedding
+    dimension towards 1."""
+
+    objectives = ("main", "center")
+
+    def objective_loss(self, objective, batch, training):
+        if objective == "main":
+            return self.per_example_loss(batch, training)
+        inputs = {"input_word_ids": batch["input_word_ids"], "input_mask": batch["input_word_ids_mask"]}
+        losses = (self.encoder.embed(inputs, training=training)[:, 0] - 1.0) ** 2
+        return losses, {"center": losses}
 
 
 def varying_batch_sizes(dataset):
@@ -128,6 +142,28 @@ def test_xla_compiled_step_equals_the_plain_step(built, tmp_path):
     np.testing.assert_allclose(compiled_scalars["loss"], plain_scalars["loss"], rtol=1e-5)
     for a, b in zip(_weights(compiled), _weights(plain)):
         np.testing.assert_allclose(a, b, atol=1e-5)
+
+
+def test_objectives_train_in_turn_each_with_its_own_optimizer(built, tmp_path):
+    """The released triple-encoders schedule: each step, one objective's AdamW update, then the
+    next objective's on the updated weights; recomputed here with two optimizers by hand."""
+    loop = _loop(make_strategy("default"), built, tmp_path / "m", max_steps=2, method_class=ShrinkThenCenter)
+    assert loop.run()["step"] == 2
+    by_hand = _loop(make_strategy("default"), built, tmp_path / "hand", max_steps=2, method_class=ShrinkThenCenter)
+    method = by_hand.method
+    optimizers = {name: create_optimizer(OptimizerConfig(learning_rate=1e-3), 2) for name in method.objectives}
+    for batch in by_hand.dataset_fn(None).take(2):
+        for name in method.objectives:
+            with tf.GradientTape() as tape:
+                losses, _ = method.objective_loss(name, batch, training=True)
+                loss = tf.reduce_mean(losses)
+            grads = tape.gradient(loss, method.trainable_variables)
+            optimizers[name].apply_gradients([(g, v) for g, v in zip(grads, method.trainable_variables)
+                                              if g is not None])
+    for a, b in zip(_weights(loop), _weights(by_hand)):
+        np.testing.assert_allclose(a, b, atol=1e-6)
+    assert "optimizer_center" in {name for name, _ in tf.train.list_variables(str(tmp_path / "m" / "ckpt-2"))
+                                  for name in [name.split("/")[0]]}
 
 
 def test_xla_is_refused_for_cpu_replicas(built, tmp_path, two_replicas):

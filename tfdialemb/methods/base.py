@@ -6,6 +6,8 @@ import tf_keras
 
 from tfdialemb.encoders import Encoder
 
+MAIN_OBJECTIVE = "main"
+
 
 class Method(tf_keras.Model):
     """An encoder plus a method's own layers, trained through `per_example_loss`.
@@ -18,6 +20,11 @@ class Method(tf_keras.Model):
     when it rebuilds the model.
     """
 
+    objectives: Tuple[str, ...] = (MAIN_OBJECTIVE,)
+    """The objectives the loop trains in turn within each step, each with its own optimizer (the
+    released triple-encoders code alternates its dialogue and NLI objectives so); one objective,
+    `per_example_loss`, by default."""
+
     def __init__(self, encoder: Encoder, **kwargs):
         super().__init__(**kwargs)
         self.encoder = encoder
@@ -25,6 +32,13 @@ class Method(tf_keras.Model):
     def per_example_loss(self, batch: Dict[str, tf.Tensor], training: bool) -> Tuple[tf.Tensor, Dict[str, tf.Tensor]]:
         """(losses [local batch], metrics {name: per-example values [local batch]}) for one batch."""
         raise TypeError(f"{type(self).__name__} must define per_example_loss()")
+
+    def objective_loss(self, objective: str, batch: Dict[str, tf.Tensor],
+                       training: bool) -> Tuple[tf.Tensor, Dict[str, tf.Tensor]]:
+        """`per_example_loss` of one of `objectives` alone."""
+        if objective != MAIN_OBJECTIVE:
+            raise ValueError(f"{type(self).__name__} has no objective {objective!r}")
+        return self.per_example_loss(batch, training)
 
 
 def leading_candidates(batch: Dict[str, tf.Tensor], negatives: int) -> Tuple[tf.Tensor, tf.Tensor]:

@@ -13,13 +13,14 @@ batch, as sentence-transformers does. `variant` names the batches the model trai
     for the hard negatives of Eq. 2 (UKPLab/acl2024-triple-encoders
     triple_encoders/losses/CosineSimilarityTripleEncoderLoss.py).
 
-Both use `cosine_mse`. Auxiliary NLI objective (Sec. 3): when a batch also carries the keys of
-`tfdialemb.data.nli` (merged in by the training command's `auxiliary` hook), each example's
-loss adds the `nli_contrastive` loss of one NLI pair. The per-replica NLI batch has the main
-batch's size, so the loop's mean over the global batch is the curved MSE plus the NLI loss. The
-released code instead alternates the two objectives round-robin, one step each, with a separate
-AdamW optimizer and schedule per objective over the same parameters (sentence-transformers 2.2.2 `SentenceTransformer.fit`);
-summing them in one step is this library's choice (one optimizer state, exact resume).
+Both use `cosine_mse`. Auxiliary NLI objective (Sec. 3): batches then also carry the keys of
+`tfdialemb.data.nli` (merged in by the training command's `auxiliary` hook), one NLI pair per
+example. The paper gives no schedule; `nli_schedule="alternate"` (the default) trains as the
+released code does (sentence-transformers 2.2.2 `SentenceTransformer.fit` with two objectives):
+each step, the curved objective, then the NLI objective on the updated weights, each with its own
+AdamW and schedule over the same parameters (`objectives`, applied in turn by the training loop).
+`"sum"` adds each example's `nli_contrastive` loss to its curved loss in one step with one
+optimizer.
 """
 from typing import Dict
 
@@ -30,7 +31,7 @@ from tfdialemb.encoders import Encoder
 from tfdialemb.losses.cosine_mse import cosine_mse
 from tfdialemb.losses.nli_contrastive import nli_contrastive
 from tfdialemb.inference.settings import SPEAKER_TOKENS
-from tfdialemb.methods.base import Method
+from tfdialemb.methods.base import MAIN_OBJECTIVE, Method
 from tfdialemb.methods.spec import MethodSpec, register_method
 from tfdialemb.options import Option, Switch
 
@@ -43,11 +44,15 @@ AFTER_FEATURE = "after"
 class CurvedContrastiveModel(Method):
     """`per_example_loss` on `ccl` or `c3l` batches (see `variant`), plus NLI pairs if present."""
 
-    def __init__(self, encoder: Encoder, variant: str = "ccl", **kwargs):
+    def __init__(self, encoder: Encoder, variant: str = "ccl", nli_schedule: str = "sum", **kwargs):
         super().__init__(encoder, **kwargs)
         if variant not in VARIANTS:
             raise ValueError(f"unknown curved contrastive variant {variant!r}; expected one of {VARIANTS}")
+        if nli_schedule not in NLI_SCHEDULES:
+            raise ValueError(f"unknown NLI schedule {nli_schedule!r}; expected one of {NLI_SCHEDULES}")
         self.variant = variant
+        if nli_schedule == "alternate":
+            self.objectives = (MAIN_OBJECTIVE, NLI_OBJECTIVE)
 
     def embed(self, batch: Dict[str, tf.Tensor], feature: str, training: bool) -> tf.Tensor:
         """Mean-pooled last layer [B, H] (float32) of the texts `batch[feature]` [B, T]."""
@@ -55,23 +60,38 @@ class CurvedContrastiveModel(Method):
                                    "input_mask": batch[f"{feature}_mask"]}, training=training)
 
     def per_example_loss(self, batch: Dict[str, tf.Tensor], training: bool):
+        """The curved MSE, plus the NLI loss when the batch carries NLI pairs (the `sum` schedule)."""
+        mse, metrics = self._curved_loss(batch, training)
+        if nli.FIRST not in batch:
+            return mse, metrics
+        nli_loss, nli_metrics = self._nli_loss(batch, training)
+        tf.debugging.assert_equal(
+            tf.shape(nli_loss), tf.shape(mse),
+            message="the per-replica NLI batch must have the size of the main batch")
+        return mse + nli_loss, {**metrics, **nli_metrics}
+
+    def objective_loss(self, objective: str, batch: Dict[str, tf.Tensor], training: bool):
+        """The `alternate` schedule's objectives: the curved MSE alone, then the NLI loss alone."""
+        if objective == NLI_OBJECTIVE:
+            return self._nli_loss(batch, training)
+        if objective != MAIN_OBJECTIVE:
+            raise ValueError(f"{type(self).__name__} has no objective {objective!r}")
+        return self._curved_loss(batch, training)
+
+    def _nli_loss(self, batch: Dict[str, tf.Tensor], training: bool):
+        _require(batch, (nli.FIRST, nli.SECOND), (nli.LABEL,), "NLI batches",
+                 "make them with tfdialemb.data.nli.nli_dataset")
+        nli_loss = nli_contrastive(self.embed(batch, nli.FIRST, training),
+                                   self.embed(batch, nli.SECOND, training), batch[nli.LABEL])
+        return nli_loss, {"nli_loss": nli_loss}
+
+    def _curved_loss(self, batch: Dict[str, tf.Tensor], training: bool):
         before = BEFORE_FEATURES[self.variant]
         _require(batch, before + (AFTER_FEATURE,), ("target",), f"{self.variant} batches",
                  f"build the examples with the `{self.variant}` builder")
         anchor = tf.add_n([self.embed(batch, f, training) for f in before]) / len(before)
         mse = cosine_mse(anchor, self.embed(batch, AFTER_FEATURE, training), batch["target"])
-        metrics = {"mse": mse, "abs_error": tf.sqrt(mse)}
-        if nli.FIRST not in batch:
-            return mse, metrics
-        _require(batch, (nli.FIRST, nli.SECOND), (nli.LABEL,), "NLI batches",
-                 "make them with tfdialemb.data.nli.nli_dataset")
-        nli_loss = nli_contrastive(self.embed(batch, nli.FIRST, training),
-                                   self.embed(batch, nli.SECOND, training), batch[nli.LABEL])
-        tf.debugging.assert_equal(
-            tf.shape(nli_loss), tf.shape(mse),
-            message="the per-replica NLI batch must have the size of the main batch")
-        metrics["nli_loss"] = nli_loss
-        return mse + nli_loss, metrics
+        return mse, {"mse": mse, "abs_error": tf.sqrt(mse)}
 
 
 def _require(batch: Dict[str, tf.Tensor], sequences, others, what: str, hint: str) -> None:
@@ -94,6 +114,12 @@ WINDOWS = Switch("ccl_windows", "paper", "The windows slid over each dialogue.",
                           "window is skipped")
 NLI_FILE = Option("nli_file", None, "Local AllNLI.tsv.gz for the auxiliary NLI objective "
                   "(sbert.net); none: no auxiliary objective.", kind=str)
+NLI_SCHEDULES = ("alternate", "sum")
+NLI_OBJECTIVE = "nli"
+NLI_SCHEDULE = Option("nli_schedule", "alternate", "How the NLI objective trains beside the dialogue one: "
+                      "alternate, each step the dialogue objective then the NLI one, each with its own AdamW "
+                      "(the released code's sentence-transformers fit with two objectives; the paper gives "
+                      "none); sum, their losses added in one step with one optimizer.", choices=NLI_SCHEDULES)
 NLI_LABELS = Switch("ccl_nli_labels", "paper", "The NLI pairs of the auxiliary objective.",
                     paper="entailment and contradiction pairs only",
                     released="Justus-Jonas/imaginaryNLP imaginaryNLP/trainer.py: neutral pairs "
@@ -122,7 +148,8 @@ class _CurvedSpec(MethodSpec):
                 "speaker_tokens": params["speaker_tokens"]}
 
     def make_model(self, encoder, params):
-        return CurvedContrastiveModel(encoder, variant=self.name)
+        schedule = params["nli_schedule"] if params["nli_file"] else "sum"
+        return CurvedContrastiveModel(encoder, variant=self.name, nli_schedule=schedule)
 
     def auxiliary(self, params, run):
         if not params["nli_file"]:
@@ -141,7 +168,7 @@ class CclSpec(_CurvedSpec):
     """The CCL bi-encoder on `ccl` pairs."""
 
     name = "ccl"
-    options = (WINDOW, WINDOWS, SPEAKER_TOKENS, NLI_FILE, NLI_LABELS)
+    options = (WINDOW, WINDOWS, SPEAKER_TOKENS, NLI_FILE, NLI_SCHEDULE, NLI_LABELS)
 
 
 @register_method
@@ -149,7 +176,7 @@ class C3lSpec(_CurvedSpec):
     """The C3L triple-encoder on `c3l` triples, started from a CCL model."""
 
     name = "c3l"
-    options = (WINDOW, WINDOWS, SPEAKER_TOKENS, NLI_FILE, NLI_LABELS, C3L_LABELS)
+    options = (WINDOW, WINDOWS, SPEAKER_TOKENS, NLI_FILE, NLI_SCHEDULE, NLI_LABELS, C3L_LABELS)
 
     def builder_params(self, params):
         return {**super().builder_params(params), "labels": params["c3l_labels"]}

@@ -81,13 +81,18 @@ class TrainingLoop:
         self.chief = is_chief(strategy)
         with strategy.scope():
             self.method = build_method()
-            self.optimizer = with_loss_scaling(create_optimizer(config.optimizer, config.max_steps),
-                                               self.method.compute_dtype)
-            # Slots made now, not in the first step, which would then be traced twice.
-            self.optimizer.build(self.method.trainable_variables)
+            # One optimizer per objective the method trains in turn (one for most methods).
+            self.optimizers = {name: with_loss_scaling(create_optimizer(config.optimizer, config.max_steps),
+                                                       self.method.compute_dtype)
+                               for name in self.method.objectives}
+            for optimizer in self.optimizers.values():
+                # Slots made now, not in the first step, which would then be traced twice.
+                optimizer.build(self.method.trainable_variables)
             self.step = tf.Variable(0, dtype=tf.int64, trainable=False, name="global_step")
+        self.optimizer = self.optimizers[self.method.objectives[0]]
         self.checkpoint = tf.train.Checkpoint(
-            encoder=self.method.encoder, model=self.method, optimizer=self.optimizer, step=self.step)
+            encoder=self.method.encoder, model=self.method, optimizer=self.optimizer, step=self.step,
+            **{f"optimizer_{name}": self.optimizers[name] for name in self.method.objectives[1:]})
         self._checkpoint_dir = config.model_dir if self.chief else os.path.join(
             config.model_dir, f".worker-{strategy.cluster_resolver.task_id}")
         self.manager = tf.train.CheckpointManager(
@@ -177,12 +182,14 @@ class TrainingLoop:
     def _make_train_step(self):
         """The step over the next batch of every replica; its trace serves every batch shape, as it
         reads the batch from the iterator, whose element spec leaves batch and lengths unknown."""
-        method, optimizer, strategy = self.method, self.optimizer, self.strategy
-        loss_scaling = isinstance(optimizer, tf_keras.mixed_precision.LossScaleOptimizer)
+        method, optimizers, strategy = self.method, self.optimizers, self.strategy
 
-        def replica_step(batch):
+        def objective_step(objective, batch):
+            optimizer = optimizers[objective]
+            loss_scaling = isinstance(optimizer, tf_keras.mixed_precision.LossScaleOptimizer)
             with tf.GradientTape() as tape:
-                losses, metrics = method.per_example_loss(batch, training=True)
+                losses, metrics = (method.per_example_loss(batch, training=True) if len(optimizers) == 1
+                                   else method.objective_loss(objective, batch, training=True))
                 local = tf.cast(tf.shape(losses)[0], tf.float32)
                 # The global number of examples, so partial batches weigh by their true size.
                 total = tf.distribute.get_replica_context().all_reduce(tf.distribute.ReduceOp.SUM, local)
@@ -194,7 +201,16 @@ class TrainingLoop:
                 grads = optimizer.get_unscaled_gradients(grads)
             optimizer.apply_gradients(
                 [(g, v) for g, v in zip(grads, variables) if g is not None])
-            means = {name: tf.reduce_sum(tf.cast(value, tf.float32)) / total for name, value in metrics.items()}
+            return loss, {name: tf.reduce_sum(tf.cast(value, tf.float32)) / total for name, value in metrics.items()}
+
+        def replica_step(batch):
+            """Each objective in turn, on the weights the one before it updated; the loss logged is
+            their sum."""
+            loss, means = 0.0, {}
+            for objective in method.objectives:
+                objective_loss, objective_means = objective_step(objective, batch)
+                loss += objective_loss
+                means.update(objective_means)
             return loss, means
 
         if self.config.jit_compile:
