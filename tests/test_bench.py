@@ -70,3 +70,16 @@ def test_cold_process_measures_stages_in_order_and_skips_a_missing_reference(hf_
     text = format_report({"checkpoint": "c", "threads": 1, "repeats": 1, "sides": {"tfdialemb": figures},
                           "reference_skipped": message})
     assert text.splitlines()[-1] == message
+
+
+def test_training_step_bench_times_a_ccl_step_in_a_fresh_process(hf_safetensors_dir):
+    import importlib.util
+    import sys
+
+    from tfdialemb.bench.training_step import bench_training_step, format_report
+
+    report = bench_training_step(hf_safetensors_dir, sys.executable, batch=4, max_length=16, steps=1, warmup=1,
+                                 threads=1)
+    assert report["step_s"]["tfdialemb"] > 0
+    if importlib.util.find_spec("sentence_transformers") is None:
+        assert "ratio" not in report and format_report(report).splitlines()[-1] == report["reference_skipped"]

@@ -10,6 +10,7 @@ r"""Benchmarks, reported as throughput and ratios measured in one run.
   python -m tfdialemb.bench --what=selection [--candidates=10] [--max_length=128]
   python -m tfdialemb.bench --what=startup [--reference_python=PATH] [--repeats=3] [--threads=1]
   python -m tfdialemb.bench --what=memory [--reference_python=PATH] [--sentences=2000] [--threads=1]
+  python -m tfdialemb.bench --what=training [--reference_python=PATH] [--batch=64] [--max_length=128]
 
 encoder: forward and forward+backward tokens/s with random weights, the machine's dense float32
 matmul FLOP/s measured the same way, and the model-FLOPs utilisation (MFU) against it; with
@@ -32,7 +33,9 @@ same checkpoint, run by --reference_python (an interpreter with sentence-transfo
 skipped with a message when it has none).
 memory: peak resident memory of `python -m tfdialemb.encode` (checkpoint, --saved_model) vs
 sentence-transformers encoding the same --sentences demo utterances, and tfdialemb's peak after
-imports, loading, the first embedding and all sentences.
+imports, loading, the first embedding and all sentences, and each side's steady-state encoding time.
+training: one CCL training step (cosine MSE of two mean-pooled embeddings, AdamW) of tfdialemb vs
+sentence-transformers' CosineSimilarityLoss on the same demo pairs, in fresh processes.
 
 Flags left unset take the benchmark's own default (DEFAULTS, or the method spec's
 `bench_defaults`); every benchmark that loads a checkpoint uses the packaged MiniLM unless
@@ -53,11 +56,12 @@ DEFAULTS = {
     "incremental": {"max_length": 128, "steps": 5, "warmup": 1},
     "selection": {"max_length": 128, "steps": 10, "warmup": 2},
     "memory": {"batch": 64},
+    "training": {"batch": 64, "max_length": 128, "steps": 5, "warmup": 2},
 }
 
 FLAGS = flags.FLAGS
 flags.DEFINE_enum("what", "encoder", ["encoder", "pipeline", "method", "incremental", "selection", "startup",
-                                      "memory"],
+                                      "memory", "training"],
                   "What to benchmark (--method=NAME alone implies method).")
 flags.DEFINE_enum("config", "mini", ["base", "mini", "tiny"],
                   "Encoder size (--what=encoder): base 12 x 768, mini 6 x 384, tiny 2 x 32.")
@@ -91,7 +95,8 @@ flags.DEFINE_string("init_checkpoint", None, "Tokenizer and encoder (pipeline, m
 flags.DEFINE_string("reference_python", sys.executable, "startup, memory: the interpreter that runs "
                     "sentence-transformers (default: this one).")
 flags.DEFINE_integer("repeats", 3, "startup: fresh processes per side (the median is reported).", lower_bound=1)
-flags.DEFINE_integer("threads", 1, "startup, memory: intra- and inter-op threads on every side.", lower_bound=1)
+flags.DEFINE_integer("threads", 1, "startup, memory, training: intra- and inter-op threads on every side.",
+                     lower_bound=1)
 flags.DEFINE_integer("sentences", 2000, "memory: demo utterances encoded.", lower_bound=1)
 flags.DEFINE_string("output", None, "Also write the figures to this JSON file.")
 OVERWRITE.define()
@@ -173,6 +178,13 @@ def _bench() -> int:
 
         report = bench_memory(_checkpoint(), FLAGS.reference_python, FLAGS.sentences,
                               setting(DEFAULTS["memory"], "batch"), FLAGS.threads)
+    elif what == "training":
+        from tfdialemb.bench.training_step import bench_training_step, format_report  # pylint: disable=import-outside-toplevel
+
+        defaults = DEFAULTS["training"]
+        report = bench_training_step(_checkpoint(), FLAGS.reference_python, setting(defaults, "batch"),
+                                     setting(defaults, "max_length"), setting(defaults, "steps"),
+                                     setting(defaults, "warmup"), FLAGS.threads)
     elif what == "encoder":
         from tfdialemb.bench.encoder import bench_encoder, format_report  # pylint: disable=import-outside-toplevel
 

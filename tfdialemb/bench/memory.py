@@ -1,12 +1,13 @@
 """Peak memory of encoding a file of sentences: `python -m tfdialemb.encode` (from the checkpoint
 and with --saved_model) vs sentence-transformers encoding the same sentences, each in a fresh
-process, and where tfdialemb's peak builds up (after imports, loading, the first embedding, all)."""
+process; where tfdialemb's peak builds up (after imports, loading, the first embedding, all); and
+each side's steady-state encoding time of the file (after its first embedding)."""
 import os
 import sys
 import tempfile
 
 from tfdialemb.bench.demo_data import demo_utterances
-from tfdialemb.bench.processes import REFERENCE, peak_mib, reference_unavailable, run_side
+from tfdialemb.bench.processes import REFERENCE, peak_mib, python_of, reference_unavailable, run_side
 from tfdialemb.bench.startup import export_for_bench
 
 
@@ -25,13 +26,20 @@ def bench_memory(checkpoint: str, reference_python: str, sentences: int, batch_s
             peaks["sentence_transformers"] = peak_mib(
                 [reference_python, "-c", REFERENCE, "checkpoint", checkpoint, source, str(batch_size), str(threads)],
                 threads)
-        stages = run_side("tfdialemb", sys.executable, checkpoint, source, batch_size, threads)
+        stages = {side: run_side(side, python_of(side, reference_python),
+                                 saved_model if side == "tfdialemb_saved_model" else checkpoint,
+                                 source, batch_size, threads) for side in peaks}
     report = {"checkpoint": checkpoint, "sentences": sentences, "batch_size": batch_size, "threads": threads,
-              "peak_mib": peaks, "tfdialemb_stages_peak_mib": {name: stage["peak_mib"] for name, stage in stages.items()},
+              "peak_mib": peaks, "tfdialemb_stages_peak_mib": {name: stage["peak_mib"]
+                                                               for name, stage in stages["tfdialemb"].items()},
+              "encoding_s": {side: side_stages["all"]["seconds"] - side_stages["first"]["seconds"]
+                             for side, side_stages in stages.items()},
               "reference_skipped": skipped}
     if not skipped:
         report["ratios"] = {side: peaks[side] / peaks["sentence_transformers"]
                             for side in ("tfdialemb", "tfdialemb_saved_model")}
+        report["encoding_ratios"] = {side: report["encoding_s"][side] / report["encoding_s"]["sentence_transformers"]
+                                     for side in ("tfdialemb", "tfdialemb_saved_model")}
     return report
 
 
@@ -41,6 +49,10 @@ def format_report(report: dict) -> str:
     for side, peak in report["peak_mib"].items():
         ratio = report.get("ratios", {}).get(side)
         lines.append(f"  {side:<24}{peak:>8.0f} MiB" + (f"  {ratio:.2f}x sentence_transformers" if ratio else ""))
+    lines.append(f"steady-state encoding of the {report['sentences']} sentences (after the first embedding):")
+    for side, seconds in report["encoding_s"].items():
+        ratio = report.get("encoding_ratios", {}).get(side)
+        lines.append(f"  {side:<24}{seconds:>8.2f} s" + (f"  {ratio:.2f}x sentence_transformers" if ratio else ""))
     if report["reference_skipped"]:
         lines.append(report["reference_skipped"])
     previous = 0.0

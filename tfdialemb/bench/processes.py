@@ -39,8 +39,10 @@ import tensorflow as tf
 tf.config.threading.set_intra_op_parallelism_threads(threads)
 tf.config.threading.set_inter_op_parallelism_threads(threads)
 if mode == "checkpoint":
+    from tfdialemb import precision
     from tfdialemb.embedder import SentenceEmbedder
     from tfdialemb.encoders import load_pretrained
+    precision.apply(precision.AUTO)  # as `encode` does by default
     load = lambda path: SentenceEmbedder.from_pretrained(load_pretrained(path))
 else:
     from tfdialemb.exported_embedder import ExportedSentenceEmbedder as load
@@ -90,7 +92,7 @@ def run_side(side: str, python: str, path: str, sentences_file: Optional[str], b
     the process was started and the peak resident MiB so far."""
     mode, script = SIDES[side]
     start = time.time()
-    stdout = _run([python, "-c", script, mode, path, sentences_file or "-", str(batch_size), str(threads)],
+    stdout = run_child([python, "-c", script, mode, path, sentences_file or "-", str(batch_size), str(threads)],
                   threads)
     stages = json.loads(stdout.strip().splitlines()[-1])
     return {name: {"seconds": when - start, "peak_mib": peak} for name, (when, peak) in stages.items()}
@@ -108,10 +110,10 @@ small parent itself does not count."""
 
 def peak_mib(argv: List[str], threads: int) -> float:
     """Peak resident MiB of the process `argv` (run to completion)."""
-    return float(_run([sys.executable, "-c", PEAK_OF_CHILD] + argv, threads).strip().splitlines()[-1])
+    return float(run_child([sys.executable, "-c", PEAK_OF_CHILD] + argv, threads).strip().splitlines()[-1])
 
 
-def _run(argv: List[str], threads: int) -> str:
+def run_child(argv: List[str], threads: int) -> str:
     """stdout of `argv`; a RuntimeError with the end of its stderr when it fails."""
     result = subprocess.run(argv, capture_output=True, env=child_env(threads), check=False)
     if result.returncode != 0:

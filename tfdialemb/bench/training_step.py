@@ -1,0 +1,116 @@
+"""One CCL training step, tfdialemb vs sentence-transformers, in fresh processes on the same pairs.
+
+Both sides regress the cosine of two mean-pooled embeddings onto a target (CCL's `cosine_mse`,
+sentence-transformers' CosineSimilarityLoss, the loss the triple-encoders code trains with) and
+take one AdamW step (lr 2e-5, weight decay 0.01), dropout on, each batch padded to its longest
+text; the median step time after warm-up steps is compared. tfdialemb runs in the precision
+`train` uses by default (`--mixed_precision=auto`).
+"""
+import json
+import os
+import sys
+import tempfile
+
+from tfdialemb.bench.demo_data import demo_utterances
+from tfdialemb.bench.processes import reference_unavailable, run_child
+
+PREAMBLE = r"""
+import json, sys, time
+path, pairs_file, max_length, steps, warmup, threads = (sys.argv[1], sys.argv[2], int(sys.argv[3]),
+                                                         int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6]))
+with open(pairs_file, encoding="utf-8") as f:
+    pairs = json.load(f)
+def median_seconds(step):
+    for _ in range(warmup):
+        step()
+    times = []
+    for _ in range(steps):
+        start = time.perf_counter()
+        step()
+        times.append(time.perf_counter() - start)
+    return sorted(times)[len(times) // 2]
+"""
+
+OURS = PREAMBLE + r"""
+import tensorflow as tf
+tf.config.threading.set_intra_op_parallelism_threads(threads)
+tf.config.threading.set_inter_op_parallelism_threads(threads)
+from tfdialemb import precision
+from tfdialemb.encoders import load_pretrained
+from tfdialemb.losses.cosine_mse import cosine_mse
+from tfdialemb.training.optimizer import OptimizerConfig, create_optimizer
+precision.apply(precision.AUTO)
+pretrained = load_pretrained(path)
+encoder = pretrained.encoder
+first = pretrained.tokenizer(tf.constant(pairs["first"]), max_length=max_length)
+second = pretrained.tokenizer(tf.constant(pairs["second"]), max_length=max_length)
+targets = tf.constant(pairs["targets"], tf.float32)
+optimizer = create_optimizer(OptimizerConfig(learning_rate=2e-5, weight_decay=0.01), 1000)
+optimizer.build(encoder.trainable_variables)
+
+@tf.function(autograph=False)
+def train_step():
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(cosine_mse(encoder.embed(first, training=True), encoder.embed(second, training=True),
+                                         targets))
+    grads = tape.gradient(loss, encoder.trainable_variables)
+    optimizer.apply_gradients([(g, v) for g, v in zip(grads, encoder.trainable_variables) if g is not None])
+    return loss
+
+print(json.dumps({"step_s": median_seconds(lambda: train_step().numpy())}))
+"""
+
+REFERENCE = PREAMBLE + r"""
+import torch
+torch.set_num_threads(threads)
+from sentence_transformers import SentenceTransformer, losses
+model = SentenceTransformer(path, device="cpu")
+model.max_seq_length = max_length
+loss_model = losses.CosineSimilarityLoss(model)
+first, second = model.tokenize(pairs["first"]), model.tokenize(pairs["second"])
+targets = torch.tensor(pairs["targets"], dtype=torch.float32)
+optimizer = torch.optim.AdamW(model.parameters(), lr=2e-5, weight_decay=0.01)
+model.train()
+
+def train_step():
+    optimizer.zero_grad()
+    loss_model([first, second], targets).backward()
+    optimizer.step()
+
+print(json.dumps({"step_s": median_seconds(train_step)}))
+"""
+
+
+def bench_training_step(checkpoint: str, reference_python: str, batch: int, max_length: int, steps: int,
+                        warmup: int, threads: int) -> dict:
+    skipped = reference_unavailable(reference_python)
+    texts = demo_utterances(2 * batch)
+    pairs = {"first": texts[:batch], "second": texts[batch:],
+             "targets": [round(i / max(batch - 1, 1), 6) for i in range(batch)]}
+    with tempfile.TemporaryDirectory() as directory:
+        pairs_file = os.path.join(directory, "pairs.json")
+        with open(pairs_file, "w", encoding="utf-8") as f:
+            json.dump(pairs, f)
+        args = [checkpoint, pairs_file, str(max_length), str(steps), str(warmup), str(threads)]
+        seconds = {"tfdialemb": _step_seconds([sys.executable, "-c", OURS, *args], threads)}
+        if not skipped:
+            seconds["sentence_transformers"] = _step_seconds([reference_python, "-c", REFERENCE, *args], threads)
+    report = {"checkpoint": checkpoint, "batch": batch, "max_length": max_length, "threads": threads,
+              "steps": steps, "step_s": seconds, "reference_skipped": skipped}
+    if not skipped:
+        report["ratio"] = seconds["tfdialemb"] / seconds["sentence_transformers"]
+    return report
+
+
+def _step_seconds(argv, threads: int) -> float:
+    return float(json.loads(run_child(argv, threads).strip().splitlines()[-1])["step_s"])
+
+
+def format_report(report: dict) -> str:
+    lines = [f"one CCL training step (cosine MSE, AdamW), {report['batch']} pairs, max length "
+             f"{report['max_length']}, {report['threads']} thread(s), median of {report['steps']}:"]
+    for side, seconds in report["step_s"].items():
+        lines.append(f"  {side:<24}{seconds * 1000:>9.0f} ms")
+    lines.append(f"  ratio {report['ratio']:.2f}x sentence_transformers" if "ratio" in report
+                 else report["reference_skipped"])
+    return "\n".join(lines)
