@@ -64,3 +64,16 @@ def test_triple_encoder_recipes_train_with_the_nli_objective(name):
     one as the released code does."""
     values = _flag_values(name)
     assert values["nli_file"] == "data/AllNLI.tsv.gz" and values["nli_schedule"] == "alternate"
+
+
+def test_run_pretrain_jddc_reads_its_flagfile_as_written(tmp_path):
+    """`bash run_pretrain.sh jddc` (the project card's use) runs `pretrain --flagfile=flags/jddc.cfg`:
+    the recipe names its objective and gets as far as the files the user has not put there yet."""
+    import subprocess
+    import sys
+
+    root = os.path.dirname(FLAGS_DIR)
+    result = subprocess.run([sys.executable, "-m", "tfdialemb.pretrain", "--flagfile=flags/jddc.cfg",
+                             f"--model_dir={tmp_path}/m"], cwd=root, capture_output=True, text=True, timeout=300)
+    assert _flag_values("jddc")["objective"] == "mlm"
+    assert result.returncode == 2 and "checkpoints/chinese_L-12_H-768_A-12" in result.stderr, result.stderr[-2000:]

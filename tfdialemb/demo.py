@@ -93,7 +93,7 @@ def _dialoguecse(work: str, encoder: str, train: str, test: str, reports: str) -
 
     rows = {"untrained encoder": evaluate("untrained", f"--init_checkpoint={encoder}")}
     pretrained = os.path.join(work, "pretrain")
-    _run("tfdialemb.pretrain", f"--train_file={train}", f"--model_dir={pretrained}",
+    _run("tfdialemb.pretrain", "--objective=mlm", f"--train_file={train}", f"--model_dir={pretrained}",
          f"--init_checkpoint={encoder}", f"--max_steps={FLAGS.pretrain_steps}", "--batch_size=32",
          "--max_length=32", "--learning_rate=5e-5", "--log_every=10", "--checkpoint_every=10")
     rows["+ continued MLM"] = evaluate("pretrained", f"--model_dir={pretrained}")

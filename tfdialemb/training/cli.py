@@ -27,6 +27,9 @@ SELECTION_METRICS = {"sr": ("map", "max"), "dsts": ("spearman", "max"), "dialogu
 triple-encoders paper selects on the validation set's average rank)."""
 SELECTOR = {"train": "method", "pretrain": "objective"}
 """The flag that names the spec, per command."""
+SELECTOR_DEFAULTS = {"train": None, "pretrain": "mlm"}
+"""`train` needs --method; `pretrain` defaults to DialogueCSE's continued MLM pre-training, what
+`bash run_pretrain.sh jddc` runs."""
 TRAINING_DEFAULTS = {"batch_size": 32, "learning_rate": 5e-5, "freeze_layers": 0, "max_length": 128,
                      "num_epochs": None, "weight_decay": 0.0, "warmup_fraction": 0.0,
                      "lr_schedule": "constant"}
@@ -39,7 +42,7 @@ def define_flags(command: str) -> None:
 
     specs = all_specs(command)
     names = [spec.name for spec in specs]
-    flags.DEFINE_enum(SELECTOR[command], names[0] if len(names) == 1 else None, names,
+    flags.DEFINE_enum(SELECTOR[command], SELECTOR_DEFAULTS[command], names,
                       "What to train; its paper's values fill every flag left unset (README).")
     flags.DEFINE_string("train_file", None, "Canonical dialogue JSONL, or a built shard directory.")
     flags.DEFINE_string("model_dir", None, "Checkpoints, method.json, TensorBoard logs and the built data.")
