@@ -82,4 +82,4 @@ def test_training_step_bench_times_a_ccl_step_in_a_fresh_process(hf_safetensors_
                                  threads=1)
     assert report["step_s"]["tfdialemb"] > 0 and report["trace_s"] > 0 and report["first_step_s"] > 0
     if importlib.util.find_spec("sentence_transformers") is None:
-        assert "ratio" not in report and format_report(report).splitlines()[-1] == report["reference_skipped"]
+        assert "ratio" not in report and report["reference_skipped"] in format_report(report).splitlines()
