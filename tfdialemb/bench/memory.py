@@ -7,7 +7,7 @@ import sys
 import tempfile
 
 from tfdialemb.bench.demo_data import demo_utterances
-from tfdialemb.bench.processes import REFERENCE, peak_mib, python_of, reference_unavailable, run_side
+from tfdialemb.bench.processes import peak_mib, python_of, reference_unavailable, run_side
 from tfdialemb.bench.startup import export_for_bench
 
 
@@ -22,13 +22,13 @@ def bench_memory(checkpoint: str, reference_python: str, sentences: int, batch_s
                   "--overwrite", f"--output={os.path.join(directory, 'out.npy')}"]
         peaks = {"tfdialemb": peak_mib(encode + [f"--init_checkpoint={checkpoint}"], threads),
                  "tfdialemb_saved_model": peak_mib(encode + [f"--saved_model={saved_model}"], threads)}
-        if not skipped:
-            peaks["sentence_transformers"] = peak_mib(
-                [reference_python, "-c", REFERENCE, "checkpoint", checkpoint, source, str(batch_size), str(threads)],
-                threads)
+        sides = list(peaks) + ([] if skipped else ["sentence_transformers"])
         stages = {side: run_side(side, python_of(side, reference_python),
                                  saved_model if side == "tfdialemb_saved_model" else checkpoint,
-                                 source, batch_size, threads) for side in peaks}
+                                 source, batch_size, threads) for side in sides}
+        if not skipped:
+            # Its process does what `encode` does, so its own peak is the one to compare with.
+            peaks["sentence_transformers"] = stages["sentence_transformers"]["all"]["peak_mib"]
     report = {"checkpoint": checkpoint, "sentences": sentences, "batch_size": batch_size, "threads": threads,
               "peak_mib": peaks, "tfdialemb_stages_peak_mib": {name: stage["peak_mib"]
                                                                for name, stage in stages["tfdialemb"].items()},
