@@ -372,8 +372,9 @@ def _lda_assignments(embedding: dict, captured: dict):
         embedding.update(topics=topics, seed=FLAGS.fit_seed, metrics="categorization", fits=FLAGS.runs)
         fitted = [LdaDialogueEmbedder(fit, n_components=topics, seed=FLAGS.fit_seed + run)
                   for run in range(FLAGS.runs)]
-        captured["views"] = {"lda": fitted[0].embed(dialogues)}
-        return {"lda": [lda.assign(dialogues) for lda in fitted]}
+        first = fitted[0].embed(dialogues)
+        captured["views"] = {"lda": first}
+        return {"lda": [first.argmax(axis=1)] + [lda.assign(dialogues) for lda in fitted[1:]]}
 
     return assign_views
 

@@ -21,7 +21,8 @@ class DialoguePool:
             raise ValueError(f"pool capacity must be positive, got {capacity}")
         self.capacity = capacity
         self._rng = np.random.default_rng([seed, 0x5EED])
-        self.dialogues: List[Tuple[int, Tuple[str, ...], Optional[Tuple[int, ...]]]] = []
+        self.dialogues: List[Tuple[int, Tuple[str, ...], Dict[int, Tuple[int, ...]]]] = []
+        """(dialogue index, utterances, each role's utterance positions)."""
         self.seen = 0
 
     def add(self, dialogue_index: int, texts: Sequence[str], roles: Optional[Sequence[int]] = None) -> None:
@@ -30,7 +31,10 @@ class DialoguePool:
             raise ValueError(f"{len(roles)} role ids for {len(texts)} utterances")
         if not texts:
             return
-        entry = (dialogue_index, tuple(texts), None if roles is None else tuple(int(r) for r in roles))
+        by_role: Dict[int, Tuple[int, ...]] = {}
+        for position, role in enumerate(roles or ()):
+            by_role[int(role)] = by_role.get(int(role), ()) + (position,)
+        entry = (dialogue_index, tuple(texts), by_role)
         self.seen += 1
         if len(self.dialogues) < self.capacity:
             self.dialogues.append(entry)
@@ -48,9 +52,8 @@ class DialoguePool:
             if not self.dialogues:
                 return None
             slot = int(rng.integers(len(self.dialogues)))
-            index, texts, roles = self.dialogues[slot]
-            positions = (range(len(texts)) if role is None
-                         else [p for p, r in enumerate(roles or ()) if r == role])
+            index, texts, by_role = self.dialogues[slot]
+            positions = range(len(texts)) if role is None else by_role.get(role, ())
             if index == exclude_dialogue or not positions:
                 return None
             position = positions[int(rng.integers(len(positions)))]

@@ -7,6 +7,7 @@ The kind is chosen by what the directory holds, and the vocabulary always travel
     `vocab.txt` (lower-casing from `tokenizer_config.json` when present);
   - Google TF1 BERT: `bert_config.json`, `bert_model.ckpt.index` / `.data-*`, `vocab.txt`.
 """
+import contextlib
 import dataclasses
 import glob
 import json
@@ -184,6 +185,21 @@ def write_model_files(directory: str, encoder: Encoder, tokenizer: BertTokenizer
         f.write("".join(t + "\n" for t in tokenizer.vocab))
 
 
+@contextlib.contextmanager
+def checkpoint_directory(directory: str, encoder: Encoder, tokenizer: BertTokenizer, number: int = 0,
+                         replace: bool = False, **objects):
+    """Writes a tfdialemb checkpoint directory (config, vocabulary, `ckpt-NUMBER` whose root holds
+    `encoder` and `objects`) in a staging sibling and yields it for more files; renamed onto
+    `directory` when the block ends, replacing it only with `replace`."""
+    with atomic_directory(directory, replace=replace) as staging:
+        write_model_files(staging, encoder, tokenizer)
+        # CheckpointManager records relative paths, so the directory can be renamed and moved.
+        tf.train.CheckpointManager(
+            tf.train.Checkpoint(encoder=encoder, **objects), staging, max_to_keep=1
+        ).save(checkpoint_number=number)
+        yield staging
+
+
 def save_pretrained(encoder: Encoder, tokenizer: BertTokenizer, directory: str) -> str:
     """Saves encoder weights, config and vocabulary as a tfdialemb checkpoint directory.
 
@@ -193,12 +209,8 @@ def save_pretrained(encoder: Encoder, tokenizer: BertTokenizer, directory: str) 
     directory = os.path.abspath(directory)
     if os.path.exists(directory) and os.listdir(directory):
         raise FileExistsError(f"{directory}: exists and is not empty")
-    with atomic_directory(directory) as staging:
-        write_model_files(staging, encoder, tokenizer)
-        # CheckpointManager records relative paths, so the directory can be renamed and moved.
-        tf.train.CheckpointManager(
-            tf.train.Checkpoint(encoder=encoder), staging, max_to_keep=1
-        ).save(checkpoint_number=0)
+    with checkpoint_directory(directory, encoder, tokenizer):
+        pass
     return directory
 
 

@@ -110,7 +110,7 @@ class SafetensorsFile(Mapping):
         from safetensors import safe_open  # pylint: disable=import-outside-toplevel
 
         self._file = safe_open(path, framework="numpy")
-        self._names = list(self._file.keys())
+        self._names = dict.fromkeys(self._file.keys())  # ordered, with O(1) lookups
 
     def __getitem__(self, name: str) -> np.ndarray:
         if name not in self._names:

@@ -17,6 +17,7 @@ import numpy as np
 import tensorflow as tf
 
 from tfdialemb.encoders.checkpoint import google_checkpoint_prefix, detect_kind
+from tfdialemb.encoders.huggingface import read_safetensors
 
 
 @dataclasses.dataclass(frozen=True)
@@ -112,11 +113,8 @@ def _transpose(found: Dict[str, np.ndarray], keys) -> Dict[str, np.ndarray]:
 
 def _read_safetensors_head(path: str, layout: HeadLayout) -> Dict[str, np.ndarray]:
     """Only the head's tensors of a PyTorch-layout `model.safetensors`, without loading the rest."""
-    from safetensors import safe_open  # pylint: disable=import-outside-toplevel
-
-    with safe_open(path, framework="np") as f:
-        found = _pick(set(f.keys()), layout.pytorch, f.get_tensor)
-    return _transpose(found, layout.transposed)
+    tensors = read_safetensors(path)
+    return _transpose(_pick(set(tensors), layout.pytorch, tensors.__getitem__), layout.transposed)
 
 
 def _read_tf_h5_head(path: str, layout: HeadLayout) -> Dict[str, np.ndarray]:

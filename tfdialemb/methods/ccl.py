@@ -71,11 +71,14 @@ class CurvedContrastiveModel(Method):
         return mse + nli_loss, {**metrics, **nli_metrics}
 
     def objective_loss(self, objective: str, batch: Dict[str, tf.Tensor], training: bool):
-        """The `alternate` schedule's objectives: the curved MSE alone, then the NLI loss alone."""
+        """Under `alternate`, the curved MSE alone, then the NLI loss alone; under `sum`, the one
+        objective is `per_example_loss`."""
         if objective == NLI_OBJECTIVE:
             return self._nli_loss(batch, training)
         if objective != MAIN_OBJECTIVE:
             raise ValueError(f"{type(self).__name__} has no objective {objective!r}")
+        if NLI_OBJECTIVE not in self.objectives:
+            return self.per_example_loss(batch, training)
         return self._curved_loss(batch, training)
 
     def _nli_loss(self, batch: Dict[str, tf.Tensor], training: bool):

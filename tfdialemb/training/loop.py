@@ -19,9 +19,9 @@ import tensorflow as tf
 import tf_keras
 
 from tfdialemb.cli import Progress
-from tfdialemb.files import atomic_directory, atomic_open
+from tfdialemb.files import atomic_open
 from tfdialemb.distribute import is_chief
-from tfdialemb.encoders.checkpoint import write_model_files
+from tfdialemb.encoders.checkpoint import checkpoint_directory, write_model_files
 from tfdialemb.encoders.weights import DAMAGED_CHECKPOINT_ERRORS, CheckpointError
 from tfdialemb.methods.base import Method
 from tfdialemb.model_dir import METHOD_CONFIG
@@ -188,8 +188,7 @@ class TrainingLoop:
             optimizer = optimizers[objective]
             loss_scaling = isinstance(optimizer, tf_keras.mixed_precision.LossScaleOptimizer)
             with tf.GradientTape() as tape:
-                losses, metrics = (method.per_example_loss(batch, training=True) if len(optimizers) == 1
-                                   else method.objective_loss(objective, batch, training=True))
+                losses, metrics = method.objective_loss(objective, batch, training=True)
                 local = tf.cast(tf.shape(losses)[0], tf.float32)
                 # The global number of examples, so partial batches weigh by their true size.
                 total = tf.distribute.get_replica_context().all_reduce(tf.distribute.ReduceOp.SUM, local)
@@ -254,13 +253,11 @@ class TrainingLoop:
         best = read_best(self.config.model_dir)
         if best is not None and not (value > best["value"] if better == "max" else value < best["value"]):
             return
-        with atomic_directory(os.path.join(self.config.model_dir, BEST_DIR), replace=True) as staging:
-            write_model_files(staging, self.method.encoder, self.tokenizer)
+        with checkpoint_directory(os.path.join(self.config.model_dir, BEST_DIR), self.method.encoder,
+                                  self.tokenizer, number=step, replace=True, model=self.method) as staging:
             record = os.path.join(self.config.model_dir, METHOD_CONFIG)
             if os.path.isfile(record):
                 shutil.copy(record, staging)
-            tf.train.CheckpointManager(tf.train.Checkpoint(encoder=self.method.encoder, model=self.method),
-                                       staging, max_to_keep=1).save(checkpoint_number=step)
             with open(os.path.join(staging, BEST_RECORD), "w", encoding="utf-8") as f:
                 json.dump({"step": step, "metric": metric, "value": value, "better": better}, f)
         _log.info("step %d: best %s so far (%.4f), kept in %s", step, metric, value, BEST_DIR)

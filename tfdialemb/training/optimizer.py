@@ -83,4 +83,6 @@ class FlooredExponentialDecay(tf_keras.optimizers.schedules.LearningRateSchedule
         return tf.maximum(self.decay(step), self.floor)
 
     def get_config(self):
-        return dict(self.decay.get_config(), floor=self.floor)
+        decay = self.decay.get_config()
+        return {"initial_learning_rate": decay["initial_learning_rate"], "decay_steps": decay["decay_steps"],
+                "decay_rate": decay["decay_rate"], "floor": self.floor}

@@ -34,6 +34,7 @@ speakers into role `max_roles - 1`, which then stands for "everyone else"; with 
 three-party dialogue is the first speaker against the rest. Negatives are one-vs-rest: keeping
 role r replaces the turns of every other role. Models must use `num_roles >= max_roles`.
 """
+import collections
 import dataclasses
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
@@ -92,12 +93,10 @@ class Dial2vecBuilder(ExampleBuilder):
 
     def _negative(self, positive: List[Tuple[int, str]], kept: int, index: int, rng: np.random.Generator,
                   pool: DialoguePool) -> List[Tuple[int, str]]:
-        per_role = self.params.negative_pool == "per_role"
-        source = {role: role if per_role else None for role, _ in positive}  # None: every role
-        replaced = [source[role] for role, _ in positive if role != kept]
-        fillers = {drawn: iter(self._draw(pool, rng, drawn, replaced.count(drawn), index))
-                   for drawn in dict.fromkeys(replaced)}
-        return [(role, text if role == kept else next(fillers[source[role]])) for role, text in positive]
+        source = (lambda role: role) if self.params.negative_pool == "per_role" else (lambda role: None)  # None: any
+        needed = collections.Counter(source(role) for role, _ in positive if role != kept)
+        fillers = {drawn: iter(self._draw(pool, rng, drawn, count, index)) for drawn, count in needed.items()}
+        return [(role, text if role == kept else next(fillers[source(role)])) for role, text in positive]
 
     @staticmethod
     def _draw(pool: DialoguePool, rng: np.random.Generator, role: Optional[int], count: int,

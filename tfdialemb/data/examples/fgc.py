@@ -101,9 +101,9 @@ class FgcBuilder(ExampleBuilder):
         texts = [turn.text for turn in dialogue.turns]
         if not selection:
             for k in range(1, len(texts)):
+                positive = self._response(texts[k])
                 for negative in pool.sample(rng, self.params.negatives, exclude_dialogue=index):
-                    yield {"context": texts[:k], "positive": self._response(texts[k]),
-                           "negative": self._response(negative)}
+                    yield {"context": texts[:k], "positive": positive, "negative": self._response(negative)}
             return
         label, context_id = dialogue.labels["label"], dialogue.labels["context_id"]
         if label not in (0, 1):
@@ -124,6 +124,6 @@ class FgcBuilder(ExampleBuilder):
                              for m in range(count)]
             else:
                 negatives = pool.sample(rng, count, exclude_dialogue=pending.index)
+            response = self._response(positive)
             for negative in negatives:
-                yield {"context": pending.turns, "positive": self._response(positive),
-                       "negative": self._response(negative)}
+                yield {"context": pending.turns, "positive": response, "negative": self._response(negative)}
