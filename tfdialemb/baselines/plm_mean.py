@@ -82,16 +82,22 @@ class PlmMeanDialogueEmbedder:
 
     def embed(self, dialogues: Sequence[Dialogue], batch_size: int = 8,
               on_batch: Optional[Callable[[int], None]] = None) -> np.ndarray:
-        """[N, H] float32, one row per dialogue; batches padded to their longest dialogue."""
+        """[N, H] float32, one row per dialogue, in input order; batched by length, so each batch
+        pads only to its own longest dialogue."""
         if not dialogues:
             raise ValueError("no dialogues to embed")
         ids = [self.token_ids(dialogue) for dialogue in dialogues]
-        rows = []
+        order = np.argsort([len(row) for row in ids], kind="stable")
+        output = None
         for start in range(0, len(ids), batch_size):
-            rows.append(self._mean_of_batch(ids[start:start + batch_size]))
+            index = order[start:start + batch_size]
+            means = self._mean_of_batch([ids[i] for i in index])
+            if output is None:
+                output = np.zeros([len(ids), means.shape[1]], np.float32)
+            output[index] = means
             if on_batch:
-                on_batch(len(rows[-1]))
-        return np.concatenate(rows)
+                on_batch(len(index))
+        return output
 
     def embed_views(self, dialogues: Sequence[Dialogue], **kwargs) -> Dict[str, np.ndarray]:
         return {self.view: self.embed(dialogues, **kwargs)}
