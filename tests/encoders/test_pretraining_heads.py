@@ -20,39 +20,15 @@ HIDDEN, VOCAB = tiny_bert.HF_CONFIG["hidden_size"], tiny_bert.HF_CONFIG["vocab_s
 
 @pytest.fixture(scope="module")
 def head():
-    """Random BertForMaskedLM head tensors, PyTorch names and layout (dense weight [out, in])."""
-    rng = np.random.default_rng(7)
-
-    def rand(*shape, scale=0.2):
-        return (rng.standard_normal(shape) * scale).astype(np.float32)
-
-    return {
-        "cls.predictions.transform.dense.weight": rand(HIDDEN, HIDDEN),
-        "cls.predictions.transform.dense.bias": rand(HIDDEN),
-        "cls.predictions.transform.LayerNorm.weight": 1 + rand(HIDDEN, scale=0.1),
-        "cls.predictions.transform.LayerNorm.bias": rand(HIDDEN, scale=0.1),
-        "cls.predictions.bias": rand(VOCAB),
-    }
+    return tiny_bert.random_mlm_head()
 
 
 def _full_state(tiny_state, head, nsp=False):
-    """A BertForMaskedLM state dict (BertForPreTraining's with `nsp`)."""
-    state = {"bert." + k: v for k, v in tiny_state.items()}
-    state.update(head)
-    if nsp:
-        state["cls.seq_relationship.weight"] = np.ones([2, HIDDEN], np.float32)
-        state["cls.seq_relationship.bias"] = np.zeros([2], np.float32)
-    return state
+    return tiny_bert.with_heads(tiny_state, head, nsp)
 
 
 def _reference(model_class, state, **config):
-    from transformers import BertConfig
-    from transformers.modeling_tf_pytorch_utils import load_pytorch_state_dict_in_tf2_model
-
-    model = model_class(BertConfig(**dict(tiny_bert.HF_CONFIG, **config)))
-    model, info = load_pytorch_state_dict_in_tf2_model(model, state, output_loading_info=True)
-    assert not info["missing_keys"] and not info["mismatched_keys"], info
-    return model
+    return tiny_bert.transformers_model(state, dict(tiny_bert.HF_CONFIG, **config), model_class.__name__)
 
 
 def _reference_logits(model):
