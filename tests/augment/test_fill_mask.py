@@ -1,5 +1,6 @@
 """The fill-mask model: loaded from each directory kind that holds a masked-LM head, its batched
-top-k against transformers' own masked LM, and the error for a directory without a head."""
+top-k against transformers' own masked LM, the error for a directory without a head; and the
+token operations' flags, which are their constructors' arguments."""
 import inspect
 
 import numpy as np
@@ -8,6 +9,7 @@ import pytest
 import tiny_bert
 from tiny_mlm import token_ids
 from tfdialemb.augment.fill_mask import FillMaskModel, bucket
+from tfdialemb.augment.mask_filling import MaskFilling
 from tfdialemb.augment.token_insertion import TokenInsertion
 from tfdialemb.augment.token_replacement import TokenReplacement
 from tfdialemb.encoders import CheckpointError, load_pretrained
@@ -28,9 +30,10 @@ def _expected_top_k(logits, k):
 
 @pytest.mark.parametrize("operation", [TokenInsertion, TokenReplacement])
 def test_each_flag_of_a_token_operation_is_a_constructor_argument_with_its_default(operation):
-    parameters = inspect.signature(operation).parameters
+    parameters = {**inspect.signature(MaskFilling).parameters, **inspect.signature(operation).parameters}
     assert {o.name: o.default for o in operation.options} == {
-        name: p.default for name, p in parameters.items() if name not in ("fill_mask_model", "seed")}
+        name: p.default for name, p in parameters.items()
+        if name not in ("fill_mask_model", "seed", "rate", "top_k", "fill_options")}
 
 
 def test_bucket_sizes():

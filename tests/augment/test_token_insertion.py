@@ -8,8 +8,8 @@ from tfdialemb.augment.base import AUGMENTATIONS, SOURCE_ID
 from tfdialemb.augment.token_insertion import TokenInsertion
 from tfdialemb.dialogue import Dialogue, Turn
 
-GREETING = Dialogue("greeting", (Turn("user", "Hello world, how are you?"), Turn("system", "Fine thanks! Need a taxi?")),
-                    {"domain": "taxi"})
+GREETING = Dialogue("greeting", (Turn("user", "Hello world, how are you?"),
+                                 Turn("system", "Fine thanks! Need a taxi?")), {"domain": "taxi"})
 PLAIN = Dialogue("plain", tuple(Turn(s, t) for s, t in (("user", "hello world"), ("system", "how are you"),
                                                         ("user", "good morning"), ("system", "book a taxi"))))
 

@@ -80,7 +80,8 @@ def test_batching_order_and_seed(random_mlm):
     dialogues = [BOOKING, PLAIN]
     settings = dict(min_fill_prob=0.0, fill_stop_words="none")
     together = TokenReplacement(random_mlm, seed=5, fill_batch_size=3, **settings).augment(dialogues)
-    one_by_one = [TokenReplacement(random_mlm, seed=5, fill_batch_size=1, **settings).augment([d])[0] for d in dialogues]
+    one_by_one = [TokenReplacement(random_mlm, seed=5, fill_batch_size=1, **settings).augment([d])[0]
+                  for d in dialogues]
     assert all(d is not None for d in together)
     assert together == one_by_one == TokenReplacement(random_mlm, seed=5, **settings).augment(dialogues[::-1])[::-1]
     assert TokenReplacement(random_mlm, seed=6, **settings).augment(dialogues) != together

@@ -71,17 +71,18 @@ def stop_words(name: str) -> frozenset:
 
 
 class MaskFilling(Augmentation):
-    """Base of the two token operations: a subclass says where its places are (`places`) and how
-    a fill is written at a place (`render`). `fill_mask_model` is a loaded model (one can serve
-    several operations) or a checkpoint directory to load; the other arguments are the flags of
-    FILL_OPTIONS, by the same names."""
+    """Base of the two token operations: a subclass says where a fill may go (`candidates`) and
+    how it is written there (`render`); ceil(`rate` · candidates) of them, drawn without
+    replacement, are filled from the model's `top_k`. `fill_mask_model` is a loaded model (one can
+    serve several operations) or a checkpoint directory to load; the other arguments are the
+    flags of FILL_OPTIONS, by the same names."""
 
     needs = ("fill_mask_model",)
     options: Tuple[Option, ...] = FILL_OPTIONS
     """The operation's flags, named and defaulted as its constructor's arguments."""
 
-    def __init__(self, fill_mask_model: Union[FillMaskModel, str, os.PathLike], top_k: int, seed: int = 0,
-                 min_fill_prob: float = MIN_FILL_PROB.default,
+    def __init__(self, fill_mask_model: Union[FillMaskModel, str, os.PathLike], rate: float, top_k: int,
+                 seed: int = 0, min_fill_prob: float = MIN_FILL_PROB.default,
                  context_utterances: int = CONTEXT_UTTERANCES.default,
                  fill_stop_words: str = FILL_STOP_WORDS.default,
                  fill_batch_size: int = FILL_BATCH_SIZE.default, fill_max_length: int = FILL_MAX_LENGTH.default):
@@ -90,10 +91,12 @@ class MaskFilling(Augmentation):
                                  ("fill_batch_size", fill_batch_size, 1), ("fill_max_length", fill_max_length, 8)):
             if value < low:
                 raise ValueError(f"{self.name}: {name} must be at least {low}, got {value}")
-        if not 0.0 <= min_fill_prob <= 1.0:
-            raise ValueError(f"{self.name}: min_fill_prob must be in [0, 1], got {min_fill_prob}")
+        for name, value in (("the fraction of places filled", rate), ("min_fill_prob", min_fill_prob)):
+            if not 0.0 <= value <= 1.0:
+                raise ValueError(f"{self.name}: {name} must be in [0, 1], got {value}")
         self.model = fill_mask_model if isinstance(fill_mask_model, FillMaskModel) else FillMaskModel.load(
             fill_mask_model)
+        self.rate = rate
         self.top_k = top_k
         self.min_fill_prob = min_fill_prob
         self.context_utterances = context_utterances
@@ -104,9 +107,15 @@ class MaskFilling(Augmentation):
         self.whole_words = np.array([not t.startswith("##") and t.isalpha() and t.lower() not in self.stop_words
                                      for t in self.model.tokenizer.vocab])
 
+    def candidates(self, text: str) -> List[Place]:
+        """Every place of `text` a fill may go, in text order."""
+        raise TypeError(f"{type(self).__name__} must define candidates()")
+
     def places(self, text: str, rng: np.random.Generator) -> List[Place]:
         """The places of `text` to fill, in text order, drawn with `rng`."""
-        raise TypeError(f"{type(self).__name__} must define places()")
+        candidates = self.candidates(text)
+        chosen = rng.choice(len(candidates), size=sample_size(len(candidates), self.rate), replace=False)
+        return [candidates[i] for i in np.sort(chosen)]
 
     def render(self, token: str, original: str) -> str:
         """What is written at a place whose original text is `original`."""
@@ -159,7 +168,7 @@ class MaskFilling(Augmentation):
         utterance_ids, piece_ids = iter(tokens[:len(texts)]), iter(tokens[len(texts):])
         sequences, positions, owners = [], [], []
         for d, (dialogue, plan) in enumerate(zip(dialogues, plans)):
-            turns = [next(utterance_ids) for _ in dialogue.turns]
+            utterances = [next(utterance_ids) for _ in dialogue.turns]
             for u, places in enumerate(plan):
                 if not places:
                     continue
@@ -167,10 +176,10 @@ class MaskFilling(Augmentation):
                 for _ in places:
                     masks.append(len(target))
                     target += [tokenizer.mask_id] + list(next(piece_ids))
-                before = [t for turn in turns[max(0, u - self.context_utterances):u] for t in turn + [tokenizer.sep_id]]
-                after = [t for turn in turns[u + 1:u + 1 + self.context_utterances]
-                         for t in [tokenizer.sep_id] + turn]
-                before, target, after = _fit(before, target, after, self.max_length - 2, tokenizer.sep_id)
+                sep, context = tokenizer.sep_id, self.context_utterances
+                before = [t for ids in utterances[max(0, u - context):u] for t in ids + [sep]]
+                after = [t for ids in utterances[u + 1:u + 1 + context] for t in [sep] + ids]
+                before, target, after = _fit(before, target, after, self.max_length - 2, sep)
                 start = 1 + len(before)
                 sequences.append([tokenizer.cls_id] + before + target + after + [tokenizer.sep_id])
                 positions.append([start + m for m in masks if m < len(target)])

@@ -20,11 +20,8 @@ import os
 import re
 from typing import List, Union
 
-import numpy as np
-
 from tfdialemb.augment.fill_mask import FillMaskModel
-from tfdialemb.augment.mask_filling import (CONTEXT_UTTERANCES, FILL_BATCH_SIZE, FILL_MAX_LENGTH,
-                                            FILL_OPTIONS, FILL_STOP_WORDS, MIN_FILL_PROB, MaskFilling, Place, sample_size)
+from tfdialemb.augment.mask_filling import FILL_OPTIONS, MaskFilling, Place
 from tfdialemb.options import Option
 
 MASK_RATE = Option("mask_rate", 0.5, "Token insertion: masks inserted per word of an utterance (released "
@@ -44,23 +41,13 @@ class TokenInsertion(MaskFilling):
     name = "insert"
 
     def __init__(self, fill_mask_model: Union[FillMaskModel, str, os.PathLike], seed: int = 0,
-                 mask_rate: float = MASK_RATE.default, insert_top_k: int = INSERT_TOP_K.default,
-                 min_fill_prob: float = MIN_FILL_PROB.default,
-                 context_utterances: int = CONTEXT_UTTERANCES.default,
-                 fill_stop_words: str = FILL_STOP_WORDS.default,
-                 fill_batch_size: int = FILL_BATCH_SIZE.default,
-                 fill_max_length: int = FILL_MAX_LENGTH.default):
-        if not 0.0 <= mask_rate <= 1.0:
-            raise ValueError(f"{self.name}: mask_rate must be in [0, 1], got {mask_rate}")
-        super().__init__(fill_mask_model, top_k=insert_top_k, seed=seed, min_fill_prob=min_fill_prob,
-                         context_utterances=context_utterances, fill_stop_words=fill_stop_words,
-                         fill_batch_size=fill_batch_size, fill_max_length=fill_max_length)
-        self.mask_rate = mask_rate
+                 mask_rate: float = MASK_RATE.default, insert_top_k: int = INSERT_TOP_K.default, **fill_options):
+        """`fill_options`: the FILL_OPTIONS arguments of `MaskFilling`."""
+        super().__init__(fill_mask_model, rate=mask_rate, top_k=insert_top_k, seed=seed, **fill_options)
 
-    def places(self, text: str, rng: np.random.Generator) -> List[Place]:
-        words = [m.start() for m in _WORD.finditer(text)]
-        chosen = np.sort(rng.choice(len(words), size=sample_size(len(words), self.mask_rate), replace=False))
-        return [Place(words[i], words[i]) for i in chosen]
+    def candidates(self, text: str) -> List[Place]:
+        """The gap before each whitespace-separated word."""
+        return [Place(m.start(), m.start()) for m in _WORD.finditer(text)]
 
     def render(self, token: str, original: str) -> str:
         return token + " "

@@ -18,11 +18,8 @@ import os
 import re
 from typing import List, Union
 
-import numpy as np
-
 from tfdialemb.augment.fill_mask import FillMaskModel
-from tfdialemb.augment.mask_filling import (CONTEXT_UTTERANCES, FILL_BATCH_SIZE, FILL_MAX_LENGTH,
-                                            FILL_OPTIONS, FILL_STOP_WORDS, MIN_FILL_PROB, MaskFilling, Place, sample_size)
+from tfdialemb.augment.mask_filling import FILL_OPTIONS, MaskFilling, Place
 from tfdialemb.options import Option
 
 REPLACE_RATE = Option("replace_rate", 1.0, "Token replacement: fraction of an utterance's words (alphabetic, "
@@ -54,22 +51,13 @@ class TokenReplacement(MaskFilling):
 
     def __init__(self, fill_mask_model: Union[FillMaskModel, str, os.PathLike], seed: int = 0,
                  replace_rate: float = REPLACE_RATE.default, replace_top_k: int = REPLACE_TOP_K.default,
-                 min_fill_prob: float = MIN_FILL_PROB.default,
-                 context_utterances: int = CONTEXT_UTTERANCES.default,
-                 fill_stop_words: str = FILL_STOP_WORDS.default,
-                 fill_batch_size: int = FILL_BATCH_SIZE.default,
-                 fill_max_length: int = FILL_MAX_LENGTH.default):
-        if not 0.0 <= replace_rate <= 1.0:
-            raise ValueError(f"{self.name}: replace_rate must be in [0, 1], got {replace_rate}")
-        super().__init__(fill_mask_model, top_k=replace_top_k, seed=seed, min_fill_prob=min_fill_prob,
-                         context_utterances=context_utterances, fill_stop_words=fill_stop_words,
-                         fill_batch_size=fill_batch_size, fill_max_length=fill_max_length)
-        self.replace_rate = replace_rate
+                 **fill_options):
+        """`fill_options`: the FILL_OPTIONS arguments of `MaskFilling`."""
+        super().__init__(fill_mask_model, rate=replace_rate, top_k=replace_top_k, seed=seed, **fill_options)
 
-    def places(self, text: str, rng: np.random.Generator) -> List[Place]:
-        words = [m.span() for m in _WORD.finditer(text) if m.group().lower() not in self.stop_words]
-        chosen = np.sort(rng.choice(len(words), size=sample_size(len(words), self.replace_rate), replace=False))
-        return [Place(*words[i]) for i in chosen]
+    def candidates(self, text: str) -> List[Place]:
+        """Each word of letters that is not a stop word."""
+        return [Place(*m.span()) for m in _WORD.finditer(text) if m.group().lower() not in self.stop_words]
 
     def render(self, token: str, original: str) -> str:
         return in_case_of(token, original) if self.model.tokenizer.lower_case else token
