@@ -86,11 +86,39 @@ def write_hf_safetensors_dir(directory, state, config=HF_CONFIG, prefix=""):
     return directory
 
 
-def transformers_model(state, config=HF_CONFIG):
-    from transformers import BertConfig, TFBertModel
+def random_mlm_head(seed=7, config=HF_CONFIG):
+    """Random BertForMaskedLM head tensors, PyTorch names and layout (dense weight [out, in])."""
+    rng = np.random.default_rng(seed)
+    h = config["hidden_size"]
+
+    def rand(*shape, scale=0.2):
+        return (rng.standard_normal(shape) * scale).astype(np.float32)
+
+    return {
+        "cls.predictions.transform.dense.weight": rand(h, h),
+        "cls.predictions.transform.dense.bias": rand(h),
+        "cls.predictions.transform.LayerNorm.weight": 1 + rand(h, scale=0.1),
+        "cls.predictions.transform.LayerNorm.bias": rand(h, scale=0.1),
+        "cls.predictions.bias": rand(config["vocab_size"]),
+    }
+
+
+def with_heads(state, head, nsp=False):
+    """The BertForMaskedLM state dict of encoder `state` and `head` (BertForPreTraining's with `nsp`)."""
+    full = {"bert." + k: v for k, v in state.items()}
+    full.update(head)
+    if nsp:
+        full["cls.seq_relationship.weight"] = np.ones([2, HF_CONFIG["hidden_size"]], np.float32)
+        full["cls.seq_relationship.bias"] = np.zeros([2], np.float32)
+    return full
+
+
+def transformers_model(state, config=HF_CONFIG, model_class="TFBertModel"):
+    """transformers' `model_class` holding PyTorch-layout `state`, loaded by transformers' own code."""
+    import transformers
     from transformers.modeling_tf_pytorch_utils import load_pytorch_state_dict_in_tf2_model
 
-    model = TFBertModel(BertConfig(**config))
+    model = getattr(transformers, model_class)(transformers.BertConfig(**config))
     model, info = load_pytorch_state_dict_in_tf2_model(model, dict(state), output_loading_info=True)
     assert not info["missing_keys"] and not info["mismatched_keys"], info
     return model

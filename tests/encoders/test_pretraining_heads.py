@@ -9,7 +9,8 @@ import tensorflow as tf
 import tiny_bert
 from tfdialemb.encoders import CheckpointError, load_pretrained
 from tfdialemb.encoders.pretraining_heads import MLM_HEAD, read_head
-from tfdialemb.methods.mlm import MaskedLanguageModel, load_mlm_head
+from tfdialemb.layers.masked_lm_head import load_masked_lm_head
+from tfdialemb.methods.mlm import MaskedLanguageModel
 
 IDS = np.array([[2, 20, 4, 22, 23, 4, 25, 26, 3], [2, 30, 4, 32, 3, 0, 0, 0, 0]], np.int32)
 MASK = (np.arange(IDS.shape[1]) < np.array([[9], [5]])).astype(np.int32)
@@ -19,39 +20,15 @@ HIDDEN, VOCAB = tiny_bert.HF_CONFIG["hidden_size"], tiny_bert.HF_CONFIG["vocab_s
 
 @pytest.fixture(scope="module")
 def head():
-    """Random BertForMaskedLM head tensors, PyTorch names and layout (dense weight [out, in])."""
-    rng = np.random.default_rng(7)
-
-    def rand(*shape, scale=0.2):
-        return (rng.standard_normal(shape) * scale).astype(np.float32)
-
-    return {
-        "cls.predictions.transform.dense.weight": rand(HIDDEN, HIDDEN),
-        "cls.predictions.transform.dense.bias": rand(HIDDEN),
-        "cls.predictions.transform.LayerNorm.weight": 1 + rand(HIDDEN, scale=0.1),
-        "cls.predictions.transform.LayerNorm.bias": rand(HIDDEN, scale=0.1),
-        "cls.predictions.bias": rand(VOCAB),
-    }
+    return tiny_bert.random_mlm_head()
 
 
 def _full_state(tiny_state, head, nsp=False):
-    """A BertForMaskedLM state dict (BertForPreTraining's with `nsp`)."""
-    state = {"bert." + k: v for k, v in tiny_state.items()}
-    state.update(head)
-    if nsp:
-        state["cls.seq_relationship.weight"] = np.ones([2, HIDDEN], np.float32)
-        state["cls.seq_relationship.bias"] = np.zeros([2], np.float32)
-    return state
+    return tiny_bert.with_heads(tiny_state, head, nsp)
 
 
 def _reference(model_class, state, **config):
-    from transformers import BertConfig
-    from transformers.modeling_tf_pytorch_utils import load_pytorch_state_dict_in_tf2_model
-
-    model = model_class(BertConfig(**dict(tiny_bert.HF_CONFIG, **config)))
-    model, info = load_pytorch_state_dict_in_tf2_model(model, state, output_loading_info=True)
-    assert not info["missing_keys"] and not info["mismatched_keys"], info
-    return model
+    return tiny_bert.transformers_model(state, dict(tiny_bert.HF_CONFIG, **config), model_class.__name__)
 
 
 def _reference_logits(model):
@@ -62,7 +39,7 @@ def _reference_logits(model):
 
 def _ours(directory):
     model = MaskedLanguageModel(load_pretrained(directory).encoder)
-    assert load_mlm_head(model, directory)
+    assert load_masked_lm_head(model.masked_lm, directory)
     inputs = {"input_word_ids": IDS, "input_mask": MASK, "masked_lm_positions": POSITIONS}
     return model(inputs, training=False).numpy()
 
@@ -140,7 +117,7 @@ def test_plain_bert_model_has_no_head_and_the_head_starts_fresh(hf_safetensors_d
     model = MaskedLanguageModel(load_pretrained(hf_safetensors_dir).encoder)
     bias = model.masked_lm.bias.numpy()
     with caplog.at_level(logging.WARNING):
-        assert not load_mlm_head(model, hf_safetensors_dir)
+        assert not load_masked_lm_head(model.masked_lm, hf_safetensors_dir)
     assert "no masked-LM head" in caplog.text
     np.testing.assert_array_equal(model.masked_lm.bias.numpy(), bias)
 
@@ -150,7 +127,7 @@ def test_partial_head_names_what_is_missing(tmp_path, tiny_state):
     directory = tiny_bert.write_google_dir(tmp_path, tiny_state)
     model = MaskedLanguageModel(load_pretrained(directory).encoder)
     with pytest.raises(CheckpointError, match=r"missing 4 tensors: transform/LayerNorm/beta.*transform/dense/kernel"):
-        load_mlm_head(model, directory)
+        load_masked_lm_head(model.masked_lm, directory)
 
 
 def test_mis_shaped_head_names_the_tensor(tmp_path, tiny_state, head):
@@ -158,4 +135,27 @@ def test_mis_shaped_head_names_the_tensor(tmp_path, tiny_state, head):
     directory = tiny_bert.write_hf_safetensors_dir(tmp_path, _full_state(tiny_state, wrong))
     model = MaskedLanguageModel(load_pretrained(directory).encoder)
     with pytest.raises(CheckpointError, match=rf"output_bias: checkpoint \({VOCAB + 1},\)"):
-        load_mlm_head(model, directory)
+        load_masked_lm_head(model.masked_lm, directory)
+
+
+def test_pretraining_model_directory_holds_both_heads(tmp_path, hf_safetensors_dir):
+    """A tfdialemb directory written with the method model (as `python -m tfdialemb.pretrain`
+    writes its checkpoints) holds the heads it trains; one of `save_pretrained` holds none."""
+    from tfdialemb.encoders.checkpoint import checkpoint_directory, save_pretrained
+    from tfdialemb.encoders.pretraining_heads import NSP_HEAD
+    from tfdialemb.methods.mlm_nsp import PostTrainingModel
+
+    pretrained = load_pretrained(hf_safetensors_dir)
+    model = PostTrainingModel(pretrained.encoder)
+    model.masked_lm.bias.assign(np.arange(VOCAB, dtype=np.float32))
+    model.next_sentence.kernel.assign(np.full([HIDDEN, 2], 0.5, np.float32))
+    directory = str(tmp_path / "pretrained")
+    with checkpoint_directory(directory, model.encoder, pretrained.tokenizer, number=7, model=model):
+        pass
+    masked_lm = read_head(directory, MLM_HEAD)
+    assert sorted(masked_lm) == sorted(MLM_HEAD.tensors)
+    np.testing.assert_array_equal(masked_lm["output_bias"], np.arange(VOCAB))
+    np.testing.assert_array_equal(masked_lm["transform/dense/kernel"], model.masked_lm.dense.kernel.numpy())
+    np.testing.assert_array_equal(read_head(directory, NSP_HEAD)["kernel"], np.full([HIDDEN, 2], 0.5))
+    assert read_head(save_pretrained(model.encoder, pretrained.tokenizer, str(tmp_path / "encoder_only")),
+                     MLM_HEAD) is None

@@ -12,7 +12,8 @@ from tfdialemb.data.masking import add_masks
 from tfdialemb.data.pipeline import make_dataset
 from tfdialemb.dialogue import write_dialogues
 from tfdialemb.encoders import Encoder, EncoderConfig
-from tfdialemb.methods.mlm import MaskedLanguageModel, head_variables
+from tfdialemb.layers.masked_lm_head import masked_lm_variables
+from tfdialemb.methods.mlm import MaskedLanguageModel
 from tfdialemb.training.loop import LoopConfig, TrainingLoop
 from tfdialemb.training.optimizer import OptimizerConfig
 
@@ -63,7 +64,7 @@ def test_output_matrix_is_the_word_embedding_table():
     assert model.masked_lm.embedding_table is table
     trainable = model.trainable_variables
     assert len({id(v) for v in trainable}) == len(trainable)
-    assert len(trainable) == len(model.encoder.trainable_variables) + len(head_variables(model))
+    assert len(trainable) == len(model.encoder.trainable_variables) + len(masked_lm_variables(model.masked_lm))
     batch = {"input_word_ids": np.array([[2, 4, 3]], np.int32),
              "input_mask": np.ones([1, 3], np.int32),
              "masked_lm_positions": np.array([[1]], np.int32),
@@ -100,9 +101,9 @@ def test_trains_under_two_replicas(mlm_build, tmp_path, two_replicas):
                         log_every=1)
     loop = TrainingLoop(two_replicas, _model,
                         dataset_fn, TOKENIZER, config)
-    before = {name: v.numpy() for name, v in head_variables(loop.method).items()}
+    before = {name: v.numpy() for name, v in masked_lm_variables(loop.method.masked_lm).items()}
     scalars = loop.run()
     assert scalars["step"] == 4 and np.isfinite(scalars["loss"])
     assert 0 <= scalars["masked_lm_accuracy"] <= 1
-    for name, variable in head_variables(loop.method).items():
+    for name, variable in masked_lm_variables(loop.method.masked_lm).items():
         assert not np.array_equal(variable.numpy(), before[name]), name

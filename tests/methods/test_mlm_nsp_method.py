@@ -13,8 +13,7 @@ from tfdialemb.data.examples import make_builder
 from tfdialemb.data.pipeline import make_dataset
 from tfdialemb.dialogue import Dialogue, Turn, write_dialogues
 from tfdialemb.encoders import CheckpointError, Encoder, EncoderConfig, load_pretrained
-from tfdialemb.encoders.pretraining_heads import NSP_HEAD, read_head
-from tfdialemb.methods.mlm import load_head
+from tfdialemb.encoders.pretraining_heads import NSP_HEAD, load_head, read_head
 from tfdialemb.methods.mlm_nsp import MlmNspSpec, PostTrainingModel, next_sentence_variables
 from tfdialemb.methods.spec import TrainingRun
 from tiny_corpus import TOKENIZER, utterance_pool

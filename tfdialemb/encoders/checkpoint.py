@@ -133,7 +133,7 @@ def load_pretrained(
     if kind == "tfdialemb":
         saved_config = load_encoder_config(directory)
         encoder = Encoder(saved_config.replace(**extra), random_init=False).build_variables()
-        _restore_own(encoder, _latest_own(directory), saved_config)
+        _restore_own(encoder, latest_own_checkpoint(directory), saved_config)
     else:
         config = load_encoder_config(directory).replace(**extra)
         if config.vocab_size != tokenizer.vocab_size:
@@ -223,13 +223,14 @@ def load_own_encoder(directory: str, restore: bool = True) -> Tuple[Encoder, Ber
         raise CheckpointError(f"{directory}: not a tfdialemb checkpoint directory")
     saved_config = load_encoder_config(directory)
     encoder = Encoder(saved_config, random_init=False).build_variables()
-    path = _latest_own(directory)
+    path = latest_own_checkpoint(directory)
     if restore:
         _restore_own(encoder, path, saved_config)
     return encoder, load_tokenizer(directory), path
 
 
-def _latest_own(directory: str) -> str:
+def latest_own_checkpoint(directory: str) -> str:
+    """The newest `ckpt-N` prefix the `checkpoint` file of a tfdialemb directory names."""
     path = tf.train.latest_checkpoint(directory)
     if path is None:
         raise CheckpointError(f"{directory}: the `checkpoint` file names no readable ckpt-N files")

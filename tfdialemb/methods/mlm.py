@@ -3,43 +3,26 @@
 Batches come from `tfdialemb.data.masking.add_masks`: masked `input_word_ids`, `input_mask` and
 the `masked_lm_positions` / `masked_lm_ids` / `masked_lm_weights` targets.
 """
-import logging
-import os
 from typing import Dict, Tuple
 
 import tensorflow as tf
-import tf_keras
-from official.nlp.modeling.layers import MaskedLM
 
 from tfdialemb.encoders import Encoder
-from tfdialemb.encoders.encoder import ACTIVATIONS
-from tfdialemb.encoders.weights import assign_named_weights
-from tfdialemb.encoders.pretraining_heads import HEAD_TENSORS, MLM_HEAD, HeadLayout, read_head
+from tfdialemb.layers.masked_lm_head import load_masked_lm_head, masked_lm_head
 from tfdialemb.data.masking import MASK_PROB, MAX_PREDICTIONS, add_masks
 from tfdialemb.methods.base import Method
 from tfdialemb.methods.spec import MethodSpec, register_method
 from tfdialemb.options import Option
 from tfdialemb.text import BERT_SPECIAL_TOKENS
 
-_log = logging.getLogger(__name__)
-
 
 class MaskedLanguageModel(Method):
-    """Model Garden's `MaskedLM` head over the encoder, its output matrix tied to the encoder's
-    word-embedding table as in BERT; the transform uses the encoder's own GELU kind (exact for
-    Hugging Face "gelu", tanh approximation for Google checkpoints) and initializer range.
-    """
+    """BERT's masked-LM head (`tfdialemb.layers.masked_lm_head`) over the encoder, its output
+    matrix tied to the encoder's word-embedding table."""
 
     def __init__(self, encoder: Encoder, **kwargs):
         super().__init__(encoder, **kwargs)
-        config = encoder.encoder_config
-        encoder.build_variables()  # the head needs the embedding table to exist
-        self.masked_lm = MaskedLM(
-            embedding_table=encoder.bert.get_embedding_table(),
-            activation=ACTIVATIONS[config.hidden_act],
-            initializer=tf_keras.initializers.TruncatedNormal(stddev=config.initializer_range),
-            name="masked_lm",
-        )
+        self.masked_lm = masked_lm_head(encoder)
         ids = tf.zeros([1, 2], tf.int32)
         self({"input_word_ids": ids, "input_mask": tf.ones_like(ids), "masked_lm_positions": ids})
 
@@ -87,33 +70,6 @@ def masked_lm_losses(logits: tf.Tensor, batch: Dict[str, tf.Tensor]) -> Tuple[tf
     return tf.reduce_sum(cross_entropy * weights, axis=1) / count, tf.reduce_sum(correct * weights, axis=1) / count
 
 
-def head_variables(model: MaskedLanguageModel) -> Dict[str, tf.Variable]:
-    """The head's own variables keyed by HEAD_TENSORS; the tied embedding table is the encoder's."""
-    head = model.masked_lm
-    return dict(zip(HEAD_TENSORS, (head.dense.kernel, head.dense.bias, head.layer_norm.gamma,
-                                   head.layer_norm.beta, head.bias)))
-
-
-def load_head(variables: Dict[str, tf.Variable], layout: HeadLayout, directory: str) -> bool:
-    """Assigns the checkpoint's head `layout` to `variables` (keyed as `layout.tensors`); False
-    (logged) when the checkpoint has none, so the head keeps its random initialisation. A partial
-    or mis-shaped head raises one CheckpointError naming every tensor."""
-    directory = os.fspath(directory)
-    weights = read_head(directory, layout)
-    if weights is None:
-        _log.warning("%s has no %s; the head starts from random initialisation", directory,
-                     layout.description)
-        return False
-    assign_named_weights(variables, weights, directory, f"the {layout.description} tensors")
-    _log.info("loaded the %s of %s", layout.description, directory)
-    return True
-
-
-def load_mlm_head(model: MaskedLanguageModel, directory: str) -> bool:
-    """`load_head` of BERT's masked-LM head into `model`."""
-    return load_head(head_variables(model), MLM_HEAD, directory)
-
-
 MASK_PROB_OPTION = Option("mask_prob", MASK_PROB, "Fraction of tokens predicted (DialogueCSE: 0.15).",
                           lower_bound=0.0)
 MAX_PREDICTIONS_OPTION = Option("max_predictions", MAX_PREDICTIONS,
@@ -150,4 +106,4 @@ class MlmSpec(MethodSpec):
                          max_predictions=params["max_predictions"])
 
     def after_build(self, model, params, run):
-        load_mlm_head(model, run.init_checkpoint)
+        load_masked_lm_head(model.masked_lm, run.init_checkpoint)

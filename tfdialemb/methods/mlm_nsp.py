@@ -22,9 +22,9 @@ from tfdialemb.data.batch_seeds import map_with_batch_seeds
 from tfdialemb.data.masking import mask_tokens
 from tfdialemb.data.stored_pieces import stored_pieces, stored_turns
 from tfdialemb.encoders import Encoder
-from tfdialemb.encoders.pretraining_heads import NSP_HEAD
-from tfdialemb.methods.mlm import (MASK_PROB_OPTION, MAX_PREDICTIONS_OPTION, MaskedLanguageModel, load_head,
-                                   load_mlm_head, masked_lm_losses)
+from tfdialemb.encoders.pretraining_heads import NSP_HEAD, load_head
+from tfdialemb.layers.masked_lm_head import load_masked_lm_head
+from tfdialemb.methods.mlm import MASK_PROB_OPTION, MAX_PREDICTIONS_OPTION, MaskedLanguageModel, masked_lm_losses
 from tfdialemb.methods.spec import MethodSpec, register_method
 from tfdialemb.options import Option
 from tfdialemb.text import BERT_SPECIAL_TOKENS
@@ -112,5 +112,5 @@ class MlmNspSpec(MethodSpec):
                                                                             tokenizer.pad_id, **mask))
 
     def after_build(self, model, params, run):
-        load_mlm_head(model, run.init_checkpoint)
+        load_masked_lm_head(model.masked_lm, run.init_checkpoint)
         load_head(next_sentence_variables(model), NSP_HEAD, run.init_checkpoint)

@@ -1,0 +1,204 @@
+"""What token insertion and token replacement share (thesis Sec. 4.1: replacement "is identical to
+insertion, except that existing tokens are masked instead of new masks being added"): marking
+places in each utterance, asking the fill-mask model for them with neighbouring utterances as
+context, and writing accepted fills back into the original text.
+
+Each utterance with marked places becomes one model input, its places as [MASK] tokens:
+  [CLS] u_{i-c} [SEP] … u_{i-1} [SEP] masked u_i [SEP] u_{i+1} [SEP] … u_{i+c} [SEP]
+with `context_utterances` = c neighbours on each side, unmasked (turns joined by [SEP] as the
+dialogue-level MLM pre-training of this project and the released dialogue encoder join them). An
+input longer than `max_length` keeps the masked utterance whole (cut at its end when it alone is
+too long; places cut off stay as they were) and the context tokens nearest to it.
+
+At each place the candidates are the model's top-k tokens; a candidate is rejected when it is a
+sub-word piece (## in WordPiece), not a word of letters (punctuation, digits, special tokens: the
+released `_is_not_forbidden` keeps `str.isalpha()` tokens), a stop word (the released code
+rejects nltk's English stop words; here scikit-learn's English list stands in, nothing being
+downloaded), or less probable than `min_fill_prob`. One of the rest is drawn with probability
+proportional to its score (released `_replace_masks`); with none left the place stays as it was.
+A dialogue none of whose places got a fill is returned as None (the operation did not apply).
+"""
+import dataclasses
+import math
+import os
+from typing import List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from tfdialemb.augment.base import Augmentation, with_texts
+from tfdialemb.augment.fill_mask import FillMaskModel
+from tfdialemb.dialogue import Dialogue
+from tfdialemb.options import Option
+
+MIN_FILL_PROB = Option("min_fill_prob", 0.005, "Fill-mask candidates less probable than this are "
+                       "rejected (released code: score_threshold=0.005).", lower_bound=0.0, upper_bound=1.0)
+CONTEXT_UTTERANCES = Option("context_utterances", 1, "Neighbouring utterances on each side given to the "
+                            "fill-mask model with the masked one (released: pairs of consecutive "
+                            "utterances, fill_utterance_level=2).", lower_bound=0)
+FILL_STOP_WORDS = Option("fill_stop_words", "english", "Stop words never masked by replacement nor "
+                         "accepted as fills: scikit-learn's English list (standing in for the nltk list "
+                         "of the released code), or none.", choices=("english", "none"))
+FILL_BATCH_SIZE = Option("fill_batch_size", 64, "Utterance windows per fill-mask model call.", lower_bound=1)
+FILL_MAX_LENGTH = Option("fill_max_length", 256, "Tokens per fill-mask model input (capped by the model's "
+                         "positions); context beyond is cut.", lower_bound=8)
+FILL_OPTIONS = (MIN_FILL_PROB, CONTEXT_UTTERANCES, FILL_STOP_WORDS, FILL_BATCH_SIZE, FILL_MAX_LENGTH)
+"""The flags both token operations share."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Place:
+    """A character span of an utterance that one fill takes the place of (empty: an insertion)."""
+
+    start: int
+    end: int
+
+
+def sample_size(count: int, rate: float) -> int:
+    """ceil(count · rate), as the released `_insert` sizes its masks (rounded first, so that e.g.
+    10 · 0.3 asks for 3, not 4)."""
+    return min(count, math.ceil(round(count * rate, 9)))
+
+
+def stop_words(name: str) -> frozenset:
+    """The stop-word list `FILL_STOP_WORDS` names."""
+    if name == "none":
+        return frozenset()
+    if name == "english":
+        from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS  # pylint: disable=import-outside-toplevel
+
+        return frozenset(ENGLISH_STOP_WORDS)
+    raise ValueError(f"fill_stop_words must be one of {FILL_STOP_WORDS.choices}, got {name!r}")
+
+
+class MaskFilling(Augmentation):
+    """Base of the two token operations: a subclass says where a fill may go (`candidates`) and
+    how it is written there (`render`); ceil(`rate` · candidates) of them, drawn without
+    replacement, are filled from the model's `top_k`. `fill_mask_model` is a loaded model (one can
+    serve several operations) or a checkpoint directory to load; the other arguments are the
+    flags of FILL_OPTIONS, by the same names."""
+
+    needs = ("fill_mask_model",)
+    options: Tuple[Option, ...] = FILL_OPTIONS
+    """The operation's flags, named and defaulted as its constructor's arguments."""
+
+    def __init__(self, fill_mask_model: Union[FillMaskModel, str, os.PathLike], rate: float, top_k: int,
+                 seed: int = 0, min_fill_prob: float = MIN_FILL_PROB.default,
+                 context_utterances: int = CONTEXT_UTTERANCES.default,
+                 fill_stop_words: str = FILL_STOP_WORDS.default,
+                 fill_batch_size: int = FILL_BATCH_SIZE.default, fill_max_length: int = FILL_MAX_LENGTH.default):
+        super().__init__(seed)
+        for name, value, low in (("top_k", top_k, 1), ("context_utterances", context_utterances, 0),
+                                 ("fill_batch_size", fill_batch_size, 1), ("fill_max_length", fill_max_length, 8)):
+            if value < low:
+                raise ValueError(f"{self.name}: {name} must be at least {low}, got {value}")
+        for name, value in (("the fraction of places filled", rate), ("min_fill_prob", min_fill_prob)):
+            if not 0.0 <= value <= 1.0:
+                raise ValueError(f"{self.name}: {name} must be in [0, 1], got {value}")
+        self.model = fill_mask_model if isinstance(fill_mask_model, FillMaskModel) else FillMaskModel.load(
+            fill_mask_model)
+        self.rate = rate
+        self.top_k = top_k
+        self.min_fill_prob = min_fill_prob
+        self.context_utterances = context_utterances
+        self.stop_words = stop_words(fill_stop_words)
+        self.batch_size = fill_batch_size
+        self.max_length = min(fill_max_length, self.model.max_length)
+        # Per vocabulary id: whether that token may be written as a fill.
+        self.whole_words = np.array([not t.startswith("##") and t.isalpha() and t.lower() not in self.stop_words
+                                     for t in self.model.tokenizer.vocab])
+
+    def candidates(self, text: str) -> List[Place]:
+        """Every place of `text` a fill may go, in text order."""
+        raise TypeError(f"{type(self).__name__} must define candidates()")
+
+    def places(self, text: str, rng: np.random.Generator) -> List[Place]:
+        """The places of `text` to fill, in text order, drawn with `rng`."""
+        candidates = self.candidates(text)
+        chosen = rng.choice(len(candidates), size=sample_size(len(candidates), self.rate), replace=False)
+        return [candidates[i] for i in np.sort(chosen)]
+
+    def render(self, token: str, original: str) -> str:
+        """What is written at a place whose original text is `original`."""
+        raise TypeError(f"{type(self).__name__} must define render()")
+
+    def augment(self, dialogues: Sequence[Dialogue]) -> List[Optional[Dialogue]]:
+        rngs = [self.rng(d) for d in dialogues]
+        plans = [[self.places(turn.text, rng) for turn in d.turns] for d, rng in zip(dialogues, rngs)]
+        sequences, positions, owners = self._inputs(dialogues, plans)
+        predictions = dict(zip(owners, self.model.top_k(sequences, positions, self.top_k, self.batch_size)))
+        vocab = self.model.tokenizer.vocab
+        results = []
+        for d, (plan, rng) in enumerate(zip(plans, rngs)):
+            texts = []
+            for u, (turn, places) in enumerate(zip(dialogues[d].turns, plan)):
+                ids, probs = predictions.get((d, u), ((), ()))
+                fills = [self._choose(i, p, rng) for i, p in zip(ids, probs)]
+                text = turn.text
+                # Written from the end, so the spans before stay where they were.
+                for place, fill in reversed(list(zip(places, fills))):
+                    if fill is not None:
+                        text = text[:place.start] + self.render(vocab[fill], text[place.start:place.end]) + \
+                            text[place.end:]
+                texts.append(text)
+            unchanged = texts == [turn.text for turn in dialogues[d].turns]
+            results.append(None if unchanged else with_texts(dialogues[d], texts, self.name))
+        return results
+
+    def _choose(self, ids: np.ndarray, probs: np.ndarray, rng: np.random.Generator) -> Optional[int]:
+        """One of the acceptable candidates, drawn ∝ its probability; None when none is."""
+        keep = self.whole_words[ids] & (probs >= self.min_fill_prob)
+        if not keep.any():
+            return None
+        weights = probs[keep].astype(np.float64)
+        return int(ids[keep][rng.choice(len(weights), p=weights / weights.sum())])
+
+    def _inputs(self, dialogues: Sequence[Dialogue], plans) -> Tuple[list, list, list]:
+        """Model inputs for every utterance with places: token ids, mask positions, and its
+        (dialogue, utterance) index; the places past a cut are left out of the positions."""
+        tokenizer = self.model.tokenizer
+        texts, pieces = [], []
+        for d, plan in zip(dialogues, plans):
+            texts.extend(turn.text for turn in d.turns)
+            for turn, places in zip(d.turns, plan):
+                if places:
+                    ends = [0] + [p.end for p in places]
+                    starts = [p.start for p in places] + [len(turn.text)]
+                    pieces.extend(turn.text[a:b] for a, b in zip(ends, starts))
+        tokens = tokenizer.tokenize(texts + pieces, max_tokens=self.max_length).to_list() if texts else []
+        utterance_ids, piece_ids = iter(tokens[:len(texts)]), iter(tokens[len(texts):])
+        sequences, positions, owners = [], [], []
+        for d, (dialogue, plan) in enumerate(zip(dialogues, plans)):
+            utterances = [next(utterance_ids) for _ in dialogue.turns]
+            for u, places in enumerate(plan):
+                if not places:
+                    continue
+                target, masks = list(next(piece_ids)), []
+                for _ in places:
+                    masks.append(len(target))
+                    target += [tokenizer.mask_id] + list(next(piece_ids))
+                sep, context = tokenizer.sep_id, self.context_utterances
+                before = [t for ids in utterances[max(0, u - context):u] for t in ids + [sep]]
+                after = [t for ids in utterances[u + 1:u + 1 + context] for t in [sep] + ids]
+                before, target, after = _fit(before, target, after, self.max_length - 2, sep)
+                start = 1 + len(before)
+                sequences.append([tokenizer.cls_id] + before + target + after + [tokenizer.sep_id])
+                positions.append([start + m for m in masks if m < len(target)])
+                owners.append((d, u))
+        return sequences, positions, owners
+
+
+def _fit(before: list, target: list, after: list, budget: int, sep: int) -> Tuple[list, list, list]:
+    """The target whole (cut at its end when alone it exceeds `budget`) and the context tokens
+    nearest to it, alternately from either side, within `budget` tokens; a context cut next to a
+    separator does not keep it at its outer end."""
+    if len(target) >= budget:
+        return [], target[:budget], []
+    room = budget - len(target)
+    if len(before) + len(after) > room:
+        keep_before = min(len(before), max((room + 1) // 2, room - len(after)))
+        before, after = before[len(before) - keep_before:], after[:room - keep_before]
+        while before and before[0] == sep:
+            before = before[1:]
+        while after and after[-1] == sep:
+            after = after[:-1]
+    return before, target, after
