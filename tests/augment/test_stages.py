@@ -144,3 +144,19 @@ def test_stage_counts_follow_the_released_ranges():
     assert list(shuffle_like.stage_counts(11)) == []
     assert list(shuffle_like.stage_counts(12)) == [4]
     assert list(shuffle_like.stage_counts(17)) == [4, 5]
+
+
+def test_sentence_encoder_checkpoint_mean_pools_each_context(hf_safetensors_dir):
+    """--sentence_encoder reads a checkpoint as `load_pretrained` does; a context of 2 is its
+    utterances joined by a newline, mean-pooled, against each utterance, cosine."""
+    source = SentenceEncoderSimilarity.from_model_dir(hf_safetensors_dir, context=2, batch_size=2)
+    utterances = ["hello world", "how are you ?", "fine thanks", "book a taxi please"]
+    [matrix] = UtteranceSimilarity(source).matrices([utterances])
+    encoder, tokenizer = source.embedder.encoder, source.embedder.tokenizer  # the loaded weights
+    texts = ["\n".join(utterances[max(0, a - 1):a + 1]) for a in range(3)] + utterances[1:]
+    inputs = tokenizer(texts)  # eager, all at once, pooled here
+    states = encoder(inputs)["sequence_output"].numpy()
+    mask = inputs["input_mask"].numpy()[..., None]
+    pooled = (states * mask).sum(axis=1) / mask.sum(axis=1)
+    unit = pooled / np.linalg.norm(pooled, axis=1, keepdims=True)
+    np.testing.assert_allclose(matrix, unit[:3] @ unit[3:].T, atol=1e-5)

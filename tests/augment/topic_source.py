@@ -3,6 +3,7 @@ word, a context about its last utterance's, and two things are similar (cosine 1
 they share a topic, else orthogonal (cosine 0). Stages are then the runs of one topic."""
 import numpy as np
 
+from tfdialemb.augment.presets import Preset
 from tfdialemb.dialogue import Dialogue, Turn
 
 TOPICS = ("hotel", "taxi", "food", "train", "bank", "music")
@@ -41,3 +42,7 @@ def topic_dialogue(dialogue_id, runs, labels=None):
 
 def texts(dialogue):
     return [turn.text for turn in dialogue.turns]
+
+
+TEST_SET = Preset("test-stages", ("crop", "shuffle"), False, "context_response")
+"""A set of crop and shuffle only, scored by the context-response model (the topic source)."""

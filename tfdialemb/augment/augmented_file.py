@@ -174,11 +174,11 @@ def _chunks(dialogues: Iterator[Dialogue], size: int) -> Iterator[List[Dialogue]
 
 
 def augment_file(plan: Plan, make_operations: Callable[[], OperationSet], overwrite: bool = False,
-                 make_progress: Optional[Callable[[int], Any]] = None) -> Counter:
+                 make_progress: Optional[Callable[[int, int], Any]] = None) -> Counter:
     """Writes `plan.output_path` (see the module); `make_operations` is called once the input has
-    been checked. `make_progress(total dialogues)` gives what is told `advance(n)` of each batch
-    of n input dialogues done (`cli.Progress`). Returns the lines written by kind: "original" and
-    each operation name."""
+    been checked. `make_progress(total, done)` (input dialogues in all, and done by an earlier
+    run) gives what is told `advance(n)` after each batch of n more (`cli.Progress`). Returns the
+    lines written by kind: "original" and each operation name."""
     check_output(plan.output_path, [plan.input_path], overwrite)
     total = scan_input(plan)
     directory = plan.partial_dir
@@ -187,10 +187,8 @@ def augment_file(plan: Plan, make_operations: Callable[[], OperationSet], overwr
         operations = make_operations()
         if tuple(plan.operations) != operations.names:
             raise ValueError(f"the plan names operations {tuple(plan.operations)} but {operations.names} were built")
-        progress = make_progress(total) if make_progress is not None else None
+        progress = make_progress(total, min(done * plan.chunk_size, total)) if make_progress is not None else None
         on_batch = progress.advance if progress is not None else None
-        if progress is not None:
-            progress.advance(min(done * plan.chunk_size, total))
         remaining = itertools.islice(read_dialogues(plan.input_path), done * plan.chunk_size, None)
         for index, chunk in enumerate(_chunks(remaining, plan.chunk_size), start=done):
             lines = augment_chunk(chunk, operations, plan, on_batch)

@@ -1,5 +1,5 @@
-"""Utterance shuffling by stages (thesis Sec. 4.1 "Перемешивание высказываний": the stages found
-by clustering are independent and can be reordered; released mylib/augmentations/shuffle.py
+"""Utterance shuffling by stages (thesis Sec. 4.1 "Перемешивание высказываний": the stages
+found by clustering are independent and can be reordered; released mylib/augmentations/shuffle.py
 `Shuffler._shuffle`).
 
 A dialogue of at least `min_turns` utterances (released: 12) has its stages put in another order,
