@@ -109,11 +109,13 @@ def test_an_interrupted_run_resumes_to_the_same_bytes(tmp_path, source):
 def test_a_partial_run_is_not_mixed_with_other_flags_or_input(tmp_path, source):
     with pytest.raises(KeyboardInterrupt):
         augment_file(plan(tmp_path), lambda: stage_operations(fail_after=2))
+    built = []  # refused before any model is loaded
     with pytest.raises(ValueError, match=r"out.jsonl.partial: holds a partial run with another seed \(seed=3\)"):
-        augment_file(plan(tmp_path, seed=4), lambda: stage_operations(4))
+        augment_file(plan(tmp_path, seed=4), lambda: built.append(1))
     write_dialogues(corpus(13), str(tmp_path / "in.jsonl"))
     with pytest.raises(ValueError, match="another input"):
-        augment_file(plan(tmp_path), stage_operations)
+        augment_file(plan(tmp_path), lambda: built.append(1))
+    assert built == []
     augment_file(plan(tmp_path, seed=4), lambda: stage_operations(4), overwrite=True)
     augment_file(plan(tmp_path, "reference.jsonl", seed=4), lambda: stage_operations(4))
     assert (tmp_path / "out.jsonl").read_bytes() == (tmp_path / "reference.jsonl").read_bytes()

@@ -141,26 +141,34 @@ def _finished_chunks(directory: str) -> int:
     return len(found)
 
 
-def _open_partial(plan: Plan, overwrite: bool) -> int:
+def _same_run(plan: Plan, wanted: Dict[str, Any], overwrite: bool) -> bool:
+    """Whether the sidecar directory holds chunks of this very run; a ValueError naming what
+    differs when it holds another run's (unless `overwrite`, which discards them)."""
+    path = os.path.join(plan.partial_dir, FINGERPRINT)
+    if not os.path.isfile(path):
+        return False
+    with open(path, encoding="utf-8") as f:
+        found = json.load(f)
+    if found == wanted:
+        return True
+    if not overwrite:
+        differ = sorted(key for key in set(found) | set(wanted) if found.get(key) != wanted.get(key))
+        raise ValueError(f"{plan.partial_dir}: holds a partial run with another {', '.join(differ)} "
+                         f"({', '.join(f'{k}={found.get(k)}' for k in differ)}); rerun that command to "
+                         "finish it, or pass --overwrite to discard it")
+    return False
+
+
+def _open_partial(plan: Plan, wanted: Dict[str, Any], overwrite: bool) -> int:
     """Prepares the sidecar directory (its lock held by the caller); returns the finished chunks."""
     directory = plan.partial_dir
     remove_leftovers(directory)
-    wanted = plan.fingerprint()
-    path = os.path.join(directory, FINGERPRINT)
-    if os.path.isfile(path):
-        with open(path, encoding="utf-8") as f:
-            found = json.load(f)
-        if found == wanted:
-            return _finished_chunks(directory)
-        if not overwrite:
-            differ = sorted(key for key in set(found) | set(wanted) if found.get(key) != wanted.get(key))
-            raise ValueError(f"{directory}: holds a partial run with another {', '.join(differ)} "
-                             f"({', '.join(f'{k}={found.get(k)}' for k in differ)}); rerun that command to "
-                             "finish it, or pass --overwrite to discard it")
+    if _same_run(plan, wanted, overwrite):
+        return _finished_chunks(directory)
     for name in os.listdir(directory):
         if CHUNK_PATTERN.fullmatch(name):
             os.remove(os.path.join(directory, name))
-    with atomic_open(path) as f:
+    with atomic_open(os.path.join(directory, FINGERPRINT)) as f:
         json.dump(wanted, f, indent=1, sort_keys=True)
     return 0
 
@@ -181,12 +189,14 @@ def augment_file(plan: Plan, make_operations: Callable[[], OperationSet], overwr
     lines written by kind: "original" and each operation name."""
     check_output(plan.output_path, [plan.input_path], overwrite)
     total = scan_input(plan)
+    wanted = plan.fingerprint()
+    _same_run(plan, wanted, overwrite)  # refuses another run's chunks before any model loads
+    operations = make_operations()
+    if tuple(plan.operations) != operations.names:
+        raise ValueError(f"the plan names operations {tuple(plan.operations)} but {operations.names} were built")
     directory = plan.partial_dir
     with directory_lock(directory, "augmentation run"):
-        done = _open_partial(plan, overwrite)
-        operations = make_operations()
-        if tuple(plan.operations) != operations.names:
-            raise ValueError(f"the plan names operations {tuple(plan.operations)} but {operations.names} were built")
+        done = _open_partial(plan, wanted, overwrite)
         progress = make_progress(total, min(done * plan.chunk_size, total)) if make_progress is not None else None
         on_batch = progress.advance if progress is not None else None
         remaining = itertools.islice(read_dialogues(plan.input_path), done * plan.chunk_size, None)
