@@ -3,9 +3,9 @@ command that augments (`define_flags` once, then `model_paths`, `operation_setti
 `similarity_settings` of the parsed values).
 
 The model flags name directories (`operations.MODEL_FLAGS`). The fill-mask and translation flags
-default to None, which leaves each operation its own default (the released code's: insert masks
-half the words, replace all of them; fills under probability 0.005 are rejected on insert; en<->ru).
-The stage flags carry the released values (mylib/augmentations/prune.py, shuffle.py).
+default to None, which leaves each operation the default its own module documents (insert and
+replace differ in the released code, e.g. in how many words they mask). The stage flags carry the
+released values (mylib/augmentations/prune.py, shuffle.py).
 """
 from typing import Any, Dict, Mapping
 
