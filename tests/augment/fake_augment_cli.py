@@ -1,0 +1,30 @@
+"""`python -m tfdialemb.augment` with a test set, test-stages (crop and shuffle only), whose
+context-response model is the topic source: the CLI tests run it as a subprocess.
+
+With AUGMENT_STALL_DIR and AUGMENT_STALL_AFTER set, embedding stalls once that directory holds
+that many chunk files, so a test can kill the run at a known point of its progress.
+"""
+import os
+import time
+
+from tfdialemb.augment import operations, presets
+from topic_source import TEST_SET, TopicSource
+
+presets.PRESETS[TEST_SET.name] = TEST_SET
+
+
+class StallingTopicSource(TopicSource):
+    def embed_contexts(self, contexts):
+        directory = os.environ.get("AUGMENT_STALL_DIR")
+        if directory and os.path.isdir(directory):
+            finished = sum(name.startswith("chunk-") for name in os.listdir(directory))
+            if finished >= int(os.environ["AUGMENT_STALL_AFTER"]):
+                time.sleep(600)
+        return super().embed_contexts(contexts)
+
+
+operations.load_context_response_model = lambda path: StallingTopicSource()
+
+from tfdialemb.augment.__main__ import run  # noqa: E402  (the test set must exist first)
+
+run()

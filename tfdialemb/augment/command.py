@@ -1,0 +1,59 @@
+"""The `python -m tfdialemb.augment` command on any absl FlagValues: its flags and its main."""
+import sys
+
+from absl import flags
+
+from tfdialemb.augment import flags as augment_flags
+from tfdialemb.augment.presets import PRESETS
+from tfdialemb.cli import OVERWRITE
+
+
+def define_flags(flag_values=flags.FLAGS) -> None:
+    flags.DEFINE_string("input", None, "Canonical dialogue JSONL to augment.", flag_values=flag_values)
+    flags.DEFINE_string("output", None, "Where to write the originals and their augmentations (JSONL).",
+                        flag_values=flag_values)
+    flags.DEFINE_enum("set", None, list(PRESETS), "Augmentation set (thesis Table 1).", flag_values=flag_values)
+    flags.DEFINE_integer("views", 1, "Augmented views per operation and dialogue, each drawn afresh.",
+                         lower_bound=1, flag_values=flag_values)
+    flags.DEFINE_integer("seed", 0, "Seed of every random draw (per dialogue, operation and view).",
+                         flag_values=flag_values)
+    flags.DEFINE_integer("batch_size", 32, "Dialogues augmented together.", lower_bound=1, flag_values=flag_values)
+    flags.DEFINE_integer("chunk_size", 512, "Dialogues per finished piece an interrupted run keeps.",
+                         lower_bound=1, flag_values=flag_values)
+    augment_flags.define_flags(flag_values)
+    OVERWRITE.define(flag_values=flag_values)
+    flags.mark_flags_as_required(["input", "output", "set"], flag_values=flag_values)
+
+
+def main(flag_values=flags.FLAGS) -> int:
+    """Checks the models, then writes the file; the exit status (`cli.report_error`'s on failure)."""
+    # Imported when run: the operations' modules load TensorFlow graphs and transformers.
+    from tfdialemb.augment.augmented_file import Plan, augment_file  # pylint: disable=import-outside-toplevel
+    from tfdialemb.augment.operations import build_operations, check_models  # pylint: disable=import-outside-toplevel
+    from tfdialemb.augment.presets import get_preset  # pylint: disable=import-outside-toplevel
+    from tfdialemb.cli import Progress, report_error  # pylint: disable=import-outside-toplevel
+
+    given = augment_flags.values(flag_values)
+    try:
+        preset = get_preset(flag_values.set)
+        models = augment_flags.model_paths(given)
+        check_models(preset, models)
+        plan = Plan(flag_values.input, flag_values.output, preset.operations, views=flag_values.views,
+                    seed=flag_values.seed, batch_size=flag_values.batch_size, chunk_size=flag_values.chunk_size,
+                    settings={"set": preset.name, **given})
+
+        def make_operations():
+            return build_operations(preset, models, flag_values.seed, augment_flags.operation_settings(given),
+                                    augment_flags.similarity_settings(given))
+
+        def make_progress(total: int, done: int) -> Progress:
+            if done:
+                print(f"resuming from {plan.partial_dir}: {done} of {total} dialogues already done", file=sys.stderr)
+            return Progress(total - done, "dialogues")
+
+        counts = augment_file(plan, make_operations, flag_values.overwrite, make_progress)
+    except (OSError, ValueError) as e:
+        return report_error(e)
+    views = ", ".join(f"{counts[name]} {name}" for name in preset.operations)
+    print(f"wrote {sum(counts.values())} dialogues to {plan.output_path}: {counts['original']} originals, {views}")
+    return 0

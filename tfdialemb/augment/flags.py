@@ -1,0 +1,106 @@
+"""The flags of the augmentation models and operations, for `python -m tfdialemb.augment` and any
+command that augments (`define_flags` once, then `model_paths`, `operation_settings` and
+`similarity_settings` of the parsed values).
+
+The model flags name directories (`operations.MODEL_FLAGS`). The fill-mask and translation flags
+default to None, which leaves each operation the default its own module documents (insert and
+replace differ in the released code, e.g. in how many words they mask). The stage flags carry the
+released values (mylib/augmentations/prune.py, shuffle.py).
+"""
+from typing import Any, Dict, Mapping
+
+from absl import flags
+
+from tfdialemb.augment.operations import MODEL_FLAGS
+from tfdialemb.augment.shuffle import SEARCHES
+from tfdialemb.augment.similarity import MEASURES
+from tfdialemb.augment.stages import CLUSTERINGS
+from tfdialemb.options import Option
+
+TOKEN_OPTIONS = (
+    Option("mask_rate", None, "Fraction of words masked per utterance by insert and replace (default: "
+           "each operation's own).", kind=float, lower_bound=0.0, upper_bound=1.0),
+    Option("min_fill_prob", None, "A fill whose probability is below this is rejected (default: each "
+           "operation's own).", kind=float, lower_bound=0.0, upper_bound=1.0),
+    Option("context_utterances", None, "Neighbouring utterances on each side given to the fill-mask "
+           "model as context (default: the operation's own).", kind=int, lower_bound=0),
+)
+TRANSLATION_OPTIONS = (
+    Option("pivot", None, "Language translated into and back (default: the operation's own).", kind=str),
+)
+STAGE_OPTIONS = (
+    Option("stage_clustering", "contiguous", "contiguous: average linkage merging only neighbouring runs, so "
+           "every stage is consecutive utterances; released: unconstrained average linkage, as "
+           "mylib/augmentations/prune.py.", choices=CLUSTERINGS),
+    Option("turns_per_stage", 3, "A dialogue of L utterances is cut into at most L // this stages.",
+           lower_bound=1),
+    Option("crop_min_turns", 6, "Crop only dialogues of at least this many utterances.", lower_bound=2),
+    Option("crop_min_stages", 2, "Crop draws the number of stages from [this, L // turns_per_stage].",
+           lower_bound=2),
+    Option("crop_keep", None, "Fraction of the utterances crop keeps at least, dropping random stages "
+           "(default: keep the largest stage, as the released code).", kind=float, lower_bound=0.0,
+           upper_bound=1.0),
+    Option("crop_min_kept", 2, "Crop never leaves fewer utterances than this.", lower_bound=1),
+    Option("shuffle_min_turns", 12, "Shuffle only dialogues of at least this many utterances.",
+           lower_bound=2),
+    Option("shuffle_min_stages", 4, "Shuffle cuts into [this, L // turns_per_stage] stages.", lower_bound=2),
+    Option("shuffle_search", "best", "best: n random stage orders for every number of stages n, the one "
+           "the similarity model scores best kept (released); random: one random order.",
+           choices=SEARCHES),
+    Option("shuffle_allow_unchanged", False, "Let shuffle keep an order that leaves the dialogue as it "
+           "was (the released code can)."),
+)
+SIMILARITY_OPTIONS = (
+    Option("sentence_encoder_context", 1, "Utterances per context window of --sentence_encoder (1: "
+           "utterance against utterance, the thesis; 3: the released code).", lower_bound=1),
+    Option("sentence_encoder_similarity", "cosine", "cosine (the thesis) or dot (the released code's "
+           "product of unnormalised vectors) between --sentence_encoder embeddings.", choices=MEASURES),
+    Option("model_batch_size", 64, "Texts per forward pass of the similarity model.", lower_bound=1),
+)
+OPERATION_SETTINGS = {
+    "insert": {o.name: o.name for o in TOKEN_OPTIONS},
+    "replace": {o.name: o.name for o in TOKEN_OPTIONS},
+    "translate": {o.name: o.name for o in TRANSLATION_OPTIONS},
+    "crop": {"min_turns": "crop_min_turns", "min_stages": "crop_min_stages", "turns_per_stage": "turns_per_stage",
+             "clustering": "stage_clustering", "keep": "crop_keep", "min_kept": "crop_min_kept"},
+    "shuffle": {"min_turns": "shuffle_min_turns", "min_stages": "shuffle_min_stages",
+                "turns_per_stage": "turns_per_stage", "clustering": "stage_clustering",
+                "search": "shuffle_search", "allow_unchanged": "shuffle_allow_unchanged"},
+}
+"""Operation -> {constructor argument: flag}."""
+SIMILARITY_SETTINGS = {"sentence_encoder_context": "sentence_encoder_context",
+                       "sentence_encoder_similarity": "sentence_encoder_similarity",
+                       "batch_size": "model_batch_size"}
+"""`operations.load_similarity` argument -> flag."""
+OPTIONS = TOKEN_OPTIONS + TRANSLATION_OPTIONS + STAGE_OPTIONS + SIMILARITY_OPTIONS
+
+
+def define_flags(flag_values=flags.FLAGS) -> None:
+    flags.DEFINE_string("fill_mask_model", None, f"Insert and replace: {MODEL_FLAGS['fill_mask_model']}.",
+                        flag_values=flag_values)
+    flags.DEFINE_list("translation_models", [], f"Translate: {MODEL_FLAGS['translation_models']}.",
+                      flag_values=flag_values)
+    flags.DEFINE_string("context_response_model", None, f"Crop and shuffle: "
+                        f"{MODEL_FLAGS['context_response_model']}.", flag_values=flag_values)
+    flags.DEFINE_string("sentence_encoder", None, f"Crop and shuffle of the -dse sets: "
+                        f"{MODEL_FLAGS['sentence_encoder']}.", flag_values=flag_values)
+    for option in OPTIONS:
+        option.define(flag_values=flag_values)
+
+
+def values(flag_values=flags.FLAGS) -> Dict[str, Any]:
+    """The parsed value of every flag `define_flags` defines."""
+    return {name: flag_values[name].value for name in list(MODEL_FLAGS) + [o.name for o in OPTIONS]}
+
+
+def model_paths(given: Mapping[str, Any]) -> Dict[str, Any]:
+    return {name: given[name] for name in MODEL_FLAGS}
+
+
+def operation_settings(given: Mapping[str, Any]) -> Dict[str, Dict[str, Any]]:
+    return {operation: {argument: given[flag] for argument, flag in table.items()}
+            for operation, table in OPERATION_SETTINGS.items()}
+
+
+def similarity_settings(given: Mapping[str, Any]) -> Dict[str, Any]:
+    return {argument: given[flag] for argument, flag in SIMILARITY_SETTINGS.items()}

@@ -1,0 +1,137 @@
+"""The operations of an augmentation set, built from the models named on the command line.
+
+Every model the set needs is checked (given, and a directory) before anything is loaded, and all
+that is missing is named in one error with what it is and where it comes from. The operation
+classes are imported only here, when built: the fill-mask and translation models pull in
+TensorFlow graphs and transformers, which a set without them never loads.
+"""
+import dataclasses
+import importlib
+import os
+from typing import Any, List, Mapping, Optional, Tuple
+
+from tfdialemb.augment.base import Augmentation, Chain
+from tfdialemb.augment.presets import Preset
+from tfdialemb.augment.similarity import (COSINE, SentenceEncoderSimilarity, UtteranceSimilarity,
+                                          load_context_response_model)
+
+MODEL_FLAGS = {
+    "fill_mask_model": "a checkpoint with a masked-LM head (a Hugging Face or Google TF1 BERT with its MLM "
+                       "head, or a model written by python -m tfdialemb.pretrain)",
+    "translation_models": "two MarianMT (OPUS-MT) directories, source->pivot and pivot->source, e.g. "
+                          "opus-mt-en-ru,opus-mt-ru-en saved with transformers' save_pretrained",
+    "context_response_model": "the auxiliary context-response model, trained with "
+                              "python -m tfdialemb.train --method=context_response",
+    "sentence_encoder": "a sentence encoder checkpoint load_pretrained reads (the -dse sets: "
+                        "aws-ai/dse-bert-base)",
+}
+"""The model flags, and what each names (for the error that finds one missing)."""
+TRANSLATION_MODEL_COUNT = 2
+SIMILARITY_FLAGS = {"context_response": "context_response_model", "sentence_encoder": "sentence_encoder"}
+"""Which model flag provides each similarity source of `presets.SIMILARITY_SOURCES`."""
+OPERATION_CLASSES = {
+    "insert": ("tfdialemb.augment.token_insertion", "TokenInsertion", "fill_mask_model"),
+    "replace": ("tfdialemb.augment.token_replacement", "TokenReplacement", "fill_mask_model"),
+    "translate": ("tfdialemb.augment.back_translation", "BackTranslation", "translation_models"),
+    "crop": ("tfdialemb.augment.crop", "StageCrop", "similarity"),
+    "shuffle": ("tfdialemb.augment.shuffle", "StageShuffle", "similarity"),
+}
+"""Operation name -> (module, class, what its first constructor argument is: a model flag, or the
+shared `similarity`)."""
+
+
+def required_model_flags(preset: Preset) -> List[str]:
+    """The model flags `preset` needs, in the order of its operations."""
+    needed = []
+    for operation in preset.operations:
+        need = OPERATION_CLASSES[operation][2]
+        needed.append(SIMILARITY_FLAGS[preset.similarity] if need == "similarity" else need)
+    return list(dict.fromkeys(needed))
+
+
+def check_models(preset: Preset, models: Mapping[str, Any]) -> None:
+    """ValueError naming every model flag of `preset` that is missing or not a directory, and a
+    similarity model given to a set that scores stages with the other one."""
+    problems = []
+    for flag in required_model_flags(preset):
+        value = models.get(flag)
+        paths = [p for p in value if p] if isinstance(value, (list, tuple)) else [value] if value else []
+        if not paths:
+            problems.append(f"--{flag} is missing: {MODEL_FLAGS[flag]}")
+            continue
+        if flag == "translation_models" and len(paths) != TRANSLATION_MODEL_COUNT:
+            problems.append(f"--{flag} needs {TRANSLATION_MODEL_COUNT} directories, got {len(paths)}: "
+                            f"{MODEL_FLAGS[flag]}")
+        problems.extend(f"--{flag}={path}: no such directory ({MODEL_FLAGS[flag]})"
+                        for path in paths if not os.path.isdir(path))
+    if preset.similarity is not None:
+        for source, flag in SIMILARITY_FLAGS.items():
+            if source != preset.similarity and models.get(flag):
+                problems.append(f"--{flag} is not used by --set={preset.name}, which scores stages with "
+                                f"--{SIMILARITY_FLAGS[preset.similarity]}; "
+                                + ("pass the -dse set (e.g. a-l-m-dse) to use a sentence encoder"
+                                   if source == "sentence_encoder" else "drop it"))
+    if problems:
+        raise ValueError(f"--set={preset.name} ({', '.join(preset.operations)}): " + "; ".join(problems))
+
+
+@dataclasses.dataclass
+class OperationSet:
+    """The built operations of a set, and the similarity they share (None without crop/shuffle)."""
+
+    operations: Tuple[Augmentation, ...]
+    similarity: Optional[UtteranceSimilarity] = None
+
+    @property
+    def names(self) -> Tuple[str, ...]:
+        return tuple(op.name for op in self.operations)
+
+    def start_batch(self) -> None:
+        """Forgets the embeddings kept for the previous batch (bounded memory, and each batch's
+        results a function of that batch alone)."""
+        if self.similarity is not None:
+            self.similarity.clear()
+
+    def set_seed(self, seed: int) -> None:
+        """Reseeds every operation (chained ones too) for the next view."""
+        pending = list(self.operations)
+        while pending:
+            operation = pending.pop()
+            operation.seed = seed
+            if isinstance(operation, Chain):
+                pending.extend(operation.operations)
+
+
+def load_similarity(source: str, path: str, *, sentence_encoder_context: int = 1,
+                    sentence_encoder_similarity: str = COSINE, batch_size: int = 64) -> UtteranceSimilarity:
+    """The similarity of `source` (one of SIMILARITY_FLAGS) read from `path`."""
+    if source == "context_response":
+        return UtteranceSimilarity(load_context_response_model(path))
+    if source == "sentence_encoder":
+        return UtteranceSimilarity(SentenceEncoderSimilarity.from_model_dir(path, sentence_encoder_context, batch_size),
+                                   sentence_encoder_similarity)
+    raise ValueError(f"unknown similarity source {source!r}; one of {tuple(SIMILARITY_FLAGS)}")
+
+
+def build_operations(preset: Preset, models: Mapping[str, Any], seed: int = 0,
+                     settings: Optional[Mapping[str, Mapping[str, Any]]] = None,
+                     similarity: Optional[Mapping[str, Any]] = None) -> OperationSet:
+    """The operations of `preset`, in its order, after `check_models`.
+
+    `settings[operation]` are keyword arguments of that operation's constructor (absent or None:
+    its own default); `similarity` the keyword arguments of `load_similarity`.
+    """
+    check_models(preset, models)
+    settings = settings or {}
+    shared = None
+    if preset.similarity is not None:
+        shared = load_similarity(preset.similarity, models[SIMILARITY_FLAGS[preset.similarity]], **(similarity or {}))
+    operations = []
+    for name in preset.operations:
+        module, class_name, need = OPERATION_CLASSES[name]
+        cls = getattr(importlib.import_module(module), class_name)
+        first = shared if need == "similarity" else models[need]
+        given = {key: value for key, value in (settings.get(name) or {}).items() if value is not None}
+        operations.append(cls(first, seed=seed, **given))
+    return OperationSet(tuple(operations), shared)
+
