@@ -2,9 +2,10 @@
 command that augments (`define_flags` once, then `model_paths`, `operation_settings` and
 `similarity_settings` of the parsed values).
 
-The model flags name directories (`operations.MODEL_FLAGS`). The fill-mask and translation flags
-default to None, which leaves each operation the default its own module documents (insert and
-replace differ in the released code, e.g. in how many words they mask). The stage flags carry the
+The model flags name directories (`operations.MODEL_FLAGS`). The fill-mask flags are the
+options the token operations declare (insert and replace differ in the released code, e.g. in how
+many words they mask: --mask_rate and --replace_rate); the translation flags default to None,
+which leaves the operation the default its module documents. The stage flags carry the
 released values (mylib/augmentations/prune.py, shuffle.py).
 """
 from typing import Any, Dict, Mapping
@@ -15,16 +16,12 @@ from tfdialemb.augment.operations import MODEL_FLAGS
 from tfdialemb.augment.shuffle import SEARCHES
 from tfdialemb.augment.similarity import MEASURES
 from tfdialemb.augment.stages import CLUSTERINGS
+from tfdialemb.augment.token_insertion import OPTIONS as INSERTION_OPTIONS
+from tfdialemb.augment.token_replacement import OPTIONS as REPLACEMENT_OPTIONS
 from tfdialemb.options import Option
 
-TOKEN_OPTIONS = (
-    Option("mask_rate", None, "Fraction of words masked per utterance by insert and replace (default: "
-           "each operation's own).", kind=float, lower_bound=0.0, upper_bound=1.0),
-    Option("min_fill_prob", None, "A fill whose probability is below this is rejected (default: each "
-           "operation's own).", kind=float, lower_bound=0.0, upper_bound=1.0),
-    Option("context_utterances", None, "Neighbouring utterances on each side given to the fill-mask "
-           "model as context (default: the operation's own).", kind=int, lower_bound=0),
-)
+TOKEN_OPTIONS = tuple({o.name: o for o in INSERTION_OPTIONS + REPLACEMENT_OPTIONS}.values())
+"""The flags of insert and replace (the fill-mask ones shared), with their released defaults."""
 TRANSLATION_OPTIONS = (
     Option("pivot", None, "Language translated into and back (default: the operation's own).", kind=str),
 )
@@ -58,8 +55,8 @@ SIMILARITY_OPTIONS = (
     Option("model_batch_size", 64, "Texts per forward pass of the similarity model.", lower_bound=1),
 )
 OPERATION_SETTINGS = {
-    "insert": {o.name: o.name for o in TOKEN_OPTIONS},
-    "replace": {o.name: o.name for o in TOKEN_OPTIONS},
+    "insert": {o.name: o.name for o in INSERTION_OPTIONS},
+    "replace": {o.name: o.name for o in REPLACEMENT_OPTIONS},
     "translate": {o.name: o.name for o in TRANSLATION_OPTIONS},
     "crop": {"min_turns": "crop_min_turns", "min_stages": "crop_min_stages", "turns_per_stage": "turns_per_stage",
              "clustering": "stage_clustering", "keep": "crop_keep", "min_kept": "crop_min_kept"},

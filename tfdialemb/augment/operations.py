@@ -113,6 +113,16 @@ def load_similarity(source: str, path: str, *, sentence_encoder_context: int = 1
     raise ValueError(f"unknown similarity source {source!r}; one of {tuple(SIMILARITY_FLAGS)}")
 
 
+def load_model(flag: str, value: Any) -> Any:
+    """What the operations needing model flag `flag` share: one fill-mask model serves insert and
+    replace (loaded once); other flags pass their paths on."""
+    if flag == "fill_mask_model":
+        from tfdialemb.augment.fill_mask import FillMaskModel  # pylint: disable=import-outside-toplevel
+
+        return FillMaskModel.load(value)
+    return value
+
+
 def build_operations(preset: Preset, models: Mapping[str, Any], seed: int = 0,
                      settings: Optional[Mapping[str, Mapping[str, Any]]] = None,
                      similarity: Optional[Mapping[str, Any]] = None) -> OperationSet:
@@ -126,11 +136,14 @@ def build_operations(preset: Preset, models: Mapping[str, Any], seed: int = 0,
     shared = None
     if preset.similarity is not None:
         shared = load_similarity(preset.similarity, models[SIMILARITY_FLAGS[preset.similarity]], **(similarity or {}))
+    loaded = {"similarity": shared}
     operations = []
     for name in preset.operations:
         module, class_name, need = OPERATION_CLASSES[name]
         cls = getattr(importlib.import_module(module), class_name)
-        first = shared if need == "similarity" else models[need]
+        if need not in loaded:
+            loaded[need] = load_model(need, models[need])
+        first = loaded[need]
         given = {key: value for key, value in (settings.get(name) or {}).items() if value is not None}
         operations.append(cls(first, seed=seed, **given))
     return OperationSet(tuple(operations), shared)
