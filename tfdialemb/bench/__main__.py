@@ -11,6 +11,8 @@ r"""Benchmarks, reported as throughput and ratios measured in one run.
   python -m tfdialemb.bench --what=startup [--reference_python=PATH] [--repeats=3] [--threads=1]
   python -m tfdialemb.bench --what=memory [--reference_python=PATH] [--sentences=2000] [--threads=1]
   python -m tfdialemb.bench --what=training [--reference_python=PATH] [--batch=64] [--max_length=128]
+  python -m tfdialemb.bench --what=augment [--dialogues=64] [--fill_mask_model=DIR] \
+      [--context_response_model=DIR]
 
 encoder: forward and forward+backward tokens/s with random weights, the machine's dense float32
 matmul FLOP/s measured the same way, and the model-FLOPs utilisation (MFU) against it; with
@@ -36,6 +38,10 @@ sentence-transformers encoding the same --sentences demo utterances, and tfdiale
 imports, loading, the first embedding and all sentences, and each side's steady-state encoding time.
 training: one CCL training step (cosine MSE of two mean-pooled embeddings, AdamW) of tfdialemb vs
 sentence-transformers' CosineSimilarityLoss on the same demo pairs, in fresh processes.
+augment: dialogues/s of fill-mask token insertion with its utterance windows batched vs one window
+per model call (same outputs checked), and of the whole a-l-m augmentation set (a-l-m-dse, crop and
+shuffle by the encoder's cosine, without --context_response_model); without --fill_mask_model the
+encoder gets a random masked-LM head (see tfdialemb/bench/augment.py).
 
 Flags left unset take the benchmark's own default (DEFAULTS, or the method spec's
 `bench_defaults`); every benchmark that loads a checkpoint uses the packaged MiniLM unless
@@ -57,17 +63,18 @@ DEFAULTS = {
     "selection": {"max_length": 128, "steps": 10, "warmup": 2},
     "memory": {"batch": 64},
     "training": {"batch": 64, "max_length": 128, "steps": 5, "warmup": 2},
+    "augment": {"dialogues": 64, "batch": 64, "steps": 1},
 }
 
 FLAGS = flags.FLAGS
 flags.DEFINE_enum("what", "encoder", ["encoder", "pipeline", "method", "incremental", "selection", "startup",
-                                      "memory", "training"],
+                                      "memory", "training", "augment"],
                   "What to benchmark (--method=NAME alone implies method).")
 flags.DEFINE_enum("config", "mini", ["base", "mini", "tiny"],
                   "Encoder size (--what=encoder): base 12 x 768, mini 6 x 384, tiny 2 x 32.")
 flags.DEFINE_integer("seq_len", 128, "Tokens per sequence (--what=encoder).")
 flags.DEFINE_integer("batch", None, "Sequences per step (encoder) or examples per batch (pipeline, "
-                     "method); default per benchmark.", lower_bound=1)
+                     "method) or utterance windows per fill-mask call (augment); default per benchmark.", lower_bound=1)
 flags.DEFINE_integer("steps", None, "Timed steps (after warm-up); default per benchmark.", lower_bound=1)
 flags.DEFINE_integer("warmup", None, "Untimed steps that trace and warm caches; default per benchmark.",
                      lower_bound=0)
@@ -77,7 +84,7 @@ dataclasses.replace(precision.MIXED_PRECISION, default="float32").define(
     "--what=encoder: also time the encoder under this policy (auto: the one train and encode pick here) "
     "against float32, on the same weights and inputs, in alternation, and compare their mean-pooled "
     "embeddings.")
-flags.DEFINE_integer("dialogues", None, "Demo dialogues to generate (pipeline, method).", lower_bound=1)
+flags.DEFINE_integer("dialogues", None, "Demo dialogues to generate (pipeline, method, augment).", lower_bound=1)
 flags.DEFINE_string("method", None, "pipeline: the builder whose batches are measured (default mge); "
                     "method: the registered method benchmarked.")
 flags.DEFINE_integer("freeze_layers", 3, "Frozen bottom layers (method; MiniLM has 6).", lower_bound=0)
@@ -98,6 +105,10 @@ flags.DEFINE_integer("repeats", 3, "startup: fresh processes per side (the media
 flags.DEFINE_integer("threads", 1, "startup, memory, training: intra- and inter-op threads on every side.",
                      lower_bound=1)
 flags.DEFINE_integer("sentences", 2000, "memory: demo utterances encoded.", lower_bound=1)
+flags.DEFINE_string("fill_mask_model", None, "augment: a checkpoint with a masked-LM head (default: the "
+                    "encoder with a random head).")
+flags.DEFINE_string("context_response_model", None, "augment: a context_response model directory for crop "
+                    "and shuffle (default: the encoder's cosine, set a-l-m-dse).")
 flags.DEFINE_string("output", None, "Also write the figures to this JSON file.")
 OVERWRITE.define()
 
@@ -185,6 +196,12 @@ def _bench() -> int:
         report = bench_training_step(_checkpoint(), FLAGS.reference_python, setting(defaults, "batch"),
                                      setting(defaults, "max_length"), setting(defaults, "steps"),
                                      setting(defaults, "warmup"), FLAGS.threads)
+    elif what == "augment":
+        from tfdialemb.bench.augment import bench_augment, format_report  # pylint: disable=import-outside-toplevel
+
+        defaults = DEFAULTS["augment"]
+        report = bench_augment(_checkpoint(), setting(defaults, "dialogues"), setting(defaults, "batch"),
+                               setting(defaults, "steps"), FLAGS.fill_mask_model, FLAGS.context_response_model)
     elif what == "encoder":
         from tfdialemb.bench.encoder import bench_encoder, format_report  # pylint: disable=import-outside-toplevel
 
