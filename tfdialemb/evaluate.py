@@ -92,7 +92,7 @@ from tfdialemb.data.sampling import UtterancePool
 from tfdialemb.dialogue import read_dialogues
 from tfdialemb.eval.inputs import embed_distinct
 from tfdialemb.eval.intent import DEFAULT_LABEL_KEY as INTENT_LABEL_KEY
-from tfdialemb.eval.invariance import SAMPLINGS, THESIS_K as INVARIANCE_K
+from tfdialemb.eval.invariance import HIDDEN_STATE_POOLINGS, SAMPLINGS, THESIS_K as INVARIANCE_K
 from tfdialemb.eval.ndcg import THESIS_K as NDCG_K
 from tfdialemb.eval.probe_split import DEFAULT_TEST_FRACTION
 from tfdialemb.eval.metrics import RANK_TIES
@@ -210,7 +210,7 @@ flags.DEFINE_string("augmented_file", None, "invariance: canonical JSONL of orig
                     "augmented views (`python -m tfdialemb.augment`).")
 flags.DEFINE_list("hidden_layers", ["-2", "-3", "-4"], "invariance: the lower layers probed besides the "
                   "final embedding, counted from the top (-1 the last; thesis Table 5: -2,-3,-4); empty: none.")
-flags.DEFINE_enum("hidden_state_pooling", "view", ["view", "mean"], "invariance: pool a hidden layer as "
+flags.DEFINE_enum("hidden_state_pooling", "view", list(HIDDEN_STATE_POOLINGS), "invariance: pool a hidden layer as "
                   "--probe_view does the last (view), or by mean whatever the view (the released "
                   "embed_domain_dataset.py's hidden_state[k]).")
 flags.DEFINE_enum("invariance_sampling", "released", list(SAMPLINGS), "invariance: released (one view "
@@ -595,9 +595,8 @@ def _probe_task(source, embedding: dict, settings: dict) -> dict:
     from tfdialemb.eval import plots
     from tfdialemb.eval.dialogue_metrics import unit_rows
     from tfdialemb.eval.intent import evaluate_intent, read_utterances
-    from tfdialemb.eval.invariance import evaluate_invariance, view_class
+    from tfdialemb.eval.invariance import evaluate_invariance, representations, view_class
     from tfdialemb.eval.probes import evaluate_probes
-    from tfdialemb.layers.dialogue_views import hidden_state_name
 
     captured = {}
     common = {"test_fraction": FLAGS.probe_test_fraction, "seed": FLAGS.probe_seed}
@@ -632,14 +631,13 @@ def _probe_task(source, embedding: dict, settings: dict) -> dict:
     else:
         layers = probed_layers(FLAGS.hidden_layers)
         embed_views = _encoder_views(source, embedding, settings, hidden_layers=layers)
-        layer_pooling = FLAGS.probe_view if FLAGS.hidden_state_pooling == "view" else "mean"
-        embedding.update(view=FLAGS.probe_view, hidden_layers=layers, hidden_state_pooling=layer_pooling)
+        embedding.update(view=FLAGS.probe_view, hidden_layers=layers,
+                         hidden_state_pooling=FLAGS.probe_view if FLAGS.hidden_state_pooling == "view" else "mean")
 
         def embed_representations(dialogues):
-            views = embed_views(dialogues)
-            captured["evaluated"] = (views[FLAGS.probe_view], [view_class(d) for d in dialogues])
-            return {"embedding": views[FLAGS.probe_view],
-                    **{f"hidden_state[{layer}]": views[hidden_state_name(layer_pooling, layer)] for layer in layers}}
+            probed = representations(embed_views(dialogues), FLAGS.probe_view, layers, FLAGS.hidden_state_pooling)
+            captured["evaluated"] = (probed["embedding"], [view_class(d) for d in dialogues])
+            return probed
 
         result = evaluate_invariance(FLAGS.augmented_file, embed_representations, sampling=FLAGS.invariance_sampling,
                                      k=FLAGS.invariance_knn, **common)

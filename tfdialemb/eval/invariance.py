@@ -33,6 +33,7 @@ from tfdialemb.dialogue import Dialogue, read_dialogues
 from tfdialemb.eval import classifier_probes
 from tfdialemb.eval.dialogue_embedding import checked_views
 from tfdialemb.eval.probe_split import DEFAULT_TEST_FRACTION, held_out_split
+from tfdialemb.layers.dialogue_views import hidden_state_name
 
 NONE = "none"
 CLASSES = (NONE,) + tuple(op for op in OPERATIONS if op != "translate")
@@ -40,9 +41,24 @@ CLASSES = (NONE,) + tuple(op for op in OPERATIONS if op != "translate")
 also breaks tied neighbour votes."""
 SAMPLINGS = ("released", "all_views")
 THESIS_K = 5
+HIDDEN_STATE_POOLINGS = ("view", "mean")
+"""A hidden layer pooled as the probed view pools the last one, or by mean whatever the view (the
+released embed_domain_dataset.py's `hidden_state[k]`: AveragePooling)."""
 
 EmbedRepresentations = Callable[[Sequence[Dialogue]], Mapping[str, np.ndarray]]
 """Dialogues in, {representation name: float [N, H]} out, one row per dialogue in input order."""
+
+
+def representations(views: Mapping[str, np.ndarray], view: str, layers: Sequence[int],
+                    hidden_state_pooling: str = "view") -> Dict[str, np.ndarray]:
+    """The probed representations among a DialogueEmbedder's views (built with `hidden_layers`):
+    "embedding", the last layer's `view`, and "hidden_state[-k]" per layer -k (the released
+    names), pooled per `hidden_state_pooling`."""
+    if hidden_state_pooling not in HIDDEN_STATE_POOLINGS:
+        raise ValueError(f"hidden_state_pooling must be one of {HIDDEN_STATE_POOLINGS}, got {hidden_state_pooling!r}")
+    pooling = view if hidden_state_pooling == "view" else "mean"
+    return {"embedding": views[view],
+            **{f"hidden_state[{layer}]": views[hidden_state_name(pooling, layer)] for layer in layers}}
 
 
 def view_class(dialogue: Dialogue) -> Optional[str]:
