@@ -93,9 +93,9 @@ from tfdialemb.dialogue import read_dialogues
 from tfdialemb.eval.inputs import embed_distinct
 from tfdialemb.eval.intent import DEFAULT_LABEL_KEY as INTENT_LABEL_KEY
 from tfdialemb.eval.invariance import HIDDEN_STATE_POOLINGS, SAMPLINGS, THESIS_K as INVARIANCE_K
+from tfdialemb.eval.metrics import RANK_TIES
 from tfdialemb.eval.ndcg import THESIS_K as NDCG_K
 from tfdialemb.eval.probe_split import DEFAULT_TEST_FRACTION
-from tfdialemb.eval.metrics import RANK_TIES
 from tfdialemb.eval.short_term_planning import SCORER as STP_SCORER
 from tfdialemb.eval.switches import EVALUATION_SWITCHES
 from tfdialemb.eval.tasks import TASKS
@@ -210,9 +210,9 @@ flags.DEFINE_string("augmented_file", None, "invariance: canonical JSONL of orig
                     "augmented views (`python -m tfdialemb.augment`).")
 flags.DEFINE_list("hidden_layers", ["-2", "-3", "-4"], "invariance: the lower layers probed besides the "
                   "final embedding, counted from the top (-1 the last; thesis Table 5: -2,-3,-4); empty: none.")
-flags.DEFINE_enum("hidden_state_pooling", "view", list(HIDDEN_STATE_POOLINGS), "invariance: pool a hidden layer as "
-                  "--probe_view does the last (view), or by mean whatever the view (the released "
-                  "embed_domain_dataset.py's hidden_state[k]).")
+flags.DEFINE_enum("hidden_state_pooling", "view", list(HIDDEN_STATE_POOLINGS), "invariance: pool a "
+                  "hidden layer as --probe_view does the last (view), or by mean whatever the view (the "
+                  "released embed_domain_dataset.py's hidden_state[k]).")
 flags.DEFINE_enum("invariance_sampling", "released", list(SAMPLINGS), "invariance: released (one view "
                   "drawn per source dialogue, scatter-analysis.py aug_prediction) or all_views (every "
                   "view, split by source); both use only sources with a view of every class.")
@@ -587,6 +587,70 @@ def _dialogue_task(source, embedding: dict, settings: dict) -> dict:
     return report
 
 
+def _intent_probe(source, embedding: dict, settings: dict):
+    """(report, (eval-file embeddings, labels)) of intent prediction with the sentence embedding."""
+    from tfdialemb.eval.intent import evaluate_intent, read_utterances  # pylint: disable=import-outside-toplevel
+
+    encode = _sentence_encoder(source, settings)
+    label_key = FLAGS.label_key or INTENT_LABEL_KEY
+    embedding.update(pooling=settings["pooling"], max_length=settings["max_length"])
+    embedded = {}
+
+    def embed_texts(texts):
+        vectors = encode(texts)
+        embedded.update(zip(texts, vectors))
+        return vectors
+
+    result = evaluate_intent(FLAGS.eval_file, embed_texts, label_key=label_key, fit_path=FLAGS.fit_file,
+                             test_fraction=FLAGS.probe_test_fraction, seed=FLAGS.probe_seed)
+    texts, labels, _ = read_utterances(FLAGS.eval_file, label_key)
+    return {"label_key": label_key, "embedding": embedding, **result}, (
+        np.stack([embedded[text] for text in texts]), labels)
+
+
+def _domain_probes(source, embedding: dict, settings: dict):
+    """(report, (eval-file embeddings, labels)) of the domain probes with the --probe_view."""
+    from tfdialemb.eval.probes import evaluate_probes  # pylint: disable=import-outside-toplevel
+
+    embed_views = _encoder_views(source, embedding, settings)
+    embedding.update(view=FLAGS.probe_view)
+    evaluated = []
+
+    def embed(dialogues):
+        vectors = embed_views(dialogues)[FLAGS.probe_view]
+        evaluated.append((vectors, [d.labels[FLAGS.label_key] for d in dialogues]))
+        return vectors
+
+    result = evaluate_probes(FLAGS.eval_file, FLAGS.label_key, embed, fit_path=FLAGS.fit_file, k=FLAGS.ndcg_k,
+                             test_fraction=FLAGS.probe_test_fraction, seed=FLAGS.probe_seed)
+    return {"label_key": FLAGS.label_key, "embedding": embedding, **result}, evaluated[0]
+
+
+def _invariance_probe(source, embedding: dict, settings: dict):
+    """(report, (final embeddings, augmentation classes)) of the invariance analysis."""
+    # pylint: disable=import-outside-toplevel
+    from tfdialemb.eval.invariance import evaluate_invariance, layer_pooling, representations, view_class
+
+    layers = probed_layers(FLAGS.hidden_layers)
+    embed_views = _encoder_views(source, embedding, settings, hidden_layers=layers)
+    embedding.update(view=FLAGS.probe_view, hidden_layers=layers,
+                     hidden_state_pooling=layer_pooling(FLAGS.probe_view, FLAGS.hidden_state_pooling))
+    evaluated = []
+
+    def embed_representations(dialogues):
+        probed = representations(embed_views(dialogues), FLAGS.probe_view, layers, FLAGS.hidden_state_pooling)
+        evaluated.append((probed["embedding"], [view_class(d) for d in dialogues]))
+        return probed
+
+    result = evaluate_invariance(FLAGS.augmented_file, embed_representations, sampling=FLAGS.invariance_sampling,
+                                 test_fraction=FLAGS.probe_test_fraction, seed=FLAGS.probe_seed,
+                                 k=FLAGS.invariance_knn)
+    return {"embedding": embedding, **result}, evaluated[0]
+
+
+PROBE_RUNS = {"intent": _intent_probe, "probes": _domain_probes, "invariance": _invariance_probe}
+
+
 def _probe_task(source, embedding: dict, settings: dict) -> dict:
     """The thesis' probes, intent prediction or invariance analysis, plus the PCA projection of
     the evaluated L2-normalised embeddings coloured by label under --plot_dir (thesis Figs. 1-2;
@@ -594,60 +658,12 @@ def _probe_task(source, embedding: dict, settings: dict) -> dict:
     # pylint: disable=import-outside-toplevel
     from tfdialemb.eval import plots
     from tfdialemb.eval.dialogue_metrics import unit_rows
-    from tfdialemb.eval.intent import evaluate_intent, read_utterances
-    from tfdialemb.eval.invariance import evaluate_invariance, representations, view_class
-    from tfdialemb.eval.probes import evaluate_probes
 
-    captured = {}
-    common = {"test_fraction": FLAGS.probe_test_fraction, "seed": FLAGS.probe_seed}
-    if FLAGS.task == "intent":
-        encode = _sentence_encoder(source, settings)
-        label_key = FLAGS.label_key or INTENT_LABEL_KEY
-        embedding.update(pooling=settings["pooling"], max_length=settings["max_length"])
-
-        def embed_texts(texts):
-            vectors = encode(texts)
-            captured["vectors"] = dict(zip(texts, vectors))
-            return vectors
-
-        result = evaluate_intent(FLAGS.eval_file, embed_texts, label_key=label_key, fit_path=FLAGS.fit_file,
-                                 **common)
-        texts, labels, _ = read_utterances(FLAGS.eval_file, label_key)
-        plotted = (np.stack([captured["vectors"][text] for text in texts]), labels)
-        report = {"label_key": label_key}
-    elif FLAGS.task == "probes":
-        embed_views = _encoder_views(source, embedding, settings)
-        embedding.update(view=FLAGS.probe_view)
-
-        def embed(dialogues):
-            vectors = embed_views(dialogues)[FLAGS.probe_view]
-            captured.setdefault("evaluated", (vectors, [d.labels[FLAGS.label_key] for d in dialogues]))
-            return vectors
-
-        result = evaluate_probes(FLAGS.eval_file, FLAGS.label_key, embed, fit_path=FLAGS.fit_file,
-                                 k=FLAGS.ndcg_k, **common)
-        plotted = captured["evaluated"]
-        report = {"label_key": FLAGS.label_key}
-    else:
-        layers = probed_layers(FLAGS.hidden_layers)
-        embed_views = _encoder_views(source, embedding, settings, hidden_layers=layers)
-        embedding.update(view=FLAGS.probe_view, hidden_layers=layers,
-                         hidden_state_pooling=FLAGS.probe_view if FLAGS.hidden_state_pooling == "view" else "mean")
-
-        def embed_representations(dialogues):
-            probed = representations(embed_views(dialogues), FLAGS.probe_view, layers, FLAGS.hidden_state_pooling)
-            captured["evaluated"] = (probed["embedding"], [view_class(d) for d in dialogues])
-            return probed
-
-        result = evaluate_invariance(FLAGS.augmented_file, embed_representations, sampling=FLAGS.invariance_sampling,
-                                     k=FLAGS.invariance_knn, **common)
-        plotted = captured["evaluated"]
-        report = {}
-    report.update(embedding=embedding, **result)
+    report, (vectors, labels) = PROBE_RUNS[FLAGS.task](source, embedding, settings)
     if FLAGS.plot_dir:
         path = os.path.join(FLAGS.plot_dir, f"projection-{FLAGS.task}.png")
-        plots.plot_projection(unit_rows(plotted[0]), plotted[1], path, title=f"{FLAGS.task}: PCA of the {embedding.get('view', 'sentence')} "
-                                                    "embeddings")
+        view = embedding.get("view") or f"{embedding['pooling']}-pooled sentence"
+        plots.plot_projection(unit_rows(vectors), labels, path, title=f"{FLAGS.task}: PCA of the {view} embeddings")
         report["plots"] = [path]
     return report
 

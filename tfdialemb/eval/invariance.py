@@ -49,14 +49,19 @@ EmbedRepresentations = Callable[[Sequence[Dialogue]], Mapping[str, np.ndarray]]
 """Dialogues in, {representation name: float [N, H]} out, one row per dialogue in input order."""
 
 
+def layer_pooling(view: str, hidden_state_pooling: str = "view") -> str:
+    """The pooling of the hidden layers: the probed `view`'s, or "mean"."""
+    if hidden_state_pooling not in HIDDEN_STATE_POOLINGS:
+        raise ValueError(f"hidden_state_pooling must be one of {HIDDEN_STATE_POOLINGS}, got {hidden_state_pooling!r}")
+    return view if hidden_state_pooling == "view" else "mean"
+
+
 def representations(views: Mapping[str, np.ndarray], view: str, layers: Sequence[int],
                     hidden_state_pooling: str = "view") -> Dict[str, np.ndarray]:
     """The probed representations among a DialogueEmbedder's views (built with `hidden_layers`):
     "embedding", the last layer's `view`, and "hidden_state[-k]" per layer -k (the released
     names), pooled per `hidden_state_pooling`."""
-    if hidden_state_pooling not in HIDDEN_STATE_POOLINGS:
-        raise ValueError(f"hidden_state_pooling must be one of {HIDDEN_STATE_POOLINGS}, got {hidden_state_pooling!r}")
-    pooling = view if hidden_state_pooling == "view" else "mean"
+    pooling = layer_pooling(view, hidden_state_pooling)
     return {"embedding": views[view],
             **{f"hidden_state[{layer}]": views[hidden_state_name(pooling, layer)] for layer in layers}}
 
