@@ -4,9 +4,11 @@ The dialogue is pre-processed and packed exactly as the dial2vec build does it (
 of one speaker merged when the model was trained so, `pack_dialogues`), so a model trained on a
 build embeds the same sequences; the outputs are `tfdialemb.layers.dialogue_views`: "interlocutor"
 (Eq. 4), "mean", "cls" (the last-layer [CLS] state, the CLS-pooling baseline for any encoder) and
-"p1", "p2", ... (one interlocutor's mean, dial2vec Table 4).
+"p1", "p2", ... (one interlocutor's mean, dial2vec Table 4). With `hidden_layers`, the same pass
+also pools lower layers' states ("cls[-2]", "mean[-2]", ...: the thesis' hidden-state probe,
+Sec. 5.5, Table 5).
 """
-from typing import Callable, Dict, Optional, Sequence
+from typing import Callable, Dict, Optional, Sequence, Tuple
 
 import numpy as np
 import tensorflow as tf
@@ -15,7 +17,8 @@ from tfdialemb.dialogue import Dialogue, role_ids
 from tfdialemb.encoders import Encoder, Pretrained
 from tfdialemb.encoders.config import usable_max_length
 from tfdialemb.layers.dialogue_views import (
-    check_role_turn_tables, dialogue_embeddings, embedding_names, encode_dialogues, has_role_turn_tables)
+    HIDDEN_STATE_POOLINGS, check_role_turn_tables, dialogue_embeddings, embedding_names, encode_dialogue_layers,
+    encode_dialogues, has_role_turn_tables, hidden_state_embeddings, hidden_state_name)
 from tfdialemb.text import BertTokenizer
 from tfdialemb.text.dialogue_packing import (
     DialogueInputs, dense_dialogues, merge_consecutive_turns, pack_dialogues, separator_id)
@@ -27,16 +30,18 @@ class DialogueEmbedder(tf.Module):
     `separator` ([SEP] or [EOU]), `role_turn_embeddings` and `merge_consecutive_turns` must match
     the build and the model that trained the encoder (`from_settings` takes them from a model
     directory's record). Speakers past `num_roles` fold into the last role, as the dial2vec
-    builder folds speakers past max_roles.
+    builder folds speakers past max_roles. `hidden_layers` (negative, -k = the k-th layer from
+    the top) adds those layers' [CLS] and mean views.
     """
 
     def __init__(self, encoder: Encoder, tokenizer: BertTokenizer, max_length: int = 512,
                  separator: str = "[SEP]", role_turn_embeddings: bool = False, num_roles: int = 2,
-                 merge_consecutive_turns: bool = False):
+                 merge_consecutive_turns: bool = False, hidden_layers: Sequence[int] = ()):
         super().__init__()
         max_length = usable_max_length(encoder.encoder_config, max_length)
         if num_roles < 2:
             raise ValueError(f"num_roles must be at least 2, got {num_roles}")
+        self.hidden_layers = checked_hidden_layers(hidden_layers, encoder.encoder_config.num_layers)
         if role_turn_embeddings:
             check_role_turn_tables(encoder)
         self.encoder = encoder
@@ -52,18 +57,21 @@ class DialogueEmbedder(tf.Module):
         return cls(pretrained.encoder, pretrained.tokenizer, **kwargs)
 
     @classmethod
-    def from_settings(cls, encoder: Encoder, tokenizer: BertTokenizer, settings) -> "DialogueEmbedder":
+    def from_settings(cls, encoder: Encoder, tokenizer: BertTokenizer, settings,
+                      hidden_layers: Sequence[int] = ()) -> "DialogueEmbedder":
         """From the `dialogue` settings of `tfdialemb.inference.settings`; the role and turn
         tables are used when the encoder has them."""
         return cls(encoder, tokenizer, max_length=settings["max_length"],
                    separator=f"[{settings['separator'].upper()}]",
                    role_turn_embeddings=has_role_turn_tables(encoder), num_roles=settings["num_roles"],
-                   merge_consecutive_turns=settings["merge_consecutive_turns"])
+                   merge_consecutive_turns=settings["merge_consecutive_turns"], hidden_layers=hidden_layers)
 
     @property
     def names(self):
-        """The keys of every result: "interlocutor", "mean", "cls", "p1", "p2", ..."""
-        return embedding_names(self.num_roles)
+        """The keys of every result: "interlocutor", "mean", "cls", "p1", "p2", ..., then
+        "cls[-k]", "mean[-k]" per hidden layer."""
+        return embedding_names(self.num_roles) + [hidden_state_name(pooling, layer) for layer in self.hidden_layers
+                                                  for pooling in HIDDEN_STATE_POOLINGS]
 
     @tf.function(input_signature=[tf.RaggedTensorSpec([None, None], tf.string, ragged_rank=1),
                                   tf.RaggedTensorSpec([None, None], tf.int32, ragged_rank=1)],
@@ -80,9 +88,16 @@ class DialogueEmbedder(tf.Module):
         """`turns` [B, (turns)] strings and `speakers` [B, (turns)] role ids 0, 1, ... →
         {name: float32 [B, H]}."""
         inputs = self._pack(turns, speakers)
-        states = encode_dialogues(self.encoder, *inputs, role_turn_embeddings=self.role_turn_embeddings,
-                                  training=False)
-        return dialogue_embeddings(states, inputs.mask, inputs.role_ids, self.num_roles)
+        if not self.hidden_layers:
+            states = encode_dialogues(self.encoder, *inputs, role_turn_embeddings=self.role_turn_embeddings,
+                                      training=False)
+            return dialogue_embeddings(states, inputs.mask, inputs.role_ids, self.num_roles)
+        layers = encode_dialogue_layers(self.encoder, *inputs, role_turn_embeddings=self.role_turn_embeddings,
+                                        training=False)
+        embeddings = dialogue_embeddings(layers[-1], inputs.mask, inputs.role_ids, self.num_roles)
+        for layer in self.hidden_layers:
+            embeddings.update(hidden_state_embeddings(layers[layer], inputs.mask, layer))
+        return embeddings
 
     def _pack(self, turns, speakers) -> DialogueInputs:
         tf.debugging.assert_non_negative(speakers.values, message="speaker ids must be non-negative")
@@ -113,3 +128,14 @@ class DialogueEmbedder(tf.Module):
             if on_batch is not None:
                 on_batch(len(index))
         return output
+
+
+def checked_hidden_layers(layers: Sequence[int], num_layers: int) -> Tuple[int, ...]:
+    """`layers` as distinct negative indices from the top (-1 the last layer ... -num_layers the
+    first), or a ValueError naming the one out of range."""
+    checked = tuple(dict.fromkeys(int(layer) for layer in layers))
+    for layer in checked:
+        if not -num_layers <= layer <= -1:
+            raise ValueError(f"hidden layer {layer} is not one of the encoder's {num_layers} layers: give "
+                             f"-1 (the last) down to {-num_layers} (the first)")
+    return checked

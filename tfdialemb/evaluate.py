@@ -3,6 +3,7 @@ r"""Evaluates an encoder on one of the papers' tasks and writes a JSON report.
   python -m tfdialemb.evaluate --task=TASK --eval_file=PATH (--model_dir=DIR | --init_checkpoint=DIR) \
       --output=report.json [--embedding=KIND] [task flags]
   python -m tfdialemb.evaluate --task=sr|dsts --eval_file=PATH --saved_model=EXPORT_DIR --output=report.json
+  python -m tfdialemb.evaluate --task=invariance --augmented_file=PATH (--model_dir=DIR | ...) --output=report.json
 
 Sentence tasks (DialogueCSE): `sr`, semantic retrieval (MAP, MRR, P@k, R@k), and `dsts`, dialogue
 STS (Spearman, Pearson), on the released text file or its converted JSONL. Flags: --pooling=mean|cls,
@@ -48,6 +49,24 @@ does (the released code: optimistic); --c3l_stp_scorer=released scores STP as th
 compute_stp_scores does (candidates normalised across candidates). Both are recorded in the
 report's "embedding", the STP set's distractor sources in its metrics.
 
+Probes of frozen, L2-normalised embeddings (the augmentation thesis, Sec. 4.4 and 5.4-5.5; see
+tfdialemb/eval/probes.py, intent.py, invariance.py): `probes` on labelled canonical dialogues
+(--label_key, e.g. `domain` of `--format=sgd_single_domain`): logistic-regression accuracy and
+macro F1, KMeans purity and V-measure, retrieval nDCG@--ndcg_k (100); the dialogue embedding is
+the --probe_view (cls, or mean) of the whole dialogue as one sequence. `intent` on one-utterance
+records (`--format=banking77`; --label_key defaults to intent) with the sentence embedding
+(--pooling): logistic-regression accuracy. Both fit on --fit_file and score --eval_file (the
+released fixed splits: SGD train / test, banking77 train.csv / test.csv), or without --fit_file
+hold out --probe_test_fraction of --eval_file by --probe_seed. `invariance` reads
+--augmented_file (originals and views with labels.augmentations and labels.source_id) and
+predicts each view's augmentation (none, insert, replace, crop, shuffle) with logistic regression,
+--invariance_knn (5) nearest neighbours and the cosine nearest centroid, on the final embedding and
+on the hidden states --hidden_layers (-2,-3,-4), pooled as --probe_view
+(--hidden_state_pooling=mean: by mean, as the released embed_domain_dataset.py); lower is more
+invariant. --invariance_sampling=released draws one view per source (sources with every class),
+all_views keeps every view and splits by source. --plot_dir writes the PCA projection coloured by
+label (by augmentation for invariance).
+
 --model_dir is a trained tfdialemb model: its method.json says how it was trained, so the method's
 settings (--separator, --num_roles, --speaker_tokens, --merge_consecutive_turns, the curved kind)
 come from there and a flag contradicting them is refused; --max_length and --pooling override the
@@ -72,7 +91,11 @@ from tfdialemb.cli import OVERWRITE, Progress, parse_flags, report_error
 from tfdialemb.data.sampling import UtterancePool
 from tfdialemb.dialogue import read_dialogues
 from tfdialemb.eval.inputs import embed_distinct
+from tfdialemb.eval.intent import DEFAULT_LABEL_KEY as INTENT_LABEL_KEY
+from tfdialemb.eval.invariance import HIDDEN_STATE_POOLINGS, SAMPLINGS, THESIS_K as INVARIANCE_K
 from tfdialemb.eval.metrics import RANK_TIES
+from tfdialemb.eval.ndcg import THESIS_K as NDCG_K
+from tfdialemb.eval.probe_split import DEFAULT_TEST_FRACTION
 from tfdialemb.eval.short_term_planning import SCORER as STP_SCORER
 from tfdialemb.eval.switches import EVALUATION_SWITCHES
 from tfdialemb.eval.tasks import TASKS
@@ -84,12 +107,17 @@ from tfdialemb.inference.settings import (DEFAULT_MAX_LENGTH, FGC_INPUT, KIND_SE
 
 SENTENCE_TASKS = tuple(sorted(TASKS))
 CURVED_TASKS = ("sequence_modeling", "stp")
+PROBE_TASKS = ("probes", "intent", "invariance")
+DIALOGUE_PROBE_TASKS = ("probes", "invariance")
+FIT_FILE_TASKS = ("probes", "intent")
+"""Tasks that take --fit_file as their fitted part, whatever the --embedding."""
 TASK_EMBEDDINGS = {
     **{task: ("encoder", "whitening", "flow", "glove") for task in SENTENCE_TASKS},
     "dialogue": ("encoder", "glove", "tfidf", "lda", "doc2vec", "plm_mean", "utterance_average"),
     **{task: ("encoder",) for task in CURVED_TASKS},
     "response_selection": ("encoder",),
     "fgc_similarity": ("encoder",),
+    **{task: ("encoder",) for task in PROBE_TASKS},
 }
 """Task → the --embedding kinds it can evaluate."""
 EMBEDDINGS = ("encoder", "whitening", "flow", "glove", "tfidf", "lda", "doc2vec", "plm_mean",
@@ -106,12 +134,16 @@ EMBEDDING_FLAGS = {
 """Flag → the --embedding kinds it applies to."""
 REQUIRED_FLAG = {"whitening": "fit_file", "flow": "fit_file", "glove": "glove_file"}
 TASK_FLAGS = {
-    "label_key": ("dialogue",), "plot_dir": ("dialogue",), "runs": ("dialogue",),
+    "label_key": ("dialogue", "probes", "intent"), "plot_dir": ("dialogue",) + PROBE_TASKS, "runs": ("dialogue",),
     "curved_mode": CURVED_TASKS, "k_last_rows": ("sequence_modeling",), "rank_ties": CURVED_TASKS,
     STP_SCORER.name: ("stp",),
     "history_lengths": ("sequence_modeling",),
-    "merge_consecutive_turns": ("dialogue", "sequence_modeling"),
+    "merge_consecutive_turns": ("dialogue", "sequence_modeling") + DIALOGUE_PROBE_TASKS,
     "keep_empty_blocks": ("response_selection",),
+    "probe_view": DIALOGUE_PROBE_TASKS, "probe_test_fraction": PROBE_TASKS, "probe_seed": PROBE_TASKS,
+    "ndcg_k": ("probes",), "augmented_file": ("invariance",), "hidden_layers": ("invariance",),
+    "hidden_state_pooling": ("invariance",), "invariance_sampling": ("invariance",),
+    "invariance_knn": ("invariance",),
 }
 """Flag → the tasks it applies to."""
 CURVED_MODES = {"ccl": ("ccl",), "c3l": ("c3l", "c3l_maxsim", "bi_b2")}
@@ -119,7 +151,8 @@ CURVED_MODES = {"ccl": ("ccl",), "c3l": ("c3l", "c3l_maxsim", "bi_b2")}
 
 FLAGS = flags.FLAGS
 flags.DEFINE_enum("task", None, sorted(TASK_EMBEDDINGS), "Evaluation task.")
-flags.DEFINE_string("eval_file", None, "Evaluation set: released text file or converted JSONL.")
+flags.DEFINE_string("eval_file", None, "Evaluation set: released text file or converted JSONL "
+                    "(every task but invariance).")
 flags.DEFINE_string("model_dir", None, "Trained tfdialemb model directory to evaluate.")
 flags.DEFINE_string("init_checkpoint", None, "Any loadable checkpoint, e.g. an untrained BERT.")
 flags.DEFINE_string("saved_model", None, "sr, dsts: an exported sentence SavedModel (`export "
@@ -164,8 +197,29 @@ flags.DEFINE_list("history_lengths", [str(h) for h in range(2, 11)],
                   "sequence_modeling: history lengths scored.")
 flags.DEFINE_bool("keep_empty_blocks", False, "response_selection: score candidate blocks without a "
                   "positive as 0 instead of leaving them out (as taesunwhang/UMS-ResSel does).")
+flags.DEFINE_enum("probe_view", "cls", ["cls", "mean"], "probes / invariance: the last layer's pooling "
+                  "probed, [CLS] or the mean of the whole dialogue's tokens (thesis Sec. 4.3: chosen by "
+                  "initialisation; its BERT and RetroMAE runs use [CLS]).")
+flags.DEFINE_float("probe_test_fraction", DEFAULT_TEST_FRACTION, "probes / intent without --fit_file, "
+                   "invariance: the held-out fraction (released: scikit-learn's train_test_split default).",
+                   lower_bound=0.0, upper_bound=1.0)
+flags.DEFINE_integer("probe_seed", 0, "probes / intent without --fit_file, invariance: seed of the "
+                     "held-out split (and of the released sampling's draws).")
+flags.DEFINE_integer("ndcg_k", NDCG_K, "probes: the retrieval cut-off of nDCG@k (thesis: 100).", lower_bound=1)
+flags.DEFINE_string("augmented_file", None, "invariance: canonical JSONL of originals and their "
+                    "augmented views (`python -m tfdialemb.augment`).")
+flags.DEFINE_list("hidden_layers", ["-2", "-3", "-4"], "invariance: the lower layers probed besides the "
+                  "final embedding, counted from the top (-1 the last; thesis Table 5: -2,-3,-4); empty: none.")
+flags.DEFINE_enum("hidden_state_pooling", "view", list(HIDDEN_STATE_POOLINGS), "invariance: pool a "
+                  "hidden layer as --probe_view does the last (view), or by mean whatever the view (the "
+                  "released embed_domain_dataset.py's hidden_state[k]).")
+flags.DEFINE_enum("invariance_sampling", "released", list(SAMPLINGS), "invariance: released (one view "
+                  "drawn per source dialogue, scatter-analysis.py aug_prediction) or all_views (every "
+                  "view, split by source); both use only sources with a view of every class.")
+flags.DEFINE_integer("invariance_knn", INVARIANCE_K, "invariance: neighbours of the k-NN probe "
+                     "(thesis Tables 4-5: 5).", lower_bound=1)
 OVERWRITE.define()
-flags.mark_flags_as_required(["task", "eval_file", "output"])
+flags.mark_flags_as_required(["task", "output"])
 flags.mark_flags_as_mutual_exclusive(["model_dir", "init_checkpoint", "saved_model"])
 
 
@@ -174,11 +228,11 @@ def settings_kind(task: str, embedding: str) -> Optional[str]:
     None for a baseline without a tfdialemb encoder."""
     if embedding in WITHOUT_CHECKPOINT or embedding == "plm_mean":
         return None
-    if embedding == "utterance_average" or task in SENTENCE_TASKS:
+    if embedding == "utterance_average" or task in SENTENCE_TASKS or task == "intent":
         return "sentence"
     if task in ("response_selection", "fgc_similarity"):
         return "selection"
-    return "dialogue" if task == "dialogue" else "triple"
+    return "dialogue" if task in ("dialogue",) + DIALOGUE_PROBE_TASKS else "triple"
 
 
 def given_settings(kind: Optional[str]) -> Dict[str, object]:
@@ -204,8 +258,12 @@ def check_flags() -> None:
         raise ValueError(f"--embedding={kind} uses no encoder: drop --model_dir/--init_checkpoint/--saved_model")
     if kind not in WITHOUT_CHECKPOINT and not has_checkpoint:
         raise ValueError(f"--embedding={kind} needs --model_dir, --init_checkpoint or --saved_model")
+    if task == "invariance" and (FLAGS.eval_file or not FLAGS.augmented_file):
+        raise ValueError("--task=invariance reads --augmented_file (originals and their views), not --eval_file")
+    if task != "invariance" and not FLAGS.eval_file:
+        raise ValueError(f"--task={task} needs --eval_file")
     for name, kinds in EMBEDDING_FLAGS.items():
-        if FLAGS[name].present and kind not in kinds:
+        if FLAGS[name].present and kind not in kinds and not (name == "fit_file" and task in FIT_FILE_TASKS):
             raise ValueError(f"--{name} does not apply to --embedding={kind}")
     for name, tasks in TASK_FLAGS.items():
         if FLAGS[name].present and task not in tasks:
@@ -216,7 +274,9 @@ def check_flags() -> None:
     for name in SETTINGS:
         if name in FLAGS and FLAGS[name].present and name not in read:
             raise ValueError(f"--{name} does not apply to --task={task} --embedding={kind}"
-                             + (": every pooling is reported as a view" if name == "pooling" else "")
+                             + (": pick the dialogue's pooling with --probe_view" if name == "pooling"
+                                and task in DIALOGUE_PROBE_TASKS else
+                                ": every pooling is reported as a view" if name == "pooling" else "")
                              + (": it is fixed in the exported --saved_model" if FLAGS.saved_model else ""))
     if kind in REQUIRED_FLAG and not FLAGS[REQUIRED_FLAG[kind]].value:
         raise ValueError(f"--embedding={kind} needs --{REQUIRED_FLAG[kind]}")
@@ -225,8 +285,24 @@ def check_flags() -> None:
     if task == "stp" and FLAGS.curved_mode and FLAGS.curved_mode not in STP_MODES:
         raise ValueError(f"--task=stp scores with --curved_mode in {', '.join(STP_MODES)}, "
                          f"not {FLAGS.curved_mode}")
-    if task == "dialogue" and not FLAGS.label_key:
-        raise ValueError("--task=dialogue needs --label_key (the key of `labels` naming the domain)")
+    if task in ("dialogue", "probes") and not FLAGS.label_key:
+        raise ValueError(f"--task={task} needs --label_key (the key of `labels` naming the domain)")
+    if task in FIT_FILE_TASKS and FLAGS.fit_file and FLAGS["probe_test_fraction"].present:
+        raise ValueError("--probe_test_fraction splits --eval_file when there is no --fit_file; with "
+                         "--fit_file the whole eval file is held out")
+    if task == "invariance":
+        probed_layers(FLAGS.hidden_layers)
+
+
+def probed_layers(values: List[str]) -> List[int]:
+    """--hidden_layers as negative ints, or a ValueError naming the bad value."""
+    try:
+        layers = [int(value) for value in values]
+    except ValueError:
+        raise ValueError(f"--hidden_layers must be negative integers such as -2,-3,-4, got {values}") from None
+    if any(layer >= 0 for layer in layers):
+        raise ValueError(f"--hidden_layers counts from the top: -1 is the last layer, got {values}")
+    return layers
 
 
 def sample_utterances(path: str, limit: int, seed: int) -> List[str]:
@@ -274,7 +350,7 @@ def main(argv):
 
     try:
         check_flags()
-        check_output(FLAGS.output, [FLAGS.eval_file, FLAGS.fit_file], FLAGS.overwrite)
+        check_output(FLAGS.output, [FLAGS.eval_file, FLAGS.fit_file, FLAGS.augmented_file], FLAGS.overwrite)
         checkpoint = FLAGS.model_dir or FLAGS.init_checkpoint
         source = ModelSource(checkpoint) if checkpoint else None
         kind = settings_kind(FLAGS.task, FLAGS.embedding)
@@ -283,7 +359,8 @@ def main(argv):
         print(f"error: {e}", file=sys.stderr)
         return 2
     embedding = {"kind": FLAGS.embedding}
-    report = {"task": FLAGS.task, "eval_file": FLAGS.eval_file, "checkpoint": checkpoint or FLAGS.saved_model}
+    read = {"augmented_file": FLAGS.augmented_file} if FLAGS.task == "invariance" else {"eval_file": FLAGS.eval_file}
+    report = {"task": FLAGS.task, **read, "checkpoint": checkpoint or FLAGS.saved_model}
     if source and source.method:
         report["method"] = source.method
     try:
@@ -293,6 +370,8 @@ def main(argv):
             report.update(_curved_task(source, embedding, settings))
         elif FLAGS.task in ("response_selection", "fgc_similarity"):
             report.update(_response_selection_task(source, embedding, settings))
+        elif FLAGS.task in PROBE_TASKS:
+            report.update(_probe_task(source, embedding, settings))
         else:
             report.update(_sentence_task(source, embedding, settings))
     except (OSError, ValueError) as e:
@@ -398,26 +477,38 @@ def _plm_mean(embedding: dict):
     return embed_views
 
 
+def _encoder_views(source, embedding: dict, settings: dict, hidden_layers=()):
+    """embed_views(dialogues) → the DialogueEmbedder's {view: [N, H]} (with `hidden_layers`' views);
+    the model is loaded once, when first called, and its settings recorded in `embedding`."""
+    from tfdialemb.dialogue_embedder import DialogueEmbedder  # pylint: disable=import-outside-toplevel
+
+    @functools.lru_cache(maxsize=None)
+    def embedder():
+        pretrained = source.pretrained
+        loaded = DialogueEmbedder.from_settings(pretrained.encoder, pretrained.tokenizer, settings,
+                                                hidden_layers=hidden_layers)
+        embedding.update(max_length=loaded.max_length, separator=settings["separator"],
+                         num_roles=loaded.num_roles, role_turn_embeddings=loaded.role_turn_embeddings,
+                         merge_consecutive_turns=loaded.merge_consecutive_turns)
+        return loaded
+
+    def embed_views(dialogues):
+        progress = Progress(len(dialogues), "dialogues")
+        return embedder().embed(dialogues, batch_size=max(1, FLAGS.batch_size // 4), on_batch=progress.advance)
+
+    return embed_views
+
+
 def _dialogue_views(source, embedding: dict, settings: dict):
     """embed_views(dialogues) → {view: [N, H]} for --embedding on the dialogue task."""
     # pylint: disable=import-outside-toplevel
     from tfdialemb.baselines.doc2vec import Doc2VecDialogueEmbedder
     from tfdialemb.baselines.topic import LdaDialogueEmbedder, TfidfDialogueEmbedder
     from tfdialemb.baselines.utterance_average import average_utterance_embeddings
-    from tfdialemb.dialogue_embedder import DialogueEmbedder
 
     kind = FLAGS.embedding
     if kind == "encoder":
-        def embed_views(dialogues):
-            pretrained = source.pretrained
-            embedder = DialogueEmbedder.from_settings(pretrained.encoder, pretrained.tokenizer, settings)
-            embedding.update(max_length=embedder.max_length, separator=settings["separator"],
-                             num_roles=embedder.num_roles, role_turn_embeddings=embedder.role_turn_embeddings,
-                             merge_consecutive_turns=embedder.merge_consecutive_turns)
-            progress = Progress(len(dialogues), "dialogues")
-            return embedder.embed(dialogues, batch_size=max(1, FLAGS.batch_size // 4),
-                                  on_batch=progress.advance)
-        return embed_views
+        return _encoder_views(source, embedding, settings)
     if kind == "glove":
         glove = _glove(embedding)
         return lambda dialogues: {"glove": glove([" ".join(t.text for t in d.turns)
@@ -493,6 +584,87 @@ def _dialogue_task(source, embedding: dict, settings: dict) -> dict:
                 plots.plot_alignment_uniformity(points, path, labelled_points=final)
                 written.append(path)
         report["plots"] = written
+    return report
+
+
+def _intent_probe(source, embedding: dict, settings: dict):
+    """(report, (eval-file embeddings, labels)) of intent prediction with the sentence embedding."""
+    from tfdialemb.eval.intent import evaluate_intent, read_utterances  # pylint: disable=import-outside-toplevel
+
+    encode = _sentence_encoder(source, settings)
+    label_key = FLAGS.label_key or INTENT_LABEL_KEY
+    embedding.update(pooling=settings["pooling"], max_length=settings["max_length"])
+    embedded = {}
+
+    def embed_texts(texts):
+        vectors = encode(texts)
+        embedded.update(zip(texts, vectors))
+        return vectors
+
+    result = evaluate_intent(FLAGS.eval_file, embed_texts, label_key=label_key, fit_path=FLAGS.fit_file,
+                             test_fraction=FLAGS.probe_test_fraction, seed=FLAGS.probe_seed)
+    texts, labels, _ = read_utterances(FLAGS.eval_file, label_key)
+    return {"label_key": label_key, "embedding": embedding, **result}, (
+        np.stack([embedded[text] for text in texts]), labels)
+
+
+def _domain_probes(source, embedding: dict, settings: dict):
+    """(report, (eval-file embeddings, labels)) of the domain probes with the --probe_view."""
+    from tfdialemb.eval.probes import evaluate_probes  # pylint: disable=import-outside-toplevel
+
+    embed_views = _encoder_views(source, embedding, settings)
+    embedding.update(view=FLAGS.probe_view)
+    evaluated = []
+
+    def embed(dialogues):
+        vectors = embed_views(dialogues)[FLAGS.probe_view]
+        evaluated.append((vectors, [d.labels[FLAGS.label_key] for d in dialogues]))
+        return vectors
+
+    result = evaluate_probes(FLAGS.eval_file, FLAGS.label_key, embed, fit_path=FLAGS.fit_file, k=FLAGS.ndcg_k,
+                             test_fraction=FLAGS.probe_test_fraction, seed=FLAGS.probe_seed)
+    return {"label_key": FLAGS.label_key, "embedding": embedding, **result}, evaluated[0]
+
+
+def _invariance_probe(source, embedding: dict, settings: dict):
+    """(report, (final embeddings, augmentation classes)) of the invariance analysis."""
+    # pylint: disable=import-outside-toplevel
+    from tfdialemb.eval.invariance import evaluate_invariance, layer_pooling, representations, view_class
+
+    layers = probed_layers(FLAGS.hidden_layers)
+    embed_views = _encoder_views(source, embedding, settings, hidden_layers=layers)
+    embedding.update(view=FLAGS.probe_view, hidden_layers=layers,
+                     hidden_state_pooling=layer_pooling(FLAGS.probe_view, FLAGS.hidden_state_pooling))
+    evaluated = []
+
+    def embed_representations(dialogues):
+        probed = representations(embed_views(dialogues), FLAGS.probe_view, layers, FLAGS.hidden_state_pooling)
+        evaluated.append((probed["embedding"], [view_class(d) for d in dialogues]))
+        return probed
+
+    result = evaluate_invariance(FLAGS.augmented_file, embed_representations, sampling=FLAGS.invariance_sampling,
+                                 test_fraction=FLAGS.probe_test_fraction, seed=FLAGS.probe_seed,
+                                 k=FLAGS.invariance_knn)
+    return {"embedding": embedding, **result}, evaluated[0]
+
+
+PROBE_RUNS = {"intent": _intent_probe, "probes": _domain_probes, "invariance": _invariance_probe}
+
+
+def _probe_task(source, embedding: dict, settings: dict) -> dict:
+    """The thesis' probes, intent prediction or invariance analysis, plus the PCA projection of
+    the evaluated L2-normalised embeddings coloured by label under --plot_dir (thesis Figs. 1-2;
+    released scatter-analysis.py `get_pca_df` normalises too)."""
+    # pylint: disable=import-outside-toplevel
+    from tfdialemb.eval import plots
+    from tfdialemb.eval.dialogue_metrics import unit_rows
+
+    report, (vectors, labels) = PROBE_RUNS[FLAGS.task](source, embedding, settings)
+    if FLAGS.plot_dir:
+        path = os.path.join(FLAGS.plot_dir, f"projection-{FLAGS.task}.png")
+        view = embedding.get("view") or f"{embedding['pooling']}-pooled sentence"
+        plots.plot_projection(unit_rows(vectors), labels, path, title=f"{FLAGS.task}: PCA of the {view} embeddings")
+        report["plots"] = [path]
     return report
 
 

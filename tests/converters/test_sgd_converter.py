@@ -1,4 +1,5 @@
 """SGD converter against hand-made native fixtures and hand-written expectations."""
+import json
 import os
 import shutil
 
@@ -115,3 +116,19 @@ def test_missing_input_raises_file_not_found(tmp_path):
         list(FORMATS["sgd"](missing, ErrorPolicy("fail")))
     with pytest.raises(FileNotFoundError, match="no dialogues_"):
         list(FORMATS["sgd"](str(tmp_path), ErrorPolicy("fail")))
+
+
+def test_single_domain_keeps_dialogues_with_one_thesis_domain(tmp_path):
+    """The thesis' SGD (released domain.py, one_domain): a service's domain is its name without
+    _N; Travel and Weather are not domains, so only services among the 14 count."""
+    records = [{"dialogue_id": f"9_{i:05d}", "services": services,
+                "turns": [{"speaker": "USER", "utterance": "hello", "frames": []}]}
+               for i, services in enumerate([["Restaurants_1", "Restaurants_2"], ["Travel_1"], ["Hotels_2", "Travel_1"],
+                                             ["Weather_1", "Alarm_1"], ["Hotels_2", "RideSharing_1"]])]
+    (tmp_path / "dialogues_001.json").write_text(json.dumps(records), encoding="utf-8")
+    kept = [d.to_json() for d in FORMATS["sgd_single_domain"](str(tmp_path), ErrorPolicy("fail"))]
+    assert [(d["id"], d["labels"]) for d in kept] == [
+        ("9_00000", {"services": ["Restaurants_1", "Restaurants_2"], "domain": "Restaurants"}),
+        ("9_00002", {"services": ["Hotels_2", "Travel_1"], "domain": "Hotels"})]
+    assert [d.labels for d in FORMATS["sgd_single_domain"](TRAIN, ErrorPolicy("fail"))] == [
+        {"services": ["Restaurants_1"], "domain": "Restaurants"}, {"services": ["Movies_1"], "domain": "Movies"}]

@@ -1,4 +1,6 @@
 """The project's text encoder: Model Garden's BertEncoderV2 plus optional role/turn embeddings."""
+from typing import List
+
 import tensorflow as tf
 import tf_keras
 from official.modeling import activations
@@ -64,17 +66,26 @@ class Encoder(tf_keras.Model):
                 )
 
     def call(self, inputs, training=None):
+        return self._run(inputs, training, all_layers=False)
+
+    def all_layer_states(self, inputs, training=None) -> List[tf.Tensor]:
+        """Every transformer layer's output states [B, T, H], bottom to top; the last is
+        `sequence_output`. Hugging Face's `hidden_states[-k]` is element -k for k up to the
+        number of layers (its element 0, the embedding output, is not among them)."""
+        return self._run(inputs, training, all_layers=True)["encoder_outputs"]
+
+    def _run(self, inputs, training, all_layers: bool):
         if jit_compiled_encoders():
-            return self._compiled_forward(inputs, training)
-        return self._forward(inputs, training)
+            return self._compiled_forward(inputs, training, all_layers)
+        return self._forward(inputs, training, all_layers)
 
     @tf.function(jit_compile=True, reduce_retracing=True, autograph=False)
-    def _compiled_forward(self, inputs, training):
+    def _compiled_forward(self, inputs, training, all_layers):
         """`_forward` compiled with XLA, asked for by `tfdialemb.precision.apply`: only this part of
         an embedding graph, whose tokenizer's string ops XLA cannot compile."""
-        return self._forward(inputs, training)
+        return self._forward(inputs, training, all_layers)
 
-    def _forward(self, inputs, training):
+    def _forward(self, inputs, training, all_layers=False):
         word_ids = inputs["input_word_ids"]
         bert_inputs = {
             "input_word_ids": word_ids,
@@ -94,10 +105,13 @@ class Encoder(tf_keras.Model):
                 embeddings += self.extra_embeddings[key](inputs[key])
             bert_inputs["input_word_embeddings"] = embeddings
         outputs = self.bert(bert_inputs, training=training)
-        return {
+        result = {
             "sequence_output": outputs["sequence_output"],
             "pooled_output": outputs["pooled_output"],
         }
+        if all_layers:
+            result["encoder_outputs"] = list(outputs["encoder_outputs"])
+        return result
 
     def embed(self, inputs, pooling: str = "mean", training=None) -> tf.Tensor:
         """Sentence embeddings [B, H] float32: `pooling` over the last layer's valid tokens,

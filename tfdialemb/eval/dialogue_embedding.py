@@ -51,7 +51,7 @@ def read_labelled_dialogues(path: str, label_key: str) -> LabelledDialogues:
     return LabelledDialogues(dialogues, labels, skipped)
 
 
-def _checked_views(views: Any, n: int) -> Dict[str, np.ndarray]:
+def checked_views(views: Any, n: int) -> Dict[str, np.ndarray]:
     """The embedder's views as float32 arrays [n, H], or a ValueError naming the bad view."""
     if not isinstance(views, Mapping) or not views:
         raise ValueError("embed_views must return a non-empty dict of views, got "
@@ -127,7 +127,7 @@ def evaluate_dialogue_embeddings(path: str, label_key: str, embed_views: EmbedVi
     are left out of MAP and MRR.
     """
     data = read_labelled_dialogues(path, label_key)
-    views = _checked_views(embed_views(data.dialogues), len(data.dialogues))
+    views = checked_views(embed_views(data.dialogues), len(data.dialogues))
     codes = dialogue_metrics.label_codes(data.labels)
     return {
         **_summary(data),

@@ -208,7 +208,7 @@ def dialogue_retrieval(embeddings: np.ndarray, labels: Sequence[Hashable]) -> Di
             "queries_without_relevant": len(x) - len(average_precisions)}
 
 
-def _unit_rows(x: np.ndarray) -> np.ndarray:
+def unit_rows(x: np.ndarray) -> np.ndarray:
     """Rows scaled to length 1; a zero row has no direction on the hypersphere and is refused."""
     norms = np.linalg.norm(x, axis=1, keepdims=True)
     if (norms == 0).any():
@@ -230,7 +230,7 @@ def alignment(embeddings: np.ndarray, labels: Sequence[Hashable],
     if variant not in ALIGNMENT_VARIANTS:
         raise ValueError(f"variant must be one of {ALIGNMENT_VARIANTS}, got {variant!r}")
     x, codes = _checked(embeddings, labels)
-    unit = _unit_rows(x)
+    unit = unit_rows(x)
 
     def pair_sum(rows: np.ndarray) -> float:
         total = rows.sum(axis=0)
@@ -258,7 +258,7 @@ def uniformity(embeddings: np.ndarray, t: float = UNIFORMITY_T) -> float:
         raise ValueError(f"uniformity needs embeddings [N ≥ 2, H], got shape {x.shape}")
     if not np.isfinite(x).all():
         raise ValueError("embeddings hold NaN or infinite values")
-    unit = _unit_rows(x)
+    unit = unit_rows(x)
     total = 0.0
     for start, block in _cosine_blocks(unit):
         kernel = np.exp(-t * np.maximum(2.0 - 2.0 * block, 0.0))

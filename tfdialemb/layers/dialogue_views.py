@@ -15,6 +15,8 @@ from tfdialemb.encoders.pooling import first_token, masked_mean
 from tfdialemb.layers.interlocutor_pooling import interlocutor_pooling, role_masks
 
 POOLINGS = ("interlocutor", "mean", "cls")
+HIDDEN_STATE_POOLINGS = ("cls", "mean")
+"""The poolings of a lower layer's states: the thesis probes hidden states with its pooled views."""
 
 
 def embedding_names(num_roles: int) -> List[str]:
@@ -37,16 +39,32 @@ def check_role_turn_tables(encoder: Encoder) -> None:
             f"role_vocab_size and turn_vocab_size (it has {config.role_vocab_size} and {config.turn_vocab_size})")
 
 
-def encode_dialogues(encoder: Encoder, ids: tf.Tensor, mask: tf.Tensor, turn_ids: tf.Tensor,
-                     role_ids: tf.Tensor, role_turn_embeddings: bool, training=None) -> tf.Tensor:
-    """Last-layer states [N, T, H] of packed dialogues [N, T]; turn and role ids reach the
-    encoder only with `role_turn_embeddings`, clipped into its tables."""
+def _encoder_inputs(encoder: Encoder, ids: tf.Tensor, mask: tf.Tensor, turn_ids: tf.Tensor,
+                    role_ids: tf.Tensor, role_turn_embeddings: bool) -> Dict[str, tf.Tensor]:
+    """The encoder's inputs; turn and role ids only with `role_turn_embeddings`, clipped into
+    its tables."""
     inputs = {"input_word_ids": ids, "input_mask": mask}
     if role_turn_embeddings:
         config = encoder.encoder_config
         inputs["role_ids"] = tf.clip_by_value(role_ids, 0, config.role_vocab_size - 1)
         inputs["turn_ids"] = tf.clip_by_value(turn_ids, 0, config.turn_vocab_size - 1)
+    return inputs
+
+
+def encode_dialogues(encoder: Encoder, ids: tf.Tensor, mask: tf.Tensor, turn_ids: tf.Tensor,
+                     role_ids: tf.Tensor, role_turn_embeddings: bool, training=None) -> tf.Tensor:
+    """Last-layer states [N, T, H] of packed dialogues [N, T]; turn and role ids reach the
+    encoder only with `role_turn_embeddings`, clipped into its tables."""
+    inputs = _encoder_inputs(encoder, ids, mask, turn_ids, role_ids, role_turn_embeddings)
     return encoder(inputs, training=training)["sequence_output"]
+
+
+def encode_dialogue_layers(encoder: Encoder, ids: tf.Tensor, mask: tf.Tensor, turn_ids: tf.Tensor,
+                           role_ids: tf.Tensor, role_turn_embeddings: bool, training=None) -> List[tf.Tensor]:
+    """Every layer's states [N, T, H] of packed dialogues [N, T], bottom to top (the last is
+    `encode_dialogues`'), for probing hidden states (thesis Sec. 5.5, Table 5)."""
+    inputs = _encoder_inputs(encoder, ids, mask, turn_ids, role_ids, role_turn_embeddings)
+    return encoder.all_layer_states(inputs, training=training)
 
 
 def dialogue_embeddings(states: tf.Tensor, mask: tf.Tensor, role_ids: tf.Tensor,
@@ -63,3 +81,16 @@ def dialogue_embeddings(states: tf.Tensor, mask: tf.Tensor, role_ids: tf.Tensor,
     }
     embeddings.update({f"p{r + 1}": per_role[:, r] for r in range(num_roles)})
     return embeddings
+
+
+def hidden_state_name(pooling: str, layer: int) -> str:
+    """The key of `pooling` over layer `layer` (negative, from the top), e.g. "cls[-2]"."""
+    return f"{pooling}[{layer}]"
+
+
+def hidden_state_embeddings(states: tf.Tensor, mask: tf.Tensor, layer: int) -> Dict[str, tf.Tensor]:
+    """float32 [N, H] [CLS] state and masked mean of one layer's states, keyed by
+    `hidden_state_name`."""
+    states = tf.cast(states, tf.float32)
+    return {hidden_state_name("cls", layer): first_token(states),
+            hidden_state_name("mean", layer): masked_mean(states, mask)}

@@ -1,0 +1,130 @@
+"""The invariance analysis: which views take part, the split by source, probes on embeddings whose
+augmentation is (or is not) recoverable, and the hidden-layer views checked against transformers."""
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import tiny_bert
+from tfdialemb.dialogue import Dialogue, Turn, role_ids, write_dialogues
+from tfdialemb.dialogue_embedder import DialogueEmbedder
+from tfdialemb.encoders import load_pretrained
+from tfdialemb.eval.invariance import CLASSES, evaluate_invariance, read_views, representations, sample_views
+from tfdialemb.eval.probe_split import held_out_split
+
+from conftest import FOUR_LAYERS
+
+
+def _source_of(dialogue):
+    return dialogue.labels.get("source_id", dialogue.id)
+
+
+def test_views_taking_part_and_those_left_out(tmp_path, augmented_file):
+    extra = [Dialogue("lonely", (Turn("a", "hi"),), {"augmentations": []}),
+             Dialogue("lonely/insert", (Turn("a", "hi the"),), {"augmentations": ["insert"], "source_id": "lonely"}),
+             Dialogue("s0/twice", (Turn("a", "hi"),), {"augmentations": ["crop", "insert"], "source_id": "s0"})]
+    path = tmp_path / "augmented.jsonl"
+    path.write_text(augmented_file.read_text(encoding="utf-8")
+                    + "".join(d.to_line() + "\n" for d in extra), encoding="utf-8")
+    views = read_views(str(path))
+    assert views.classes == list(CLASSES) == ["none", "insert", "replace", "crop", "shuffle"]
+    assert list(views.by_source) == ["s0", "s1", "s2", "s3"]
+    assert views.left_out == {"translate": 4, "crop+insert": 1}
+    assert views.incomplete_sources == 1  # "lonely" has no replace, crop or shuffle view
+
+
+def test_a_file_without_originals_is_refused(tmp_path):
+    write_dialogues([Dialogue("a/insert", (Turn("a", "x"),), {"augmentations": ["insert"], "source_id": "a"})],
+                    str(tmp_path / "views.jsonl"))
+    with pytest.raises(ValueError, match=r"needs the originals \(labels.augmentations = \[\]\)"):
+        read_views(str(tmp_path / "views.jsonl"))
+
+
+def test_released_sampling_draws_one_view_per_source_and_all_views_splits_by_source(augmented_file):
+    views = read_views(str(augmented_file))
+    dialogues, names, sources = sample_views(views, "released", seed=0)
+    assert sources == ["s0", "s1", "s2", "s3"] and len(dialogues) == 4
+    assert [CLASSES[0] if not d.labels["augmentations"] else d.labels["augmentations"][0] for d in dialogues] == names
+    dialogues, names, sources = sample_views(views, "all_views", seed=0)
+    assert len(dialogues) == 20 and names.count("shuffle") == 4
+    fit, test = held_out_split(len(dialogues), 0.25, seed=0, groups=sources)
+    assert {sources[i] for i in fit}.isdisjoint({sources[i] for i in test})
+    assert {_source_of(dialogues[i]) for i in test} == {sources[i] for i in test}
+
+
+def _embed_by(rule):
+    """embed(dialogues) → {"embedding": rule(dialogue) per row}."""
+    return lambda dialogues: {"embedding": np.stack([rule(d) for d in dialogues])}
+
+
+def test_a_recoverable_augmentation_is_predicted_perfectly(augmented_file):
+    rng = np.random.default_rng(0)
+    directions = {name: np.eye(len(CLASSES))[i] for i, name in enumerate(CLASSES)}
+    noise = {f"s{i}": rng.normal(scale=0.05, size=len(CLASSES)) for i in range(4)}
+
+    def rule(dialogue):
+        name = (dialogue.labels["augmentations"] or ["none"])[0]
+        return directions[name] + noise[_source_of(dialogue)]
+
+    result = evaluate_invariance(str(augmented_file), _embed_by(rule), sampling="all_views", k=3)
+    assert result["metrics"]["representations"]["embedding"] == {
+        "logreg_accuracy": 1.0, "logreg_converged": True, "3nn_accuracy": 1.0, "cosine_centroid_accuracy": 1.0}
+    assert result["metrics"]["classes"] == {name: 4 for name in CLASSES}
+    assert (result["metrics"]["fit_views"], result["metrics"]["test_views"]) == (15, 5)
+    assert result["metrics"]["majority_accuracy"] == 0.2
+
+
+def test_an_invariant_embedding_leaves_only_tied_votes(augmented_file):
+    # Every view of a source embeds as its original: the nearest source brings one view of each
+    # class (a 5-way tie → the first class, none), and all class centroids coincide.
+    points = {f"s{i}": np.array([np.cos(i), np.sin(i), 0.5]) for i in range(4)}
+    result = evaluate_invariance(str(augmented_file), _embed_by(lambda d: points[_source_of(d)]),
+                                 sampling="all_views", k=5)
+    probes = result["metrics"]["representations"]["embedding"]
+    assert probes["5nn_accuracy"] == 0.2 and probes["cosine_centroid_accuracy"] == 0.2
+    assert probes["logreg_accuracy"] <= 0.4
+
+
+def test_representations_name_the_final_view_and_each_pooled_hidden_layer():
+    views = {name: np.full((2, 3), float(i)) for i, name in enumerate(
+        ["interlocutor", "mean", "cls", "p1", "p2", "cls[-2]", "mean[-2]", "cls[-4]", "mean[-4]"])}
+    as_view = representations(views, "cls", [-2, -4])
+    assert {name: float(x[0, 0]) for name, x in as_view.items()} == {
+        "embedding": 2.0, "hidden_state[-2]": 5.0, "hidden_state[-4]": 7.0}
+    by_mean = representations(views, "cls", [-2], hidden_state_pooling="mean")
+    assert {name: float(x[0, 0]) for name, x in by_mean.items()} == {"embedding": 2.0, "hidden_state[-2]": 6.0}
+    assert list(representations(views, "mean", [])) == ["embedding"]
+
+
+def _reference_states(model, inputs):
+    """transformers' hidden states of the packed dialogues, and their [CLS] and masked means."""
+    outputs = model(input_ids=inputs.ids, attention_mask=inputs.mask, token_type_ids=tf.zeros_like(inputs.ids),
+                    output_hidden_states=True)
+    mask = inputs.mask.numpy()[..., None].astype(np.float64)
+
+    def pooled(layer):
+        states = outputs.hidden_states[layer].numpy().astype(np.float64)
+        return states[:, 0], (states * mask).sum(axis=1) / mask.sum(axis=1)
+
+    return pooled
+
+
+def test_hidden_layer_views_pool_that_layers_states(four_layer_bert, four_layer_state):
+    pretrained = load_pretrained(four_layer_bert)
+    embedder = DialogueEmbedder.from_pretrained(pretrained, hidden_layers=(-2, -4), max_length=24)
+    assert embedder.names[-4:] == ["cls[-2]", "mean[-2]", "cls[-4]", "mean[-4]"]
+    dialogues = [Dialogue("x", (Turn("a", "hello world"), Turn("b", "good morning how are you"))),
+                 Dialogue("y", (Turn("a", "book a taxi"),))]
+    views = embedder.embed(dialogues)
+    turns = tf.ragged.constant([[t.text for t in d.turns] for d in dialogues], tf.string)
+    speakers = tf.ragged.constant([role_ids(d) for d in dialogues], tf.int32)
+    pooled = _reference_states(tiny_bert.transformers_model(four_layer_state, FOUR_LAYERS),
+                               embedder.pack_batch(turns, speakers))
+    for layer in (-1, -2, -4):
+        cls, mean = pooled(layer)
+        suffix = "" if layer == -1 else f"[{layer}]"
+        np.testing.assert_allclose(views["cls" + suffix], cls, atol=2e-5, err_msg=f"cls{suffix}")
+        np.testing.assert_allclose(views["mean" + suffix], mean, atol=2e-5, err_msg=f"mean{suffix}")
+    assert not np.allclose(views["cls[-2]"], views["cls"], atol=1e-3)
+    for bad in ((-5,), (0,)):
+        with pytest.raises(ValueError, match="is not one of the encoder's 4 layers"):
+            DialogueEmbedder.from_pretrained(pretrained, hidden_layers=bad)

@@ -1,0 +1,161 @@
+"""Invariance analysis: how well the augmentation a dialogue went through can be read from its
+embedding (thesis Sec. 5.4-5.5, Tables 4-5; lower is better, the encoder is more invariant).
+
+The input is an augmented file (`python -m tfdialemb.augment`): canonical dialogues whose
+`labels.augmentations` lists the operations applied (empty for an original) and whose
+`labels.source_id` names the original (`tfdialemb.augment.base`). Classes are none, insert,
+replace, crop and shuffle, those of them the file holds (Table 4's five classes for a-l-m-dse);
+translate views (no a-l-m-dse operation, not in Table 4) and views of several operations are
+left out and counted under their operations' names.
+
+Sources, views and the split follow the released experiment (voorhs/dialogue-augmentation
+scatter-analysis.py `aug_prediction` and `dump_scores`): the per-augmentation tables are
+inner-joined on the source dialogue, so only sources with a view of every class take part (crop
+applies from 6 utterances, shuffle from 12: without this, a dialogue's length alone would tell
+its class apart), and `sampling="released"` draws one class per source uniformly, then one view
+of it, and splits the drawn views 75/25 by the seed; `sampling="all_views"` keeps every view and
+splits by source, so the views of one dialogue are never on both sides. Three probes, fitted on
+one part and scored on the other (`classifier_probes`): logistic regression (max_iter 1000, as
+released), k nearest neighbours (Table 5: k = 5) and cosine nearest centroid, on each
+representation the embedder returns (the final embedding and the pooled hidden states −2, −3, −4
+of Table 5). `majority_accuracy`, the share of the held-out part's most common class, is the
+chance level the accuracies compare against.
+"""
+import collections
+import dataclasses
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
+
+import numpy as np
+
+from tfdialemb.augment.base import applied, source_id
+from tfdialemb.augment.presets import OPERATIONS
+from tfdialemb.dialogue import Dialogue, read_dialogues
+from tfdialemb.eval import classifier_probes
+from tfdialemb.eval.dialogue_embedding import checked_views
+from tfdialemb.eval.probe_split import DEFAULT_TEST_FRACTION, held_out_split
+from tfdialemb.layers.dialogue_views import hidden_state_name
+
+NONE = "none"
+CLASSES = (NONE,) + tuple(op for op in OPERATIONS if op != "translate")
+"""Table 4's classes, in the released code's order (orig, insert, replace, prune, shuffle), which
+also breaks tied neighbour votes."""
+SAMPLINGS = ("released", "all_views")
+THESIS_K = 5
+HIDDEN_STATE_POOLINGS = ("view", "mean")
+"""A hidden layer pooled as the probed view pools the last one, or by mean whatever the view (the
+released embed_domain_dataset.py's `hidden_state[k]`: AveragePooling)."""
+
+EmbedRepresentations = Callable[[Sequence[Dialogue]], Mapping[str, np.ndarray]]
+"""Dialogues in, {representation name: float [N, H]} out, one row per dialogue in input order."""
+
+
+def layer_pooling(view: str, hidden_state_pooling: str = "view") -> str:
+    """The pooling of the hidden layers: the probed `view`'s, or "mean"."""
+    if hidden_state_pooling not in HIDDEN_STATE_POOLINGS:
+        raise ValueError(f"hidden_state_pooling must be one of {HIDDEN_STATE_POOLINGS}, got {hidden_state_pooling!r}")
+    return view if hidden_state_pooling == "view" else "mean"
+
+
+def representations(views: Mapping[str, np.ndarray], view: str, layers: Sequence[int],
+                    hidden_state_pooling: str = "view") -> Dict[str, np.ndarray]:
+    """The probed representations among a DialogueEmbedder's views (built with `hidden_layers`):
+    "embedding", the last layer's `view`, and "hidden_state[-k]" per layer -k (the released
+    names), pooled per `hidden_state_pooling`."""
+    pooling = layer_pooling(view, hidden_state_pooling)
+    return {"embedding": views[view],
+            **{f"hidden_state[{layer}]": views[hidden_state_name(pooling, layer)] for layer in layers}}
+
+
+def view_class(dialogue: Dialogue) -> Optional[str]:
+    """The class of one view ("none" for an original), or None when it is left out."""
+    operations = applied(dialogue)
+    if not operations:
+        return NONE
+    return operations[0] if len(operations) == 1 and operations[0] in CLASSES else None
+
+
+@dataclasses.dataclass(frozen=True)
+class AugmentedViews:
+    """The views of the sources that have every class present, grouped by source in file order."""
+    classes: List[str]
+    by_source: Dict[str, Dict[str, List[Dialogue]]]
+    left_out: Dict[str, int]
+    incomplete_sources: int
+
+
+def read_views(path: str) -> AugmentedViews:
+    """The usable views of an augmented file; a ValueError when fewer than two classes, or no
+    source with every class, remain."""
+    by_source: Dict[str, Dict[str, List[Dialogue]]] = {}
+    left_out: Dict[str, int] = collections.Counter()
+    for dialogue in read_dialogues(path):
+        name = view_class(dialogue)
+        if name is None:
+            left_out["+".join(applied(dialogue))] += 1
+            continue
+        by_source.setdefault(source_id(dialogue), {}).setdefault(name, []).append(dialogue)
+    counts = collections.Counter(name for views in by_source.values() for name in views)
+    classes = [name for name in CLASSES if counts[name]]
+    if len(classes) < 2:
+        raise ValueError(f"{path}: views of {len(classes)} class(es) {classes} among {list(CLASSES)}; the invariance "
+                         "probe needs the originals (labels.augmentations = []) and at least one operation's views")
+    complete = {source: views for source, views in by_source.items() if len(views) == len(classes)}
+    if not complete:
+        raise ValueError(f"{path}: no source dialogue has a view of every class {classes} (sources by class: "
+                         f"{dict(counts)}); write the originals and each operation's view of the same dialogues")
+    return AugmentedViews(classes, complete, dict(left_out), len(by_source) - len(complete))
+
+
+def sample_views(views: AugmentedViews, sampling: str, seed: int):
+    """(dialogues, class names, source ids) of the views taking part, per `sampling`."""
+    if sampling not in SAMPLINGS:
+        raise ValueError(f"sampling must be one of {SAMPLINGS}, got {sampling!r}")
+    rng = np.random.default_rng(seed)
+    dialogues, names, sources = [], [], []
+    for source, by_class in views.by_source.items():
+        if sampling == "released":
+            name = views.classes[rng.integers(len(views.classes))]
+            chosen = [(name, by_class[name][rng.integers(len(by_class[name]))])]
+        else:
+            chosen = [(name, dialogue) for name in views.classes for dialogue in by_class[name]]
+        for name, dialogue in chosen:
+            dialogues.append(dialogue)
+            names.append(name)
+            sources.append(source)
+    return dialogues, names, sources
+
+
+def representation_probes(x: np.ndarray, codes: np.ndarray, fit: np.ndarray, test: np.ndarray,
+                          k: int = THESIS_K) -> Dict[str, Any]:
+    """Logistic regression, k-NN and cosine nearest-centroid accuracy of one representation."""
+    parts = (x[fit], codes[fit], x[test], codes[test])
+    logreg = classifier_probes.logistic_regression(*parts, max_iter=classifier_probes.INVARIANCE_MAX_ITER)
+    return {"logreg_accuracy": logreg["accuracy"], "logreg_converged": logreg["converged"],
+            f"{k}nn_accuracy": classifier_probes.knn_accuracy(*parts, k=k),
+            "cosine_centroid_accuracy": classifier_probes.nearest_centroid_accuracy(*parts)}
+
+
+def evaluate_invariance(path: str, embed: EmbedRepresentations, sampling: str = "released",
+                        test_fraction: float = DEFAULT_TEST_FRACTION, seed: int = 0,
+                        k: int = THESIS_K) -> Dict[str, Any]:
+    """{"split", "metrics"} of the augmentation-type probes on every representation; only the
+    views taking part are embedded."""
+    views = read_views(path)
+    dialogues, names, sources = sample_views(views, sampling, seed)
+    codes = np.array([views.classes.index(name) for name in names], np.int64)
+    fit, test = held_out_split(len(dialogues), test_fraction, seed,
+                               groups=sources if sampling == "all_views" else None)
+    representations = checked_views(embed(dialogues), len(dialogues))
+    held_out = np.bincount(codes[test], minlength=len(views.classes))
+    return {
+        "split": {"sampling": sampling, "test_fraction": test_fraction, "seed": seed},
+        "metrics": {
+            "classes": {name: int((codes == i).sum()) for i, name in enumerate(views.classes)},
+            "left_out": views.left_out, "sources": len(views.by_source),
+            "incomplete_sources": views.incomplete_sources,
+            "fit_views": len(fit), "test_views": len(test),
+            "majority_accuracy": float(held_out.max() / len(test)),
+            "representations": {name: representation_probes(x, codes, fit, test, k)
+                                for name, x in representations.items()},
+        },
+    }

@@ -1,0 +1,76 @@
+"""The thesis' probes of frozen dialogue embeddings (Sec. 4.4, Table 3): domain classification,
+dialogue categorization (clustering purity) and dialogue retrieval (nDCG@100).
+
+As the released benchmark computes them (voorhs/dialogue-augmentation
+mylib/embedding_benchmarks/evaluate_all.py and the modules it calls), on L2-normalised
+embeddings of a fitted part (the corpus' train split) and a held-out part (its test split):
+
+- classification: logistic regression fitted on the fitted part, accuracy and macro F1 on the
+  held-out part (`classifier_probes.logistic_regression`);
+- categorization: `KMeans(n_classes, random_state=0, n_init=10)` fitted on the fitted part and
+  applied to the held-out part (clusterization.py), purity (Σ over clusters of the majority
+  class count / N, `dialogue_metrics.purity`) and V-measure; `purity_fit` is the fitted part's
+  own (released `cluster_purity_train`);
+- retrieval: each held-out dialogue queries the fitted ones by cosine, same label relevant,
+  nDCG@k (`ndcg.retrieval_ndcg`).
+
+The parts are two files (the released fixed splits: SGD train and test) or one file split by a
+seed (`probe_split.held_out_split`). Labels are one value per dialogue (e.g. the single-domain
+SGD of `--format=sgd_single_domain`); dialogues without the label are left out and counted.
+"""
+from typing import Any, Callable, Dict, Hashable, Optional, Sequence
+
+import numpy as np
+from sklearn.cluster import KMeans
+from sklearn.metrics import v_measure_score
+
+from tfdialemb.dialogue import Dialogue
+from tfdialemb.eval import classifier_probes
+from tfdialemb.eval.dialogue_embedding import read_labelled_dialogues
+from tfdialemb.eval.dialogue_metrics import purity, unit_rows
+from tfdialemb.eval.ndcg import THESIS_K, retrieval_ndcg
+from tfdialemb.eval.probe_split import DEFAULT_TEST_FRACTION, probe_parts, split_codes
+
+EmbedDialogues = Callable[[Sequence[Dialogue]], np.ndarray]
+"""Dialogues in, one embedding row per dialogue out, in input order."""
+
+
+def domain_probes(fit_x: np.ndarray, fit_labels: Sequence[Hashable], test_x: np.ndarray,
+                  test_labels: Sequence[Hashable], k: int = THESIS_K) -> Dict[str, Any]:
+    """Classification, categorization and retrieval of the held-out rows given the fitted ones."""
+    fit_x, test_x = unit_rows(np.asarray(fit_x, np.float64)), unit_rows(np.asarray(test_x, np.float64))
+    if len(fit_labels) != len(fit_x) or len(test_labels) != len(test_x):
+        raise ValueError(f"{len(fit_x)} + {len(test_x)} embeddings but {len(fit_labels)} + {len(test_labels)} labels")
+    fit_codes, test_codes = split_codes(fit_labels, test_labels)
+    classes = int(max(fit_codes.max(), test_codes.max())) + 1
+    if len(fit_x) < classes:
+        raise ValueError(f"{len(fit_x)} fitted dialogues cannot form {classes} clusters")
+    classification = classifier_probes.logistic_regression(fit_x, fit_codes, test_x, test_codes)
+    kmeans = KMeans(n_clusters=classes, random_state=0, n_init=10).fit(fit_x)
+    clusters = kmeans.predict(test_x)
+    return {
+        "accuracy": classification["accuracy"], "macro_f1": classification["macro_f1"],
+        "logreg_converged": classification["converged"],
+        "purity": purity(test_codes, clusters), "v_measure": float(v_measure_score(test_codes, clusters)),
+        "purity_fit": purity(fit_codes, kmeans.labels_),
+        **retrieval_ndcg(test_x, test_codes, fit_x, fit_codes, k=k),
+        "labels": classes, "labels_unseen_in_fit": int(len(set(test_codes) - set(fit_codes))),
+    }
+
+
+def evaluate_probes(eval_path: str, label_key: str, embed: EmbedDialogues, fit_path: Optional[str] = None,
+                    test_fraction: float = DEFAULT_TEST_FRACTION, seed: int = 0,
+                    k: int = THESIS_K) -> Dict[str, Any]:
+    """The probes of `eval_path`'s labelled dialogues: held out against `fit_path`'s, or, without
+    it, a seeded held-out fraction against the rest: {"split": how, "metrics": ...}. Both files
+    are read before `embed` is called, on the evaluated file's dialogues first, then on the
+    fitted file's."""
+    evaluated = read_labelled_dialogues(eval_path, label_key)
+    fitted = read_labelled_dialogues(fit_path, label_key) if fit_path else None
+    parts = probe_parts(np.asarray(embed(evaluated.dialogues)), evaluated.labels, np.asarray(embed(fitted.dialogues)) if fitted else None,
+                        fitted.labels if fitted else None, test_fraction, seed,
+                        {"fit_file": fit_path, "skipped_unlabelled_fit": fitted.skipped_unlabelled} if fitted else None)
+    return {"split": parts.split,
+            "metrics": {"fit_dialogues": len(parts.fit_x), "test_dialogues": len(parts.test_x),
+                        "skipped_unlabelled": evaluated.skipped_unlabelled,
+                        **domain_probes(parts.fit_x, parts.fit_labels, parts.test_x, parts.test_labels, k=k)}}
