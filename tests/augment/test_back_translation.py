@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import sentencepiece
 import tensorflow as tf
+from safetensors import safe_open
 from safetensors.numpy import save_file
 from transformers import GenerationConfig, MarianConfig, MarianTokenizer, TFMarianMTModel
 
@@ -91,29 +92,29 @@ def marian(tmp_path_factory):
     return str(root / "opus-mt-en-ru"), str(root / "opus-mt-ru-en"), forward, backward
 
 
-def _one_at_a_time(directory, model, text, beams, prefix=""):
+def _one_at_a_time(directory, model, text, beams, prefix="", max_length=MAX_LENGTH):
     """`text` translated alone by transformers' generate on the model in memory."""
     tokenizer = MarianTokenizer(os.path.join(directory, "source.spm"), os.path.join(directory, "target.spm"),
                                 os.path.join(directory, "vocab.json"))
-    inputs = tokenizer(prefix + text, truncation=True, max_length=MAX_LENGTH, return_tensors="tf")
-    output = model.generate(**inputs, num_beams=beams, do_sample=False, max_length=MAX_LENGTH)
+    inputs = tokenizer(prefix + text, truncation=True, max_length=max_length, return_tensors="tf")
+    output = model.generate(**inputs, num_beams=beams, do_sample=False, max_length=max_length)
     return tokenizer.decode(output[0], skip_special_tokens=True)
 
 
-def _one_at_a_time_round_trip(marian, beams):
+def _one_at_a_time_round_trip(marian, beams, max_length=MAX_LENGTH):
     """{text: (pivot translation, back-translation)} of each distinct text of DIALOGUES."""
     forward_dir, backward_dir, forward, backward = marian
     texts = dict.fromkeys(t.text for d in DIALOGUES for t in d.turns)
     for text in texts:
-        pivot = _one_at_a_time(forward_dir, forward, text, beams)
-        texts[text] = (pivot, _one_at_a_time(backward_dir, backward, pivot, beams))
+        pivot = _one_at_a_time(forward_dir, forward, text, beams, max_length=max_length)
+        texts[text] = (pivot, _one_at_a_time(backward_dir, backward, pivot, beams, max_length=max_length))
     return texts
 
 
 def test_batched_beam_search_back_translation_equals_one_utterance_at_a_time(marian, beams=2):
     forward_dir, backward_dir, _, _ = marian
     operation = BackTranslation(f"{forward_dir},{backward_dir}", pivot="ru", translation_beams=beams,
-                                translation_batch_size=2, translation_max_length=MAX_LENGTH)
+                                translation_batch_size=3, translation_max_length=MAX_LENGTH)
     results = operation.augment(DIALOGUES)
     expected = _one_at_a_time_round_trip(marian, beams)
     # Distinct texts translate to distinct texts both ways: a turn given another's translation would show.
@@ -133,7 +134,7 @@ def test_greedy_decoding_is_deterministic_and_independent_of_the_batch(marian):
     operation = BackTranslation((forward_dir, backward_dir), translation_beams=1, translation_max_length=MAX_LENGTH)
     first = operation.augment(DIALOGUES)
     assert operation.augment(DIALOGUES) == first
-    operation.batch_size = 2
+    operation.batch_size = 3
     assert operation.augment(DIALOGUES[::-1]) == first[::-1]
 
 
@@ -192,6 +193,30 @@ def test_a_pytorch_layout_safetensors_directory_reads_without_torch(marian, tmp_
     assert read_weights.keys() == original.keys()
     for name, (_, value) in original.items():
         np.testing.assert_array_equal(read_weights[name], value, err_msg=name)
+    fc1 = "model.decoder.layers.0.fc1.weight"
+    save_file({**state, fc1: state[fc1][:, :3]}, os.path.join(converted, "model.safetensors"), metadata={"format": "pt"})
+    with pytest.raises(CheckpointError, match=r"model.safetensors: its weights do not fit config.json"):
+        BackTranslation([converted, backward_dir])
+    save_file({name: value for name, value in state.items() if name != fc1},
+              os.path.join(converted, "model.safetensors"), metadata={"format": "pt"})
+    with pytest.raises(CheckpointError, match=r"model.safetensors: lacks 1 weights of the Marian model, e.g. " + fc1):
+        BackTranslation([converted, backward_dir])
+
+
+def test_a_tensorflow_layout_safetensors_directory_reads_too(marian, tmp_path):
+    forward_dir, backward_dir, forward, _ = marian
+    converted = str(tmp_path / "opus-mt-en-ru")
+    shutil.copytree(forward_dir, converted, ignore=shutil.ignore_patterns("tf_model.h5"))
+    forward.save_pretrained(converted, safe_serialization=True)
+    assert not os.path.exists(os.path.join(converted, "tf_model.h5"))
+    with safe_open(os.path.join(converted, "model.safetensors"), framework="numpy") as f:
+        assert f.metadata()["format"] == "tf"
+    read = BackTranslation([converted, backward_dir])
+    original = {_pytorch_name(w.name): w.numpy() for w in forward.weights}
+    read_weights = {_pytorch_name(w.name): w.numpy() for w in read.forward.model.weights}
+    assert read_weights.keys() == original.keys()
+    for name, value in original.items():
+        np.testing.assert_array_equal(read_weights[name], value, err_msg=name)
 
 
 def _without(directory, tmp_path, *names):
@@ -212,6 +237,11 @@ def test_missing_or_incomplete_directories_are_named(marian, tmp_path):
     open(os.path.join(only_bin, "pytorch_model.bin"), "wb").close()
     with pytest.raises(CheckpointError, match=r"holds only pytorch_model.bin, .*from_pt=True"):
         BackTranslation([only_bin, backward_dir])
+    truncated = _without(forward_dir, tmp_path / "d")
+    with open(os.path.join(truncated, "tf_model.h5"), "r+b") as f:
+        f.truncate(100)
+    with pytest.raises(CheckpointError, match=r"opus-mt-en-ru: its weights cannot be read as a Marian model"):
+        BackTranslation([truncated, backward_dir])
     no_weights = _without(forward_dir, tmp_path / "c", "tf_model.h5")
     with pytest.raises(CheckpointError, match=r"lacks the weights \(tf_model.h5 or model.safetensors\)"):
         BackTranslation([no_weights, backward_dir])
@@ -232,3 +262,14 @@ def test_models_that_do_not_go_through_the_pivot_are_refused(marian, tmp_path):
         json.dump({"source_lang": "opus-mt-ru", "target_lang": "de"}, f)
     with pytest.raises(CheckpointError, match=r"opus-mt-en-ru translates from 'en' but .*opus-mt-ru-en back into 'de'"):
         BackTranslation([forward_dir, into_german], pivot="ru")
+
+
+@pytest.mark.slow
+def test_xla_compiled_decoding_equals_one_utterance_at_a_time(marian):
+    """Batches of two: padded to 16 tokens, or to the 20-token cap; 4 compiles, some seconds each."""
+    forward_dir, backward_dir, _, _ = marian
+    expected = _one_at_a_time_round_trip(marian, 2, max_length=20)
+    operation = BackTranslation([forward_dir, backward_dir], translation_beams=2, translation_batch_size=2,
+                                translation_max_length=20, translation_xla=True)
+    assert [[t.text for t in r.turns] for r in operation.augment(DIALOGUES)] == [
+        [expected[t.text][1] or t.text for t in d.turns] for d in DIALOGUES]

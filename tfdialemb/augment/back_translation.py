@@ -36,7 +36,10 @@ TRANSLATION_BATCH_SIZE = Option("translation_batch_size", 16, "Utterances per tr
                                 "(released: 16).", lower_bound=1)
 TRANSLATION_MAX_LENGTH = Option("translation_max_length", 512, "Tokens an utterance and its "
                                 "translation are cut to (OPUS-MT's own setting, 512).", lower_bound=2)
-OPTIONS = (TRANSLATION_MODELS, PIVOT, TRANSLATION_BEAMS, TRANSLATION_BATCH_SIZE, TRANSLATION_MAX_LENGTH)
+TRANSLATION_XLA = Option("translation_xla", False, "Decode translations in XLA-compiled graphs: one compile "
+                         "per padded batch shape, then no Python per step (for large corpora).")
+OPTIONS = (TRANSLATION_MODELS, PIVOT, TRANSLATION_BEAMS, TRANSLATION_BATCH_SIZE, TRANSLATION_MAX_LENGTH,
+           TRANSLATION_XLA)
 
 
 def model_directories(translation_models: Union[str, Sequence[str]]) -> Tuple[str, str]:
@@ -58,7 +61,8 @@ class BackTranslation(Augmentation):
     def __init__(self, translation_models: Union[str, Sequence[str]], pivot: str = PIVOT.default,
                  translation_beams: int = TRANSLATION_BEAMS.default,
                  translation_batch_size: int = TRANSLATION_BATCH_SIZE.default,
-                 translation_max_length: int = TRANSLATION_MAX_LENGTH.default, seed: int = 0):
+                 translation_max_length: int = TRANSLATION_MAX_LENGTH.default,
+                 translation_xla: bool = TRANSLATION_XLA.default, seed: int = 0):
         super().__init__(seed)
         for option, value in ((TRANSLATION_BEAMS, translation_beams), (TRANSLATION_BATCH_SIZE, translation_batch_size),
                               (TRANSLATION_MAX_LENGTH, translation_max_length)):
@@ -69,8 +73,8 @@ class BackTranslation(Augmentation):
         self.beams = translation_beams
         self.batch_size = translation_batch_size
         self.max_length = translation_max_length
-        self.forward = MarianTranslator(forward_dir)
-        self.backward = MarianTranslator(backward_dir)
+        self.forward = MarianTranslator(forward_dir, translation_xla)
+        self.backward = MarianTranslator(backward_dir, translation_xla)
         self.pivot_token = self._check_languages()
 
     def _check_languages(self) -> Optional[str]:

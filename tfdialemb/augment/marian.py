@@ -14,16 +14,26 @@ Decoding follows the released code's `transformers.pipeline("translation_xx_to_y
 decoded with special tokens skipped; the pipeline does not sort, which changes padding only. Here
 beams and the length cap are arguments, and a text is truncated to the length cap (the pipeline
 passes a longer one on and the model's 512 positions overflow).
+
+Eager `generate` runs Python at every decoding step; with `xla` it runs as one XLA-compiled
+function per padded batch shape (transformers' TF generate is written for it), which pays a
+compile per shape (a few seconds for a tiny model) and then no Python per step, the choice for
+corpora of thousands of dialogues. Both decode the same tokens (tests/augment).
 """
 import json
+import math
 import os
 from typing import List, Optional, Sequence, Tuple
+
+import numpy as np
 
 from tfdialemb.encoders.weights import CheckpointError
 
 TOKENIZER_FILES = ("source.spm", "target.spm", "vocab.json")
 WEIGHT_FILES = ("tf_model.h5", "model.safetensors")
 """What TFMarianMTModel reads without PyTorch (transformers tries model.safetensors first)."""
+XLA_MIN_LENGTH = 16
+"""The shortest padded source under XLA; longer batches pad to 32, 64, ... up to the length cap."""
 _EXPECTED = ("an OPUS-MT (MarianMT) directory: config.json, tf_model.h5 or model.safetensors, "
              "source.spm, target.spm, vocab.json (e.g. a local copy of Helsinki-NLP/opus-mt-en-ru)")
 
@@ -84,6 +94,7 @@ def _fill_from_pytorch_layout(model, path: str) -> None:
     """`model`'s variables from a PyTorch-layout model.safetensors (what OPUS-MT repositories ship;
     transformers 4.57's TF from_pretrained fails on it), through transformers' PyTorch→TF names.
     The sinusoidal position tables, which PyTorch Marian does not save, keep their built values."""
+    import tensorflow as tf  # pylint: disable=import-outside-toplevel
     from transformers.modeling_tf_pytorch_utils import (  # pylint: disable=import-outside-toplevel
         load_pytorch_state_dict_in_tf2_model)
 
@@ -92,7 +103,7 @@ def _fill_from_pytorch_layout(model, path: str) -> None:
     try:
         _, info = load_pytorch_state_dict_in_tf2_model(model, read_safetensors(path), allow_missing_keys=True,
                                                        output_loading_info=True, skip_logger_warnings=True)
-    except ValueError as e:
+    except (ValueError, tf.errors.OpError) as e:
         first_line = str(e).splitlines()[0] if str(e) else type(e).__name__
         raise CheckpointError(f"{path}: its weights do not fit config.json ({first_line})") from None
     missing = [name for name in info["missing_keys"] if ".embed_positions." not in name]
@@ -120,7 +131,8 @@ def load_marian_model(directory: str):
 class MarianTranslator:
     """An OPUS-MT model and its tokenizer, from a local directory."""
 
-    def __init__(self, directory: str):
+    def __init__(self, directory: str, xla: bool = False):
+        import tensorflow as tf  # pylint: disable=import-outside-toplevel
         import transformers  # pylint: disable=import-outside-toplevel
 
         directory = os.fspath(directory)
@@ -140,6 +152,8 @@ class MarianTranslator:
         self.language_tokens: Tuple[str, ...] = tuple(self.tokenizer.supported_language_codes)
         """`>>xx<<` tokens of a model that translates into several languages (one must lead
         each source text); empty for a single-target model such as opus-mt-en-ru."""
+        self.xla = xla
+        self._generate = tf.function(self.model.generate, jit_compile=True) if xla else self.model.generate
 
     def language_token(self, language: str) -> str:
         """The `>>language<<` token this multi-target model needs to translate into `language`."""
@@ -148,6 +162,22 @@ class MarianTranslator:
             raise CheckpointError(f"{self.directory}: translates into several languages and {token} is not "
                                   f"one of them ({', '.join(self.language_tokens)})")
         return token
+
+    def _batch(self, rows: Sequence[Sequence[int]], batch_size: int, max_length: int):
+        """(input_ids, attention_mask) of one batch, padded to its longest row; under XLA to a
+        power-of-two multiple of XLA_MIN_LENGTH and to `batch_size` rows (a lone </s> each), so
+        that a run compiles a handful of shapes."""
+        rows = list(rows)
+        length = max(len(row) for row in rows)
+        if self.xla:
+            length = min(max_length, XLA_MIN_LENGTH * 2 ** max(0, math.ceil(math.log2(length / XLA_MIN_LENGTH))))
+            rows += [[self.tokenizer.eos_token_id]] * (batch_size - len(rows))
+        ids = np.full((len(rows), length), self.tokenizer.pad_token_id, np.int32)
+        mask = np.zeros_like(ids)
+        for r, row in enumerate(rows):
+            ids[r, :len(row)] = row
+            mask[r, :len(row)] = 1
+        return ids, mask
 
     def translate(self, texts: Sequence[str], beams: int, batch_size: int, max_length: int,
                   language_token: Optional[str] = None) -> List[str]:
@@ -165,10 +195,9 @@ class MarianTranslator:
         translated = {}
         for start in range(0, len(order), batch_size):
             rows = order[start:start + batch_size]
-            batch = self.tokenizer.pad({"input_ids": [ids[i] for i in rows]}, return_tensors="tf")
-            output = self.model.generate(input_ids=batch["input_ids"],
-                                         attention_mask=tf.cast(batch["attention_mask"], tf.int32),
-                                         num_beams=beams, do_sample=False, max_length=max_length)
-            for i, text in zip(rows, self.tokenizer.batch_decode(output.numpy(), skip_special_tokens=True)):
+            input_ids, attention_mask = self._batch([ids[i] for i in rows], batch_size, max_length)
+            output = self._generate(input_ids=tf.constant(input_ids), attention_mask=tf.constant(attention_mask),
+                                    num_beams=beams, do_sample=False, max_length=max_length)
+            for i, text in zip(rows, self.tokenizer.batch_decode(np.asarray(output), skip_special_tokens=True)):
                 translated[unique[i]] = text
         return [translated[text] for text in texts]
