@@ -73,10 +73,10 @@ def _write_marian(directory, spm, seed, source_lang, target_lang, extra_tokens=(
         if not re.search(r"embed_positions|layer_norm", weight.name):
             scale = 20.0 if "encoder_attn/out_proj/kernel" in weight.name else 1.0
             weight.assign((scale * rng.normal(size=weight.shape)).astype(np.float32))
-    # As OPUS-MT's generation_config.json, less bad_words_ids (slow in eager mode): the operation
-    # must override the 4 beams and 512 tokens.
+    # As OPUS-MT's generation_config.json, less bad_words_ids (slow in eager mode) and with 3 beams:
+    # the operation must override the 512 tokens.
     model.generation_config = GenerationConfig(bos_token_id=0, decoder_start_token_id=pad, eos_token_id=0,
-                                               forced_eos_token_id=0, max_length=512, num_beams=4,
+                                               forced_eos_token_id=0, max_length=512, num_beams=3,
                                                pad_token_id=pad)
     model.save_pretrained(directory)
     return model
@@ -133,9 +133,15 @@ def test_greedy_decoding_is_deterministic_and_independent_of_the_batch(marian):
     forward_dir, backward_dir, _, _ = marian
     operation = BackTranslation((forward_dir, backward_dir), translation_beams=1, translation_max_length=MAX_LENGTH)
     first = operation.augment(DIALOGUES)
-    assert operation.augment(DIALOGUES) == first
     operation.batch_size = 3
     assert operation.augment(DIALOGUES[::-1]) == first[::-1]
+
+
+def test_zero_beams_decode_with_the_models_own_beam_width(marian):
+    forward_dir, backward_dir, forward, _ = marian
+    operation = BackTranslation([forward_dir, backward_dir], translation_max_length=MAX_LENGTH)
+    text = DIALOGUES[0].turns[1].text
+    assert operation.forward.translate([text], 0, 4, MAX_LENGTH) == [_one_at_a_time(forward_dir, forward, text, 3)]
 
 
 def test_a_blank_back_translation_keeps_the_turn_and_the_dialogue_is_still_returned(marian):
@@ -194,7 +200,8 @@ def test_a_pytorch_layout_safetensors_directory_reads_without_torch(marian, tmp_
     for name, (_, value) in original.items():
         np.testing.assert_array_equal(read_weights[name], value, err_msg=name)
     fc1 = "model.decoder.layers.0.fc1.weight"
-    save_file({**state, fc1: state[fc1][:, :3]}, os.path.join(converted, "model.safetensors"), metadata={"format": "pt"})
+    save_file({**state, fc1: state[fc1][:, :3]}, os.path.join(converted, "model.safetensors"),
+              metadata={"format": "pt"})
     with pytest.raises(CheckpointError, match=r"model.safetensors: its weights do not fit config.json"):
         BackTranslation([converted, backward_dir])
     save_file({name: value for name, value in state.items() if name != fc1},
@@ -247,8 +254,8 @@ def test_missing_or_incomplete_directories_are_named(marian, tmp_path):
         BackTranslation([no_weights, backward_dir])
     with pytest.raises(ValueError, match=r"--translation_models='only_one': expected two OPUS-MT directories"):
         BackTranslation("only_one")
-    with pytest.raises(ValueError, match=r"--translation_beams=0: must be at least 1"):
-        BackTranslation([forward_dir, backward_dir], translation_beams=0)
+    with pytest.raises(ValueError, match=r"--translation_batch_size=0: must be at least 1"):
+        BackTranslation([forward_dir, backward_dir], translation_batch_size=0)
 
 
 def test_models_that_do_not_go_through_the_pivot_are_refused(marian, tmp_path):

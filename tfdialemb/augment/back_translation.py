@@ -4,8 +4,9 @@ language and back with OPUS-MT models [42], speakers and turn order kept.
 As the released code (mylib/augmentations/back_translation.py `BackTranslator`, built in
 mylib/datamakers/augmentations.py with language='ru'): the pivot is Russian (opus-mt-en-ru, then
 opus-mt-ru-en), each utterance is translated on its own (no dialogue context), in batches of 16
-across the dialogues of a batch, with the models' own decoding settings, which for OPUS-MT are beam
-search with 4 beams and at most 512 tokens (their generation_config.json). Every dialogue yields an
+across the dialogues of a batch, with the models' own decoding settings: beam search with the
+num_beams of their generation config (transformers' Marian converter copies the Marian decoder.yml
+beam-size) and at most 512 tokens (the converter's max_length). Every dialogue yields an
 augmented one, even when the round trip reproduces it word for word: the released code writes
 every result and its positive-pair builder (mylib/datamakers/contrastive.py) keeps every view.
 One addition: a turn whose back-translation is blank (the model ended at once) keeps its text,
@@ -30,8 +31,8 @@ TRANSLATION_MODELS = Option(
     "original→pivot then pivot→original (released: opus-mt-en-ru,opus-mt-ru-en).")
 PIVOT = Option("pivot", "ru", "Back-translation pivot language (released: ru); checked against the "
                "models' tokenizer_config.json and used as the >>pivot<< token of a multi-target model.")
-TRANSLATION_BEAMS = Option("translation_beams", 4, "Beams of back-translation decoding, 1 = greedy "
-                           "(released: OPUS-MT's own setting, 4).", lower_bound=1)
+TRANSLATION_BEAMS = Option("translation_beams", 0, "Beams of back-translation decoding: 1 = greedy, 0 = "
+                           "each model's own generation config (released; OPUS-MT's num_beams).", lower_bound=0)
 TRANSLATION_BATCH_SIZE = Option("translation_batch_size", 16, "Utterances per translation batch "
                                 "(released: 16).", lower_bound=1)
 TRANSLATION_MAX_LENGTH = Option("translation_max_length", 512, "Tokens an utterance and its "

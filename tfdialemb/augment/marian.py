@@ -3,17 +3,18 @@ TensorFlow Marian classes, translating a list of texts in length-sorted batches.
 
 An OPUS-MT directory (e.g. a local copy of Helsinki-NLP/opus-mt-en-ru, the released code's
 forward model) holds config.json, the weights (tf_model.h5, which TFMarianMTModel reads as is and
-is preferred, or model.safetensors in the PyTorch or TensorFlow layout, read without torch), the tokenizer
-(source.spm, target.spm, vocab.json; tokenizer_config.json names the languages) and usually
+is preferred, or model.safetensors in the PyTorch or TensorFlow layout, read without torch), the
+tokenizer (source.spm, target.spm, vocab.json; tokenizer_config.json names the languages) and usually
 generation_config.json. Nothing is downloaded: a missing directory or file is an error that names
 it. A directory with only pytorch_model.bin needs PyTorch once, to convert it.
 
 Decoding follows the released code's `transformers.pipeline("translation_xx_to_yy", model=...)`
 (mylib/augmentations/back_translation.py): the model's own generation settings (for OPUS-MT:
-`bad_words_ids` = the pad token, decoding starts from pad), the texts padded per batch, outputs
-decoded with special tokens skipped; the pipeline does not sort, which changes padding only. Here
-beams and the length cap are arguments, and a text is truncated to the length cap (the pipeline
-passes a longer one on and the model's 512 positions overflow).
+`bad_words_ids` = the pad token, decoding starts from pad, num_beams), the texts padded per batch,
+outputs decoded with special tokens skipped; the pipeline does not sort, which changes padding
+only. Here beams (0: the model's own) and the length cap are arguments, and a text is truncated
+to the length cap (the pipeline passes a longer one on and the model's 512 positions overflow). Without the sacremoses package
+MarianTokenizer skips its Moses punctuation normalisation of the source (it warns so).
 
 Eager `generate` runs Python at every decoding step; with `xla` it runs as one XLA-compiled
 function per padded batch shape (transformers' TF generate is written for it), which pays a
@@ -26,12 +27,13 @@ import os
 from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
+import tensorflow as tf
 
 from tfdialemb.encoders.weights import CheckpointError
 
 TOKENIZER_FILES = ("source.spm", "target.spm", "vocab.json")
 WEIGHT_FILES = ("tf_model.h5", "model.safetensors")
-"""What TFMarianMTModel reads without PyTorch (transformers tries model.safetensors first)."""
+"""What is read without PyTorch, tf_model.h5 first (TFMarianMTModel's own format)."""
 XLA_MIN_LENGTH = 16
 """The shortest padded source under XLA; longer batches pad to 32, 64, ... up to the length cap."""
 _EXPECTED = ("an OPUS-MT (MarianMT) directory: config.json, tf_model.h5 or model.safetensors, "
@@ -94,7 +96,6 @@ def _fill_from_pytorch_layout(model, path: str) -> None:
     """`model`'s variables from a PyTorch-layout model.safetensors (what OPUS-MT repositories ship;
     transformers 4.57's TF from_pretrained fails on it), through transformers' PyTorch→TF names.
     The sinusoidal position tables, which PyTorch Marian does not save, keep their built values."""
-    import tensorflow as tf  # pylint: disable=import-outside-toplevel
     from transformers.modeling_tf_pytorch_utils import (  # pylint: disable=import-outside-toplevel
         load_pytorch_state_dict_in_tf2_model)
 
@@ -108,7 +109,8 @@ def _fill_from_pytorch_layout(model, path: str) -> None:
         raise CheckpointError(f"{path}: its weights do not fit config.json ({first_line})") from None
     missing = [name for name in info["missing_keys"] if ".embed_positions." not in name]
     if missing:
-        raise CheckpointError(f"{path}: lacks {len(missing)} weights of the Marian model, e.g. {', '.join(missing[:3])}")
+        raise CheckpointError(f"{path}: lacks {len(missing)} weights of the Marian model, "
+                              f"e.g. {', '.join(missing[:3])}")
 
 
 def load_marian_model(directory: str):
@@ -132,7 +134,6 @@ class MarianTranslator:
     """An OPUS-MT model and its tokenizer, from a local directory."""
 
     def __init__(self, directory: str, xla: bool = False):
-        import tensorflow as tf  # pylint: disable=import-outside-toplevel
         import transformers  # pylint: disable=import-outside-toplevel
 
         directory = os.fspath(directory)
@@ -181,13 +182,13 @@ class MarianTranslator:
 
     def translate(self, texts: Sequence[str], beams: int, batch_size: int, max_length: int,
                   language_token: Optional[str] = None) -> List[str]:
-        """Each text translated (None `language_token` for a single-target model).
+        """Each text translated (None `language_token` for a single-target model; 0 `beams`: the
+        model's own generation config).
 
         Equal texts are translated once; the rest are sorted by token count, longest first, so
         each batch pads little, and the translations are put back in input order.
         """
-        import tensorflow as tf  # pylint: disable=import-outside-toplevel
-
+        beams = beams or self.model.generation_config.num_beams
         unique = list(dict.fromkeys(texts))
         sources = [f"{language_token} {text}" for text in unique] if language_token else unique
         ids = self.tokenizer(sources, truncation=True, max_length=max_length)["input_ids"]
