@@ -13,8 +13,9 @@ Decoding follows the released code's `transformers.pipeline("translation_xx_to_y
 `bad_words_ids` = the pad token, decoding starts from pad, num_beams), the texts padded per batch,
 outputs decoded with special tokens skipped; the pipeline does not sort, which changes padding
 only. Here beams (0: the model's own) and the length cap are arguments, and a text is truncated
-to the length cap (the pipeline passes a longer one on and the model's 512 positions overflow). Without the sacremoses package
-MarianTokenizer skips its Moses punctuation normalisation of the source (it warns so).
+to the length cap (the pipeline passes a longer one on and the model's 512 positions overflow).
+Without the sacremoses package MarianTokenizer skips its Moses punctuation normalisation of the
+source (it warns so).
 
 Eager `generate` runs Python at every decoding step; with `xla` it runs as one XLA-compiled
 function per padded batch shape (transformers' TF generate is written for it), which pays a
