@@ -30,6 +30,7 @@ from typing import List, Optional, Sequence, Tuple
 import numpy as np
 import tensorflow as tf
 
+from tfdialemb.encoders.huggingface import fill_transformers_model
 from tfdialemb.encoders.weights import CheckpointError
 
 TOKENIZER_FILES = ("source.spm", "target.spm", "vocab.json")
@@ -93,27 +94,6 @@ def _safetensors_layout(path: str) -> str:
         raise CheckpointError(f"{path}: not a readable safetensors file ({e})") from None
 
 
-def _fill_from_pytorch_layout(model, path: str) -> None:
-    """`model`'s variables from a PyTorch-layout model.safetensors (what OPUS-MT repositories ship;
-    transformers 4.57's TF from_pretrained fails on it), through transformers' PyTorch→TF names.
-    The sinusoidal position tables, which PyTorch Marian does not save, keep their built values."""
-    from transformers.modeling_tf_pytorch_utils import (  # pylint: disable=import-outside-toplevel
-        load_pytorch_state_dict_in_tf2_model)
-
-    from tfdialemb.encoders.huggingface import read_safetensors  # pylint: disable=import-outside-toplevel
-
-    try:
-        _, info = load_pytorch_state_dict_in_tf2_model(model, read_safetensors(path), allow_missing_keys=True,
-                                                       output_loading_info=True, skip_logger_warnings=True)
-    except (ValueError, tf.errors.OpError) as e:
-        first_line = str(e).splitlines()[0] if str(e) else type(e).__name__
-        raise CheckpointError(f"{path}: its weights do not fit config.json ({first_line})") from None
-    missing = [name for name in info["missing_keys"] if ".embed_positions." not in name]
-    if missing:
-        raise CheckpointError(f"{path}: lacks {len(missing)} weights of the Marian model, "
-                              f"e.g. {', '.join(missing[:3])}")
-
-
 def load_marian_model(directory: str):
     """The TFMarianMTModel of a checked directory: tf_model.h5 when present, else model.safetensors."""
     import transformers  # pylint: disable=import-outside-toplevel
@@ -127,7 +107,9 @@ def load_marian_model(directory: str):
     model = transformers.TFMarianMTModel(config)
     if os.path.isfile(os.path.join(directory, "generation_config.json")):
         model.generation_config = transformers.GenerationConfig.from_pretrained(directory, local_files_only=True)
-    _fill_from_pytorch_layout(model, path)
+    # What OPUS-MT repositories ship; transformers 4.57's TF from_pretrained fails on it. The
+    # sinusoidal position tables, which PyTorch Marian may not save, keep their built values.
+    fill_transformers_model(model, path, "Marian model", optional=(".embed_positions.",))
     return model
 
 
