@@ -13,9 +13,7 @@ import json
 import os
 from typing import Any
 
-import tensorflow as tf
-
-from tfdialemb.encoders.huggingface import read_safetensors
+from tfdialemb.encoders.huggingface import fill_transformers_model
 from tfdialemb.encoders.weights import CheckpointError
 
 MODEL_CLASSES = {"roberta": "TFRobertaModel", "t5": "TFT5EncoderModel"}
@@ -64,26 +62,6 @@ def _check_files(directory: str) -> str:
     return model_type
 
 
-def _fill(model, path: str, model_type: str) -> None:
-    """Assigns model.safetensors' tensors to the built model's variables, by transformers' names."""
-    from safetensors import SafetensorError  # pylint: disable=import-outside-toplevel
-    from transformers.modeling_tf_pytorch_utils import (  # pylint: disable=import-outside-toplevel
-        load_pytorch_state_dict_in_tf2_model)
-
-    try:
-        # Its warnings would call the pooler and lm_head a model to train; the checks below name
-        # what matters.
-        _, info = load_pytorch_state_dict_in_tf2_model(model, read_safetensors(path), allow_missing_keys=True,
-                                                       output_loading_info=True, skip_logger_warnings=True)
-    except (ValueError, tf.errors.OpError, SafetensorError) as e:
-        first_line = str(e).splitlines()[0] if str(e) else type(e).__name__
-        raise CheckpointError(f"{path}: its weights do not fit config.json ({first_line})") from None
-    missing = [name for name in info["missing_keys"] if "pooler." not in name]
-    if missing:
-        raise CheckpointError(f"{path}: lacks {len(missing)} weights of the {model_type} encoder, e.g. "
-                              f"{', '.join(missing[:3])}")
-
-
 def load_transformers_encoder(directory: str) -> TransformersEncoder:
     """The RoBERTa or T5 encoder of `directory` with its tokenizer; nothing is downloaded."""
     import transformers  # pylint: disable=import-outside-toplevel
@@ -92,6 +70,7 @@ def load_transformers_encoder(directory: str) -> TransformersEncoder:
     model_type = _check_files(directory)
     config = transformers.AutoConfig.from_pretrained(directory, local_files_only=True)
     model = getattr(transformers, MODEL_CLASSES[model_type])(config)
-    _fill(model, os.path.join(directory, "model.safetensors"), model_type)
+    fill_transformers_model(model, os.path.join(directory, "model.safetensors"), f"{model_type} encoder",
+                            optional=("pooler.",))
     tokenizer = transformers.AutoTokenizer.from_pretrained(directory, local_files_only=True)
     return TransformersEncoder(model, tokenizer, model_type, directory)

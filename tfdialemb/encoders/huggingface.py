@@ -6,7 +6,7 @@ mapped to Model Garden's BertEncoderV2 names, where the attention projections ar
 EinsumDense kernels ([H, heads, head_dim] in, [heads, head_dim, H] out).
 """
 import re
-from typing import Callable, Dict, Iterator, Mapping, Tuple
+from typing import Callable, Dict, Iterator, Mapping, Sequence, Tuple
 
 import numpy as np
 
@@ -127,6 +127,30 @@ class SafetensorsFile(Mapping):
 def read_safetensors(path: str) -> SafetensorsFile:
     """PyTorch-layout tensors of a `model.safetensors` file, read one at a time."""
     return SafetensorsFile(path)
+
+
+def fill_transformers_model(model, path: str, what: str, optional: Sequence[str] = ()) -> None:
+    """Assigns a PyTorch-layout model.safetensors' tensors to a transformers TensorFlow model's
+    variables, by transformers' PyTorch→TF names (no torch). `what` names the model in errors; a
+    variable whose PyTorch name contains one of `optional` may be missing from the file."""
+    import tensorflow as tf  # pylint: disable=import-outside-toplevel
+    from safetensors import SafetensorError  # pylint: disable=import-outside-toplevel
+    from transformers.modeling_tf_pytorch_utils import (  # pylint: disable=import-outside-toplevel
+        load_pytorch_state_dict_in_tf2_model)
+
+    from tfdialemb.encoders.weights import CheckpointError  # pylint: disable=import-outside-toplevel
+
+    try:
+        # Its warnings would call the optional variables a model to train; the checks below name
+        # what matters.
+        _, info = load_pytorch_state_dict_in_tf2_model(model, read_safetensors(path), allow_missing_keys=True,
+                                                       output_loading_info=True, skip_logger_warnings=True)
+    except (ValueError, tf.errors.OpError, SafetensorError) as e:
+        first_line = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise CheckpointError(f"{path}: its weights do not fit config.json ({first_line})") from None
+    missing = [name for name in info["missing_keys"] if not any(part in name for part in optional)]
+    if missing:
+        raise CheckpointError(f"{path}: lacks {len(missing)} weights of the {what}, e.g. {', '.join(missing[:3])}")
 
 
 _TF_NAME = re.compile(r"(?:^|/)(?:bert|electra)/((?:embeddings|embeddings_project|encoder|pooler)/.+?)(?::0)?$")
