@@ -4,14 +4,15 @@ command that augments (`define_flags` once, then `model_paths`, `operation_setti
 
 The model flags name directories (`operations.MODEL_FLAGS`). The fill-mask flags are the
 options the token operations declare (insert and replace differ in the released code, e.g. in how
-many words they mask: --mask_rate and --replace_rate); the translation flags default to None,
-which leaves the operation the default its module documents. The stage flags carry the
+many words they mask: --mask_rate and --replace_rate); the translation flags are
+back-translation's own. The stage flags carry the
 released values (mylib/augmentations/prune.py, shuffle.py).
 """
 from typing import Any, Dict, Mapping
 
 from absl import flags
 
+from tfdialemb.augment.back_translation import OPTIONS as TRANSLATION_FLAGS
 from tfdialemb.augment.operations import MODEL_FLAGS
 from tfdialemb.augment.shuffle import SEARCHES
 from tfdialemb.augment.similarity import MEASURES
@@ -22,9 +23,8 @@ from tfdialemb.options import Option
 
 TOKEN_OPTIONS = tuple({o.name: o for o in INSERTION_OPTIONS + REPLACEMENT_OPTIONS}.values())
 """The flags of insert and replace (the fill-mask ones shared), with their released defaults."""
-TRANSLATION_OPTIONS = (
-    Option("pivot", None, "Language translated into and back (default: the operation's own).", kind=str),
-)
+TRANSLATION_OPTIONS = tuple(o for o in TRANSLATION_FLAGS if o.name != "translation_models")
+"""The translation flags but the model paths (a model flag, `define_flags`)."""
 STAGE_OPTIONS = (
     Option("stage_clustering", "contiguous", "contiguous: average linkage merging only neighbouring runs, so "
            "every stage is consecutive utterances; released: unconstrained average linkage, as "
