@@ -50,6 +50,7 @@ class ContextResponseModel(Method):
         if context < 1 or temperature <= 0:
             raise ValueError(f"context and temperature must be positive, got {context} and {temperature}")
         self.context = context
+        self.projection_size = projection_size
         self.temperature = temperature
         width = encoder.encoder_config.hidden_size
         self.context_projector = Projector(projection_size, projector_dropout, name="context_projector")
