@@ -37,6 +37,12 @@ model; --fgc_input is recorded there). Blocks without a positive are left out an
 pair representations (s_[CLS] and the projection z) between candidates of one context (Ins) and
 between all positive and all negative pairs (Cat).
 
+Context-response similarity (the augmentation thesis, appendix 1.1): `context_response` on any
+canonical dialogue file with the --model_dir of a `context_response` model: one (context,
+response) pair per dialogue drawn as training draws them (seeded by --pair_seed), in-batch
+accuracy@1 and accuracy@5 over consecutive batches of --pairs_per_batch pairs (128, the thesis'
+batch); the context size, max length and turn merging are the recorded ones.
+
 Triple-encoder tasks: `sequence_modeling` (average rank of the true next utterance among all next
 utterances at the same history length, per --history_lengths and overall) on any canonical
 dialogue file, and `stp` (short-term planning: hits@5/10/25/50, average rank) on a set built by
@@ -90,6 +96,7 @@ TASK_EMBEDDINGS = {
     **{task: ("encoder",) for task in CURVED_TASKS},
     "response_selection": ("encoder",),
     "fgc_similarity": ("encoder",),
+    "context_response": ("encoder",),
 }
 """Task → the --embedding kinds it can evaluate."""
 EMBEDDINGS = ("encoder", "whitening", "flow", "glove", "tfidf", "lda", "doc2vec", "plm_mean",
@@ -110,8 +117,9 @@ TASK_FLAGS = {
     "curved_mode": CURVED_TASKS, "k_last_rows": ("sequence_modeling",), "rank_ties": CURVED_TASKS,
     STP_SCORER.name: ("stp",),
     "history_lengths": ("sequence_modeling",),
-    "merge_consecutive_turns": ("dialogue", "sequence_modeling"),
+    "merge_consecutive_turns": ("dialogue", "sequence_modeling", "context_response"),
     "keep_empty_blocks": ("response_selection",),
+    "pairs_per_batch": ("context_response",), "pair_seed": ("context_response",),
 }
 """Flag → the tasks it applies to."""
 CURVED_MODES = {"ccl": ("ccl",), "c3l": ("c3l", "c3l_maxsim", "bi_b2")}
@@ -162,6 +170,9 @@ flags.DEFINE_integer("k_last_rows", None, "c3l modes: only the k last rows of th
                      lower_bound=1)
 flags.DEFINE_list("history_lengths", [str(h) for h in range(2, 11)],
                   "sequence_modeling: history lengths scored.")
+flags.DEFINE_integer("pairs_per_batch", 128, "context_response: pairs per batch, each context ranking "
+                     "every response of its batch (the thesis: 128).", lower_bound=2)
+flags.DEFINE_integer("pair_seed", 0, "context_response: seed of the response drawn from each dialogue.")
 flags.DEFINE_bool("keep_empty_blocks", False, "response_selection: score candidate blocks without a "
                   "positive as 0 instead of leaving them out (as taesunwhang/UMS-ResSel does).")
 OVERWRITE.define()
@@ -178,6 +189,8 @@ def settings_kind(task: str, embedding: str) -> Optional[str]:
         return "sentence"
     if task in ("response_selection", "fgc_similarity"):
         return "selection"
+    if task == "context_response":
+        return "context_response"
     return "dialogue" if task == "dialogue" else "triple"
 
 
@@ -293,6 +306,8 @@ def main(argv):
             report.update(_curved_task(source, embedding, settings))
         elif FLAGS.task in ("response_selection", "fgc_similarity"):
             report.update(_response_selection_task(source, embedding, settings))
+        elif FLAGS.task == "context_response":
+            report.update(_context_response_task(source, embedding, settings))
         else:
             report.update(_sentence_task(source, embedding, settings))
     except (OSError, ValueError) as e:
@@ -560,6 +575,20 @@ def _response_selection_task(source, embedding: dict, settings: dict) -> dict:
     else:
         metrics = evaluate_response_selection(FLAGS.eval_file, over_pairs("score"),
                                               keep_empty_blocks=FLAGS.keep_empty_blocks)
+    return {"embedding": embedding, "metrics": metrics}
+
+
+def _context_response_task(source, embedding: dict, settings: dict) -> dict:
+    """In-batch accuracy of a trained context-response model's projections."""
+    # pylint: disable=import-outside-toplevel
+    from tfdialemb.eval.context_response import evaluate_context_response
+    from tfdialemb.inference.context_response import ContextResponseEncoder
+
+    encoder = ContextResponseEncoder.from_settings(source.trained.model, source.trained.tokenizer, settings)
+    embedding.update(context=encoder.context, max_length=encoder.max_length,
+                     merge_consecutive_turns=settings["merge_consecutive_turns"])
+    metrics = evaluate_context_response(FLAGS.eval_file, encoder, batch_size=FLAGS.pairs_per_batch,
+                                        seed=FLAGS.pair_seed, merge_turns=settings["merge_consecutive_turns"])
     return {"embedding": embedding, "metrics": metrics}
 
 

@@ -45,7 +45,7 @@ KIND_SETTINGS = {
     "dialogue": ("separator", "num_roles", "max_length", "merge_consecutive_turns"),
     "triple": ("curved", "speaker_tokens", "pooling", "max_length", "merge_consecutive_turns"),
     "selection": ("fgc_input", "max_length"),
-    "context_response": ("context", "max_length"),
+    "context_response": ("context", "max_length", "merge_consecutive_turns"),
 }
 """The settings each inference kind reads."""
 DEFAULT_MAX_LENGTH = {"sentence": 128, "dialogue": 512, "triple": 512, "selection": 512,
