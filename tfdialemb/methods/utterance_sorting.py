@@ -99,7 +99,7 @@ SORTING_HEADS = Option("sorting_heads", 4, "Attention heads per block (thesis: 4
 SORTING_DROPOUT = Option("sorting_dropout", 0.02, "Dropout of the projector, the blocks and the ranker head "
                          "(released train_listwise.py: 0.02; the thesis gives none).", lower_bound=0.0,
                          upper_bound=0.99)
-SORTING_TARGETS = Switch("sorting_targets", "paper", "Target distribution of the sorting loss.",
+SORTING_TARGETS = Switch("utterance_sorting_targets", "paper", "Target distribution of the sorting loss.",
                          paper="softmax(-i) over the true positions i (thesis appendix 1.2)",
                          released="mylib/modeling/listwise/ranker.py `_make_true_ranks`: linspace(1, 0, n) "
                                   "normalised to sum 1")
