@@ -45,7 +45,7 @@ def in_batch_accuracy(contexts: np.ndarray, responses: np.ndarray, batch_size: i
         for k in ks:
             if len(scores) > k:
                 hits[k].extend(top_k_hits(scores, labels, k).numpy())
-    return {f"accuracy@{k}": float(np.mean(hits[k])) if hits[k] else float("nan") for k in ks}
+    return {f"accuracy@{k}": float(np.mean(hits[k], dtype=np.float64)) if hits[k] else float("nan") for k in ks}
 
 
 def evaluate_context_response(path: str, encoder, batch_size: int = 128, seed: int = 0,
