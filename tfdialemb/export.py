@@ -37,8 +37,8 @@ send raw text. Kinds:
             float32 [B, P]; unit vectors whose dot product is the model's similarity. --max_length
             (recorded, default 512).
 
-Dialogue, triple, selection and context_response warm-ups use the dialogues of --warmup_dialogues (canonical JSONL; default:
-the packaged `resources/warmup_dialogues.jsonl`, four demo dialogues). A --max_length beyond the
+Dialogue, triple, selection and context_response warm-ups use the dialogues of --warmup_dialogues
+(canonical JSONL; default: the packaged `resources/warmup_dialogues.jsonl`, four demo dialogues). A --max_length beyond the
 encoder's position embeddings is lowered to them, with a warning. N/ appears complete or not at
 all, and an existing version is never overwritten. Besides core TensorFlow ops the graphs use
 tensorflow-text's RegexSplitWithOffsets, NormalizeUTF8, FastWordpieceTokenizeWithOffsets and

@@ -42,7 +42,8 @@ def test_targets_worked_by_hand():
 def test_two_utterances_with_equal_scores_by_hand():
     scores, positions, mask = np.zeros([1, 2], np.float32), np.array([[0, 1]]), np.ones([1, 2])
     p = np.array([np.e, 1]) / (np.e + 1)
-    np.testing.assert_allclose(rank_kl(scores, positions, mask, "paper").numpy(), [np.sum(p * np.log(2 * p))], rtol=1e-6)
+    np.testing.assert_allclose(rank_kl(scores, positions, mask, "paper").numpy(), [np.sum(p * np.log(2 * p))],
+                               rtol=1e-6)
     np.testing.assert_allclose(rank_kl(scores, positions, mask, "released").numpy(), [np.log(2)], rtol=1e-6)
 
 

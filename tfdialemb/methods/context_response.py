@@ -61,8 +61,8 @@ class ContextResponseModel(Method):
     def embed_contexts(self, ids: tf.Tensor, mask: tf.Tensor, training=None) -> tf.Tensor:
         """Unit context vectors [B, projection] of `context` utterance slots `ids` [B, context, T]
         (empty slots all-zero)."""
-        tf.debugging.assert_equal(tf.shape(ids)[1], self.context,
-                                  message="contexts must have exactly --context utterance slots")
+        if ids.shape[1] is not None and ids.shape[1] != self.context:
+            raise ValueError(f"contexts have {ids.shape[1]} utterance slots; this model takes {self.context}")
         utterances = masked_mean(tf.cast(self.encoder.encode_rows(ids, mask, training), tf.float32),
                                  mask)
         width = self.encoder.encoder_config.hidden_size
