@@ -38,6 +38,12 @@ model; --fgc_input is recorded there). Blocks without a positive are left out an
 pair representations (s_[CLS] and the projection z) between candidates of one context (Ins) and
 between all positive and all negative pairs (Cat).
 
+Context-response similarity (the augmentation thesis, appendix 1.1): `context_response` on any
+canonical dialogue file with the --model_dir of a `context_response` model: one (context,
+response) pair per dialogue drawn as training draws them (seeded by --pair_seed), in-batch
+accuracy@1 and accuracy@5 over consecutive batches of --pairs_per_batch pairs (128, the thesis'
+batch); the context size, max length and turn merging are the recorded ones.
+
 Triple-encoder tasks: `sequence_modeling` (average rank of the true next utterance among all next
 utterances at the same history length, per --history_lengths and overall) on any canonical
 dialogue file, and `stp` (short-term planning: hits@5/10/25/50, average rank) on a set built by
@@ -118,6 +124,7 @@ TASK_EMBEDDINGS = {
     "response_selection": ("encoder",),
     "fgc_similarity": ("encoder",),
     **{task: ("encoder",) for task in PROBE_TASKS},
+    "context_response": ("encoder",),
 }
 """Task → the --embedding kinds it can evaluate."""
 EMBEDDINGS = ("encoder", "whitening", "flow", "glove", "tfidf", "lda", "doc2vec", "plm_mean",
@@ -138,12 +145,13 @@ TASK_FLAGS = {
     "curved_mode": CURVED_TASKS, "k_last_rows": ("sequence_modeling",), "rank_ties": CURVED_TASKS,
     STP_SCORER.name: ("stp",),
     "history_lengths": ("sequence_modeling",),
-    "merge_consecutive_turns": ("dialogue", "sequence_modeling") + DIALOGUE_PROBE_TASKS,
+    "merge_consecutive_turns": ("dialogue", "sequence_modeling", "context_response") + DIALOGUE_PROBE_TASKS,
     "keep_empty_blocks": ("response_selection",),
     "probe_view": DIALOGUE_PROBE_TASKS, "probe_test_fraction": PROBE_TASKS, "probe_seed": PROBE_TASKS,
     "ndcg_k": ("probes",), "augmented_file": ("invariance",), "hidden_layers": ("invariance",),
     "hidden_state_pooling": ("invariance",), "invariance_sampling": ("invariance",),
     "invariance_knn": ("invariance",),
+    "pairs_per_batch": ("context_response",), "pair_seed": ("context_response",),
 }
 """Flag → the tasks it applies to."""
 CURVED_MODES = {"ccl": ("ccl",), "c3l": ("c3l", "c3l_maxsim", "bi_b2")}
@@ -195,6 +203,9 @@ flags.DEFINE_integer("k_last_rows", None, "c3l modes: only the k last rows of th
                      lower_bound=1)
 flags.DEFINE_list("history_lengths", [str(h) for h in range(2, 11)],
                   "sequence_modeling: history lengths scored.")
+flags.DEFINE_integer("pairs_per_batch", 128, "context_response: pairs per batch, each context ranking "
+                     "every response of its batch (the thesis: 128).", lower_bound=2)
+flags.DEFINE_integer("pair_seed", 0, "context_response: seed of the response drawn from each dialogue.")
 flags.DEFINE_bool("keep_empty_blocks", False, "response_selection: score candidate blocks without a "
                   "positive as 0 instead of leaving them out (as taesunwhang/UMS-ResSel does).")
 flags.DEFINE_enum("probe_view", "cls", ["cls", "mean"], "probes / invariance: the last layer's pooling "
@@ -232,6 +243,8 @@ def settings_kind(task: str, embedding: str) -> Optional[str]:
         return "sentence"
     if task in ("response_selection", "fgc_similarity"):
         return "selection"
+    if task == "context_response":
+        return "context_response"
     return "dialogue" if task in ("dialogue",) + DIALOGUE_PROBE_TASKS else "triple"
 
 
@@ -372,6 +385,8 @@ def main(argv):
             report.update(_response_selection_task(source, embedding, settings))
         elif FLAGS.task in PROBE_TASKS:
             report.update(_probe_task(source, embedding, settings))
+        elif FLAGS.task == "context_response":
+            report.update(_context_response_task(source, embedding, settings))
         else:
             report.update(_sentence_task(source, embedding, settings))
     except (OSError, ValueError) as e:
@@ -732,6 +747,20 @@ def _response_selection_task(source, embedding: dict, settings: dict) -> dict:
     else:
         metrics = evaluate_response_selection(FLAGS.eval_file, over_pairs("score"),
                                               keep_empty_blocks=FLAGS.keep_empty_blocks)
+    return {"embedding": embedding, "metrics": metrics}
+
+
+def _context_response_task(source, embedding: dict, settings: dict) -> dict:
+    """In-batch accuracy of a trained context-response model's projections."""
+    # pylint: disable=import-outside-toplevel
+    from tfdialemb.eval.context_response import evaluate_context_response
+    from tfdialemb.inference.context_response import ContextResponseEncoder
+
+    encoder = ContextResponseEncoder.from_settings(source.trained.model, source.trained.tokenizer, settings)
+    embedding.update(context=encoder.context, max_length=encoder.max_length,
+                     merge_consecutive_turns=settings["merge_consecutive_turns"])
+    metrics = evaluate_context_response(FLAGS.eval_file, encoder, batch_size=FLAGS.pairs_per_batch,
+                                        seed=FLAGS.pair_seed, merge_turns=settings["merge_consecutive_turns"])
     return {"embedding": embedding, "metrics": metrics}
 
 

@@ -1,7 +1,7 @@
 r"""Exports a TF Serving SavedModel: strings in, embeddings or scores out.
 
   python -m tfdialemb.export (--model_dir=DIR | --init_checkpoint=DIR) --export_dir=DIR \
-      [--kind=sentence|dialogue|triple|selection] [--version=N] [--max_length=N] [kind's flags]
+      [--kind=sentence|dialogue|triple|selection|context_response] [--version=N] [--max_length=N] [kind's flags]
 
 --model_dir is a trained tfdialemb model: its method.json names what it serves (the default
 --kind) and the settings inference repeats from training (--separator, --num_roles,
@@ -30,9 +30,15 @@ send raw text. Kinds:
             string [N], `turn_counts` int32 [B], `responses` string [B] -> `probabilities`
             float32 [B]; `rank` takes one context's `turns` [n] and `candidates` [C] -> `scores`
             [C]. --fgc_input=paper|ums (recorded), --max_length (default 512).
+  context_response  (`serving.context_response`) a trained context-response model (the augmentation
+            thesis' auxiliary model): serving_default takes `turns` string [N] and `turn_counts`
+            int32 [B] (each context's last utterances, 1 to the recorded context size) ->
+            `embeddings` float32 [B, P]; `responses` takes `responses` string [B] -> `embeddings`
+            float32 [B, P]; unit vectors whose dot product is the model's similarity. --max_length
+            (recorded, default 512).
 
-Dialogue, triple and selection warm-ups use the dialogues of --warmup_dialogues (canonical JSONL; default:
-the packaged `resources/warmup_dialogues.jsonl`, four demo dialogues). A --max_length beyond the
+Dialogue, triple, selection and context_response warm-ups use the dialogues of --warmup_dialogues
+(canonical JSONL; default: the packaged `resources/warmup_dialogues.jsonl`, four demo dialogues). A --max_length beyond the
 encoder's position embeddings is lowered to them, with a warning. N/ appears complete or not at
 all, and an existing version is never overwritten. Besides core TensorFlow ops the graphs use
 tensorflow-text's RegexSplitWithOffsets, NormalizeUTF8, FastWordpieceTokenizeWithOffsets and
@@ -56,7 +62,8 @@ from tfdialemb.inference.settings import (CURVED, FGC_INPUT, KIND_SETTINGS, MAX_
                                           NUM_ROLES, POOLING, SEPARATOR, SPEAKER_TOKENS)
 from tfdialemb.layers.dialogue_views import POOLINGS
 from tfdialemb.inference.pair_scorer import PairScorer
-from tfdialemb.serving import dialogue, layout, selection, sentence, triple
+from tfdialemb.inference.context_response import ContextResponseEncoder
+from tfdialemb.serving import context_response, dialogue, layout, selection, sentence, triple
 
 DEFAULT_WARMUP_DIALOGUES = os.path.join(os.path.dirname(__file__), "resources", "warmup_dialogues.jsonl")
 EXPORT_SETTINGS = (POOLING, MAX_LENGTH, SEPARATOR, NUM_ROLES, SPEAKER_TOKENS, MERGE_TURNS, CURVED, FGC_INPUT)
@@ -67,8 +74,9 @@ FLAGS = flags.FLAGS
 def define_flags() -> None:
     """The command's flags, defined only when it runs: importing the library defines none."""
     flags.DEFINE_enum("kind", None, list(MODELS), "What to serve: sentence embeddings, dial2vec "
-                      "dialogue embeddings, triple-encoder / CCL incremental scoring or a trained "
-                      "cross-encoder's response-selection scores (default: what a trained model "
+                      "dialogue embeddings, triple-encoder / CCL incremental scoring, a trained "
+                      "cross-encoder's response-selection scores or a trained context-response model's "
+                      "context and response vectors (default: what a trained model "
                       "directory offers first, else sentence).")
     flags.DEFINE_string("model_dir", None, "Trained tfdialemb model directory to export.")
     flags.DEFINE_string("init_checkpoint", None, "Any loadable checkpoint, e.g. an untrained BERT.")
@@ -128,8 +136,16 @@ def _selection_model(source, settings):
     return servable, f"{len(servable.records)} requests from {len(dialogues)} dialogues"
 
 
+def _context_response_model(source, settings):
+    """--kind=context_response: the trained encoder and its two projectors."""
+    dialogues = _warmup_dialogues()
+    encoder = ContextResponseEncoder.from_settings(source.trained.model, source.trained.tokenizer, settings)
+    servable = context_response.context_response_servable(encoder, dialogues)
+    return servable, f"{len(servable.records)} requests from {len(dialogues)} dialogues"
+
+
 MODELS = {"sentence": _sentence_model, "dialogue": _dialogue_model, "triple": _triple_model,
-          "selection": _selection_model}
+          "selection": _selection_model, "context_response": _context_response_model}
 
 
 def export_kind(source) -> str:

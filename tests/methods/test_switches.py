@@ -22,7 +22,8 @@ def test_every_switch_follows_the_convention():
     assert switches
     names = {spec.name for spec in all_specs()}
     for name, (method, switch) in switches.items():
-        assert name.split("_")[0] in names, f"--{name} does not start with a method name"
+        assert any(name.startswith(f"{method_name}_") for method_name in names), \
+            f"--{name} does not start with a method name"
         assert {PAPER, RELEASED} <= set(switch.choices) and switch.default == PAPER, name
         assert switch.paper and switch.released, name
 

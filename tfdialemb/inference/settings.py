@@ -35,17 +35,21 @@ FGC_INPUT = Option("fgc_input", "paper", "Pair layout of a cross-encoder: paper 
                    "context turn) or ums (also after the response, taesunwhang/UMS-ResSel).",
                    choices=("paper", "ums"))
 CURVED = Option("curved", "c3l", "A C3L triple-encoder or a CCL bi-encoder.", choices=("c3l", "ccl"))
+CONTEXT = Option("context", 3, "Utterances before a response that a context-response model encodes, "
+                 "each on its own (the augmentation thesis, appendix 1.1: 3).", lower_bound=1)
 
 SETTINGS = {o.name: o for o in (POOLING, MAX_LENGTH, SEPARATOR, NUM_ROLES, SPEAKER_TOKENS,
-                                MERGE_TURNS, CURVED, FGC_INPUT)}
+                                MERGE_TURNS, CURVED, FGC_INPUT, CONTEXT)}
 KIND_SETTINGS = {
     "sentence": ("pooling", "max_length"),
     "dialogue": ("separator", "num_roles", "max_length", "merge_consecutive_turns"),
     "triple": ("curved", "speaker_tokens", "pooling", "max_length", "merge_consecutive_turns"),
     "selection": ("fgc_input", "max_length"),
+    "context_response": ("context", "max_length", "merge_consecutive_turns"),
 }
 """The settings each inference kind reads."""
-DEFAULT_MAX_LENGTH = {"sentence": 128, "dialogue": 512, "triple": 512, "selection": 512}
+DEFAULT_MAX_LENGTH = {"sentence": 128, "dialogue": 512, "triple": 512, "selection": 512,
+                      "context_response": 512}
 OVERRIDABLE = ("max_length", "pooling")
 
 

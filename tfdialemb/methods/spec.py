@@ -25,12 +25,12 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 from tfdialemb.options import Option, Switch
 
-INFERENCE_KINDS = ("sentence", "dialogue", "triple", "selection")
+INFERENCE_KINDS = ("sentence", "dialogue", "triple", "selection", "context_response")
 """What a trained model can serve: sentence embeddings, dialogue embeddings, incremental
-triple-encoder / CCL scores (any encoder serves these three), and response-selection scores of a
-cross-encoder with a trained head (only a method that offers it). A spec's `offers` puts its own
-first."""
-HEAD_KINDS = ("selection",)
+triple-encoder / CCL scores (any encoder serves these three), response-selection scores of a
+cross-encoder with a trained head, and context / response embeddings through a context-response
+model's projectors (only a method that offers them). A spec's `offers` puts its own first."""
+HEAD_KINDS = ("selection", "context_response")
 """The kinds that need a method's trained head, not just an encoder."""
 
 Params = Mapping[str, Any]

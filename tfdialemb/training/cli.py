@@ -19,10 +19,11 @@ from tfdialemb.inference.settings import MAX_LENGTH, MERGE_TURNS, MIN_TURNS, POO
 from tfdialemb.options import define_all
 
 FLAGS = flags.FLAGS
-VALIDATION_KINDS = {"sr": "sentence", "dsts": "sentence", "dialogue": "dialogue", "sequence_modeling": "triple"}
+VALIDATION_KINDS = {"sr": "sentence", "dsts": "sentence", "dialogue": "dialogue", "sequence_modeling": "triple",
+                    "context_response": "context_response"}
 """Validation task → the inference kind whose recorded settings embed its texts."""
 SELECTION_METRICS = {"sr": ("map", "max"), "dsts": ("spearman", "max"), "dialogue": ("purity", "max"),
-                     "sequence_modeling": ("avg_rank", "min")}
+                     "sequence_modeling": ("avg_rank", "min"), "context_response": ("accuracy@5", "max")}
 """Validation task → the metric that selects the best weights, and which way is better (the
 triple-encoders paper selects on the validation set's average rank)."""
 SELECTOR = {"train": "method", "pretrain": "objective"}
@@ -74,7 +75,9 @@ def define_flags(command: str) -> None:
     flags.DEFINE_enum("validate_task", "sr", sorted(VALIDATION_KINDS),
                       "Validation task (with --validate_file); dialogue: dial2vec's metrics of the "
                       "interlocutor-pooled embedding, labels[--validate_label_key] the domain; "
-                      "sequence_modeling: triple-encoders' average rank of the next utterance. The weights "
+                      "sequence_modeling: triple-encoders' average rank of the next utterance; "
+                      "context_response: a context-response model's in-batch accuracy@5 over batches of "
+                      "--batch_size pairs, one per dialogue. The weights "
                       "that validate best (SELECTION_METRICS) are kept in MODEL_DIR/best.")
     flags.DEFINE_string("validate_label_key", "domain", "Label key of --validate_task=dialogue.")
     flags.DEFINE_string("validate_file", None, "Evaluation set scored every --validate_every steps.")
@@ -297,7 +300,9 @@ def _validation(task: str, eval_file: str, tokenizer, config: Dict[str, Any]) ->
     # pylint: disable=import-outside-toplevel
     from tfdialemb.dialogue_embedder import DialogueEmbedder
     from tfdialemb.embedder import SentenceEmbedder
+    from tfdialemb.eval.context_response import evaluate_context_response
     from tfdialemb.eval.dialogue_embedding import evaluate_dialogue_embeddings, read_labelled_dialogues
+    from tfdialemb.inference.context_response import ContextResponseEncoder
     from tfdialemb.eval.sequence_modeling import evaluate_sequence_modeling
     from tfdialemb.eval.tasks import TASKS
     from tfdialemb.inference.settings import resolve
@@ -315,6 +320,12 @@ def _validation(task: str, eval_file: str, tokenizer, config: Dict[str, Any]) ->
 
     def validate(method, step):
         del step
+        if task == "context_response":
+            # The method's own projectors, traced once per model.
+            if id(method) not in embedders:
+                embedders[id(method)] = ContextResponseEncoder.from_settings(method, tokenizer, settings)
+            return evaluate_context_response(eval_file, embedders[id(method)], batch_size=FLAGS.batch_size,
+                                             seed=FLAGS.seed, merge_turns=settings["merge_consecutive_turns"])
         # One embedder per encoder, so its graph is traced once, not at every validation.
         if id(method.encoder) not in embedders:
             embedders[id(method.encoder)] = embedder_class.from_settings(method.encoder, tokenizer, settings)

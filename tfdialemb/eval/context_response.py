@@ -1,0 +1,61 @@
+"""In-batch accuracy@k of a context-response model on a dialogue file (augmentation thesis, appendix
+1.1: accuracy@5 of 0.955 within batches of 128).
+
+Pairs are drawn as training draws them (`tfdialemb.data.context_response_pairs`, after the released
+`ContextResponseDataset`): one per dialogue, the response at position k uniform in [1, n - 2]
+(k = 1 in a two-utterance dialogue), its context the utterances before it, of which the encoder
+keeps the last `context`; k comes from a generator seeded by (seed, dialogue index), so a file and
+seed always give the same pairs. Consecutive pairs in file order form batches of `batch_size`;
+within a batch each context ranks every response of the batch (`top_k_hits`). As the released
+`all_accuracies`, accuracy@k leaves out batches of at most k pairs, where it would be trivially 1.
+"""
+from typing import Dict, List, Sequence, Tuple
+
+import numpy as np
+
+from tfdialemb.dialogue import drop_short, merge_consecutive_turns, read_dialogues
+from tfdialemb.ranking_metrics import top_k_hits
+
+KS = (1, 5)
+
+
+def context_response_pairs(path: str, seed: int = 0, merge_turns: bool = True) -> Tuple[List[List[str]], List[str]]:
+    """(contexts, responses) of the dialogues of `path` with at least 2 turns (after merging a
+    speaker's consecutive turns with `merge_turns`, as the training build does), one pair each."""
+    dialogues = read_dialogues(path)
+    if merge_turns:
+        dialogues = map(merge_consecutive_turns, dialogues)
+    contexts, responses = [], []
+    for index, dialogue in enumerate(drop_short(dialogues, 2)):
+        texts = [turn.text for turn in dialogue.turns]
+        position = 1 + int(np.random.default_rng([seed, index]).integers(max(len(texts) - 2, 1)))
+        contexts.append(texts[:position])
+        responses.append(texts[position])
+    return contexts, responses
+
+
+def in_batch_accuracy(contexts: np.ndarray, responses: np.ndarray, batch_size: int,
+                      ks: Sequence[int] = KS) -> Dict[str, float]:
+    """{"accuracy@k": mean over pairs of batches larger than k} of unit vectors `contexts` and
+    `responses` [N, d], pair i = (contexts[i], responses[i]), in consecutive batches."""
+    hits = {k: [] for k in ks}
+    for start in range(0, len(contexts), batch_size):
+        scores = contexts[start:start + batch_size] @ responses[start:start + batch_size].T
+        labels = np.arange(len(scores))
+        for k in ks:
+            if len(scores) > k:
+                hits[k].extend(top_k_hits(scores, labels, k).numpy())
+    return {f"accuracy@{k}": float(np.mean(hits[k], dtype=np.float64)) if hits[k] else float("nan") for k in ks}
+
+
+def evaluate_context_response(path: str, encoder, batch_size: int = 128, seed: int = 0,
+                              merge_turns: bool = True) -> Dict[str, float]:
+    """{"accuracy@1", "accuracy@5", "pairs", "batches"} of `encoder` (a `ContextResponseEncoder`)
+    on the dialogue file `path`."""
+    if batch_size < 2:
+        raise ValueError(f"in-batch accuracy needs batches of at least 2 pairs, got {batch_size}")
+    contexts, responses = context_response_pairs(path, seed, merge_turns)
+    if not contexts:
+        raise ValueError(f"{path}: no dialogue of at least 2 utterances to draw a context-response pair from")
+    report = in_batch_accuracy(encoder.embed_contexts(contexts), encoder.embed_responses(responses), batch_size)
+    return {**report, "pairs": len(contexts), "batches": -(-len(contexts) // batch_size)}

@@ -1,0 +1,125 @@
+"""The augmentation thesis' context-response similarity model (appendix 1.1, Fig. 3a).
+
+The thesis: "1) the embeddings of all context utterances c = [u_1, ..., u_k] and of the response r
+are obtained with a pre-trained encoder; 2) the context embeddings are concatenated and passed to
+a projector that outputs a vector representing the context; 3) the response embedding goes
+through a second projector; 4) the cosine of the two is the context-response similarity",
+trained with an in-batch contrastive loss (batch 128, temperature 0.05, context 3, projection 256,
+only the last 3 encoder layers trained; in-batch accuracy@5 of 0.955). Its similarities within a
+dialogue drive the stage clustering of the crop and shuffle augmentations.
+
+As released (voorhs/dialogue-augmentation mylib/modeling/pairwise/pairwise.py `Pairwise` with
+`symmetric=False`, mylib/trainers/pairwise/model.py): each utterance is embedded on its own by the
+shared encoder with mean pooling (mylib/utils/modeling/generic.py `mySentenceTransformer`); the
+context's `context` slots are concatenated oldest first, slots without an utterance left as zeros
+at the end (`ContextEncoderConcat`); `Projector` 1 maps the context·hidden vector, `Projector` 2 the
+response's; the loss is `two_sided_info_nce` (the released `contrastive_cross`). Negatives are the
+other pairs of the (global) batch, one pair per dialogue (`tfdialemb.data.context_response_pairs`).
+The released `ContextEncoderConcat` also prefixes every context utterance with the speaker index of
+the context's last utterance; the thesis does not, and the embedding protocol of
+`tfdialemb.inference.context_response` carries no speakers, so the texts here are plain.
+"""
+import dataclasses
+from typing import Dict
+
+import tensorflow as tf
+
+from tfdialemb.data.context_response_pairs import CONTEXT, RESPONSE, context_response_batches
+from tfdialemb.distribute import gather_across_replicas, replica_offset
+from tfdialemb.encoders import Encoder
+from tfdialemb.encoders.pooling import masked_mean
+from tfdialemb.inference.settings import CONTEXT as CONTEXT_OPTION
+from tfdialemb.layers.projector import Projector
+from tfdialemb.losses.two_sided_info_nce import two_sided_info_nce
+from tfdialemb.methods.base import Method
+from tfdialemb.methods.mge import TEMPERATURE
+from tfdialemb.methods.spec import MethodSpec, register_method
+from tfdialemb.options import Option
+from tfdialemb.ranking_metrics import top_k_hits
+
+REPORTED_K = (1, 5)
+"""In-batch accuracy@k reported while training (the thesis reports @5)."""
+
+
+class ContextResponseModel(Method):
+    """`per_example_loss` on pairs drawn by `tfdialemb.data.context_response_pairs`."""
+
+    def __init__(self, encoder: Encoder, context: int = 3, projection_size: int = 256,
+                 projector_dropout: float = 0.1, temperature: float = 0.05, **kwargs):
+        super().__init__(encoder, **kwargs)
+        if context < 1 or temperature <= 0:
+            raise ValueError(f"context and temperature must be positive, got {context} and {temperature}")
+        self.context = context
+        self.projection_size = projection_size
+        self.temperature = temperature
+        width = encoder.encoder_config.hidden_size
+        self.context_projector = Projector(projection_size, projector_dropout, name="context_projector")
+        self.context_projector.build([None, context * width])
+        self.response_projector = Projector(projection_size, projector_dropout, name="response_projector")
+        self.response_projector.build([None, width])
+
+    def embed_contexts(self, ids: tf.Tensor, mask: tf.Tensor, training=None) -> tf.Tensor:
+        """Unit context vectors [B, projection] of `context` utterance slots `ids` [B, context, T]
+        (empty slots all-zero)."""
+        if ids.shape[1] is not None and ids.shape[1] != self.context:
+            raise ValueError(f"contexts have {ids.shape[1]} utterance slots; this model takes {self.context}")
+        utterances = masked_mean(tf.cast(self.encoder.encode_rows(ids, mask, training), tf.float32),
+                                 mask)
+        width = self.encoder.encoder_config.hidden_size
+        return self.context_projector(tf.reshape(utterances, [-1, self.context * width]), training=training)
+
+    def embed_responses(self, ids: tf.Tensor, mask: tf.Tensor, training=None) -> tf.Tensor:
+        """Unit response vectors [B, projection] of `ids` [B, T]."""
+        pooled = self.encoder.embed({"input_word_ids": ids, "input_mask": mask}, training=training)
+        return self.response_projector(pooled, training=training)
+
+    def per_example_loss(self, batch: Dict[str, tf.Tensor], training: bool):
+        contexts = self.embed_contexts(batch[CONTEXT], batch[f"{CONTEXT}_mask"], training)
+        responses = self.embed_responses(batch[RESPONSE], batch[f"{RESPONSE}_mask"], training)
+        losses = two_sided_info_nce(contexts, responses, self.temperature)
+        local = tf.shape(contexts)[0]
+        scores = tf.matmul(contexts, gather_across_replicas(responses), transpose_b=True)
+        labels = replica_offset(local) + tf.range(local)
+        return losses, {f"accuracy@{k}": top_k_hits(scores, labels, k) for k in REPORTED_K}
+
+
+PROJECTION_SIZE = Option("projection_size", 256, "Width of both projections (thesis appendix 1.1: 256).",
+                         lower_bound=1)
+PROJECTOR_DROPOUT = Option("projector_dropout", 0.1, "Dropout between a projector's two maps (released "
+                           "mylib/modeling/pairwise/config.py: 0.1; the thesis gives none).",
+                           lower_bound=0.0, upper_bound=0.99)
+CONTEXT_RESPONSE_TEMPERATURE = dataclasses.replace(TEMPERATURE, default=0.05)
+"""τ of the context-response loss (thesis appendix 1.1: 0.05)."""
+RELEASED_LAYERS = 24
+"""aws-ai/dse-bert-large, the encoder the thesis names (appendix 1.1), has 24 layers; the last 3 train."""
+
+
+@register_method
+class ContextResponseSpec(MethodSpec):
+    """The context-response similarity model on `utterances` examples, pairs drawn per pass."""
+
+    name = "context_response"
+    paper = "Dialogue augmentation thesis (seed 004), appendix 1.1: context-response similarity model"
+    builder = "utterances"
+    options = (CONTEXT_OPTION, PROJECTION_SIZE, PROJECTOR_DROPOUT, CONTEXT_RESPONSE_TEMPERATURE)
+    defaults = {"batch_size": 128, "learning_rate": 1e-5, "freeze_layers": RELEASED_LAYERS - 3,
+                "max_length": 512, "weight_decay": 0.01, "warmup_fraction": 0.1, "lr_schedule": "linear",
+                "num_epochs": 5}
+    """Thesis appendix 1.1: batch 128, only the last 3 of dse-bert-large's 24 layers train. The thesis
+    gives no optimiser; the released trainer's (mylib/learners/generic.py `BaseLearnerConfig`,
+    mylib/utils/training/generic.py `TrainerConfig`): AdamW, peak lr 1e-5, weight decay 0.01, 10 %
+    warm-up, 5 epochs; its one-cycle cosine between lr/10 and lr is approximated by the linear
+    warm-up and decay. 512 tokens: the released tokenizer truncates at the encoder's limit."""
+    offers = ("context_response", "sentence")
+
+    def batches(self, dataset, tokenizer, params, run):
+        return context_response_batches(dataset, run.seed, params[CONTEXT_OPTION.name])
+
+    def make_model(self, encoder, params):
+        return ContextResponseModel(encoder, context=params[CONTEXT_OPTION.name],
+                                    projection_size=params[PROJECTION_SIZE.name],
+                                    projector_dropout=params[PROJECTOR_DROPOUT.name],
+                                    temperature=params[CONTEXT_RESPONSE_TEMPERATURE.name])
+
+    def inference_settings(self, params):
+        return {"context_response": {"context": params[CONTEXT_OPTION.name]}, "sentence": {"pooling": "mean"}}

@@ -1,0 +1,134 @@
+"""The augmentation thesis' listwise utterance-sorting model (appendix 1.2, Fig. 3b): optional, not
+used by the thesis' main experiments.
+
+The thesis: "a transformer over utterance embeddings: 4 layers, 4 attention heads and a hidden
+size half the sentence encoder's, i.e. 384; only the last 3 layers of the sentence encoder are
+trained. The output ranks pass through a softmax, and the KL divergence between it and the target
+probabilities, the softmax of the true ranks (-i for the i-th utterance), is minimised"
+(`rank_kl`); quality is 1 - the normalised number of transpositions (`sorting_quality`; the thesis
+reaches 0.96).
+
+As released (voorhs/dialogue-augmentation train_listwise.py `listwise-utterance-transformer`,
+mylib/modeling/dialogue/utterance_transformer.py `UtteranceTransformerDM`,
+mylib/modeling/listwise/ranker.py `RankerListwise`): each utterance is embedded on its own by the
+shared encoder with mean pooling, mapped by a `Projector` to the transformer width (L2-normalised),
+and the pre-norm transformer blocks (mylib/utils/modeling/transformer.py: layer norm, attention,
+residual; layer norm, GELU feed-forward of 4× the width, residual; dropout 0.02 on attention
+probabilities and block outputs) see no position, so only the utterances' contents order them; the
+padded utterances are masked as keys. The ranker head is x + GELU(W x + b), dropout, then a linear
+score without bias. The released model also concatenates an 8-wide speaker embedding (width 392 for
+a 768-wide encoder); the thesis' width, 384, has none, and neither does this model. Inputs are
+each dialogue's utterances in a fresh random order (`tfdialemb.data.utterance_shuffle`).
+"""
+from typing import Dict, Optional
+
+import tensorflow as tf
+import tf_keras
+from official.nlp.modeling.layers import TransformerEncoderBlock
+
+from tfdialemb.data.examples.utterances import FEATURE
+from tfdialemb.data.utterance_shuffle import POSITIONS, shuffled_batches
+from tfdialemb.encoders import Encoder
+from tfdialemb.encoders.pooling import masked_mean
+from tfdialemb.layers.projector import Projector
+from tfdialemb.losses.rank_kl import TARGETS, rank_kl
+from tfdialemb.methods.base import Method
+from tfdialemb.methods.spec import MethodSpec, register_method
+from tfdialemb.options import Option, Switch
+from tfdialemb.ranking_metrics import sorting_quality
+
+LAYER_NORM_EPSILON = 1e-5
+"""torch.nn.LayerNorm's default, the released blocks' norms."""
+
+
+class UtteranceSortingModel(Method):
+    """`per_example_loss` on shuffled `utterances` batches: each utterance's rank score."""
+
+    def __init__(self, encoder: Encoder, hidden: Optional[int] = None, layers: int = 4, heads: int = 4,
+                 dropout: float = 0.02, targets: str = "paper", **kwargs):
+        super().__init__(encoder, **kwargs)
+        width = encoder.encoder_config.hidden_size
+        hidden = hidden or width // 2
+        if layers < 1 or heads < 1 or hidden % heads:
+            raise ValueError(f"the sorting transformer needs layers >= 1 and a width ({hidden}) divisible by "
+                             f"its heads ({heads})")
+        if targets not in TARGETS:
+            raise ValueError(f"unknown sorting targets {targets!r}; expected one of {TARGETS}")
+        self.targets = targets
+        self.projector = Projector(hidden, dropout, name="utterance_projector")
+        self.projector.build([None, width])
+        self.blocks = [TransformerEncoderBlock(
+            num_attention_heads=heads, inner_dim=4 * hidden, inner_activation="gelu", norm_first=True,
+            norm_epsilon=LAYER_NORM_EPSILON, output_dropout=dropout, attention_dropout=dropout,
+            name=f"sorting_block_{i}") for i in range(layers)]
+        self.ranker_hidden = tf_keras.layers.Dense(hidden, activation="gelu", dtype="float32", name="ranker_hidden")
+        self.ranker_dropout = tf_keras.layers.Dropout(dropout, dtype="float32")
+        self.ranker = tf_keras.layers.Dense(1, use_bias=False, dtype="float32", name="ranker")
+        states = tf.zeros([1, 2, hidden])
+        self._rank_scores(states, tf.ones([1, 2, 2], tf.int32), training=False)
+
+    def _rank_scores(self, states: tf.Tensor, attention_mask: tf.Tensor, training) -> tf.Tensor:
+        for block in self.blocks:
+            states = block([states, attention_mask], training=training)
+        states = tf.cast(states, tf.float32)
+        states = self.ranker_hidden(states) + states
+        return tf.squeeze(self.ranker(self.ranker_dropout(states, training=training)), -1)
+
+    def scores(self, ids: tf.Tensor, mask: tf.Tensor, training=None) -> tf.Tensor:
+        """Rank scores [B, N] (higher: earlier in the dialogue) of utterances `ids` [B, N, T]."""
+        present = tf.reduce_any(mask > 0, axis=-1)
+        utterances = masked_mean(tf.cast(self.encoder.encode_rows(ids, mask, training), tf.float32), mask)
+        # Every row, a padding one too (its score is ignored), attends to the real utterances only.
+        shape = tf.shape(present)
+        attention_mask = tf.broadcast_to(tf.cast(present, tf.int32)[:, tf.newaxis, :], [shape[0], shape[1], shape[1]])
+        return self._rank_scores(self.projector(utterances, training=training), attention_mask, training)
+
+    def per_example_loss(self, batch: Dict[str, tf.Tensor], training: bool):
+        mask = batch[f"{FEATURE}_mask"]
+        present = tf.reduce_any(mask > 0, axis=-1)
+        scores = self.scores(batch[FEATURE], mask, training)
+        losses = rank_kl(scores, batch[POSITIONS], present, self.targets)
+        return losses, {"sorting_quality": sorting_quality(scores, batch[POSITIONS], present)}
+
+
+SORTING_HIDDEN = Option("sorting_hidden", None, "Width of the sorting transformer (default: half the "
+                        "encoder's, the thesis' 384 for a 768-wide encoder).", lower_bound=1, kind=int)
+SORTING_LAYERS = Option("sorting_layers", 4, "Transformer blocks over the utterance embeddings (thesis: 4).",
+                        lower_bound=1)
+SORTING_HEADS = Option("sorting_heads", 4, "Attention heads per block (thesis: 4).", lower_bound=1)
+SORTING_DROPOUT = Option("sorting_dropout", 0.02, "Dropout of the projector, the blocks and the ranker head "
+                         "(released train_listwise.py: 0.02; the thesis gives none).", lower_bound=0.0,
+                         upper_bound=0.99)
+SORTING_TARGETS = Switch("utterance_sorting_targets", "paper", "Target distribution of the sorting loss.",
+                         paper="softmax(-i) over the true positions i (thesis appendix 1.2)",
+                         released="mylib/modeling/listwise/ranker.py `_make_true_ranks`: linspace(1, 0, n) "
+                                  "normalised to sum 1")
+
+
+@register_method
+class UtteranceSortingSpec(MethodSpec):
+    """The listwise sorting model on `utterances` examples, shuffled afresh every pass."""
+
+    name = "utterance_sorting"
+    paper = "Dialogue augmentation thesis (seed 004), appendix 1.2: listwise utterance sorting"
+    builder = "utterances"
+    options = (SORTING_HIDDEN, SORTING_LAYERS, SORTING_HEADS, SORTING_DROPOUT, SORTING_TARGETS)
+    defaults = {"batch_size": 128, "learning_rate": 3e-5, "freeze_layers": 9, "max_length": 512,
+                "weight_decay": 0.01, "lr_schedule": "constant", "num_epochs": 5}
+    """Only the last 3 encoder layers train (thesis appendix 1.2) of a 12-layer, 768-wide encoder (its
+    width 384 is half the encoder's). The thesis gives no optimiser; the released train_listwise.py:
+    batch 128, AdamW lr 3e-5 (weight decay 0.01, mylib/learners/generic.py), constant after 200 linear
+    warm-up steps (pass --warmup_fraction for a warm-up), 5 epochs (TrainerConfig); 512 tokens, the
+    released tokenizer's truncation."""
+    offers = ("sentence",)
+
+    def batches(self, dataset, tokenizer, params, run):
+        return shuffled_batches(dataset, run.seed)
+
+    def make_model(self, encoder, params):
+        return UtteranceSortingModel(encoder, hidden=params[SORTING_HIDDEN.name], layers=params[SORTING_LAYERS.name],
+                                     heads=params[SORTING_HEADS.name], dropout=params[SORTING_DROPOUT.name],
+                                     targets=params[SORTING_TARGETS.name])
+
+    def inference_settings(self, params):
+        return {"sentence": {"pooling": "mean"}}
