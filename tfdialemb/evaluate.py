@@ -78,9 +78,9 @@ from tfdialemb.eval.switches import EVALUATION_SWITCHES
 from tfdialemb.eval.tasks import TASKS
 from tfdialemb import options
 from tfdialemb.files import atomic_open, check_output
-from tfdialemb.inference.settings import (DEFAULT_MAX_LENGTH, FGC_INPUT, KIND_SETTINGS, MAX_LENGTH,
-                                          MERGE_TURNS, NUM_ROLES, POOLING, SEPARATOR, SETTINGS,
-                                          SPEAKER_TOKENS)
+from tfdialemb.inference.settings import (DEFAULT_MAX_LENGTH, FGC_INPUT, FINAL_SEPARATOR, KIND_SETTINGS,
+                                          MAX_LENGTH, MERGE_TURNS, NUM_ROLES, POOLING, SEPARATOR, SETTINGS,
+                                          SPEAKER_PREFIX, SPEAKER_TOKENS)
 
 SENTENCE_TASKS = tuple(sorted(TASKS))
 CURVED_TASKS = ("sequence_modeling", "stp")
@@ -127,8 +127,8 @@ flags.DEFINE_string("saved_model", None, "sr, dsts: an exported sentence SavedMo
 flags.DEFINE_string("output", None, "Where to write the JSON report.")
 flags.DEFINE_integer("batch_size", 64, "Sentences (dialogue task: dialogues / 4) per batch.",
                      lower_bound=1)
-for _setting in (POOLING, MAX_LENGTH, SEPARATOR, NUM_ROLES, SPEAKER_TOKENS, MERGE_TURNS, FGC_INPUT,
-                 RANK_TIES, *EVALUATION_SWITCHES):
+for _setting in (POOLING, MAX_LENGTH, SEPARATOR, NUM_ROLES, SPEAKER_PREFIX, FINAL_SEPARATOR, SPEAKER_TOKENS,
+                 MERGE_TURNS, FGC_INPUT, RANK_TIES, *EVALUATION_SWITCHES):
     _setting.define()
 flags.adopt_module_key_flags(options)
 flags.DEFINE_enum("embedding", "encoder", EMBEDDINGS,
@@ -413,7 +413,9 @@ def _dialogue_views(source, embedding: dict, settings: dict):
             embedder = DialogueEmbedder.from_settings(pretrained.encoder, pretrained.tokenizer, settings)
             embedding.update(max_length=embedder.max_length, separator=settings["separator"],
                              num_roles=embedder.num_roles, role_turn_embeddings=embedder.role_turn_embeddings,
-                             merge_consecutive_turns=embedder.merge_consecutive_turns)
+                             merge_consecutive_turns=embedder.merge_consecutive_turns,
+                             speaker_prefix=embedder.speaker_prefix, final_separator=embedder.final_separator,
+                             dialogue_pooling=embedder.pooling)
             progress = Progress(len(dialogues), "dialogues")
             return embedder.embed(dialogues, batch_size=max(1, FLAGS.batch_size // 4),
                                   on_batch=progress.advance)
@@ -487,9 +489,9 @@ def _dialogue_task(source, embedding: dict, settings: dict) -> dict:
                           if "adjusted_alignment" in row and "uniformity" in row]
             if points:
                 path = os.path.join(FLAGS.plot_dir, "alignment_uniformity.png")
-                # The trajectory follows the interlocutor-pooled embedding (the validation's).
+                # The trajectory follows the embedding the model serves (the validation's).
                 final = [{"label": f"final {view}", **values}
-                         for view, values in metrics["views"].items() if view == "interlocutor"]
+                         for view, values in metrics["views"].items() if view == settings.get("dialogue_pooling")]
                 plots.plot_alignment_uniformity(points, path, labelled_points=final)
                 written.append(path)
         report["plots"] = written
