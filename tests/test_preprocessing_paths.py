@@ -1,5 +1,6 @@
 """One dialogue gets the same token, turn and role ids on every path: the training build, and the
 dialogue embedder that evaluation and export use, set from a trained model directory's record."""
+import dataclasses
 
 import numpy as np
 import pytest
@@ -73,7 +74,58 @@ def test_a_trained_directory_sets_the_embedder_as_training_built(tmp_path, hf_sa
     assert cli.run(spec, spec.resolve({"negatives": 1, "separator": "eou"})) == 0
     source = ModelSource(str(tmp_path / "model"))
     settings = source.settings("dialogue", {})
-    assert settings == {"separator": "eou", "num_roles": 2, "max_length": 24, "merge_consecutive_turns": True}
+    assert settings == {"separator": "eou", "num_roles": 2, "max_length": 24, "merge_consecutive_turns": True,
+                        "speaker_prefix": False, "final_separator": False, "dialogue_pooling": "interlocutor"}
     embedder = DialogueEmbedder.from_settings(source.pretrained.encoder, source.pretrained.tokenizer, settings)
     for a, b in zip(_built_positive(tmp_path / "check", merge=True), _packed(embedder)):
         np.testing.assert_array_equal(a, b)
+
+
+AUGCL_DIALOGUE = Dialogue("a0", (Turn("user", "hello world"), Turn("agent", "good morning"), Turn("user", "how are you")),
+                          {"source_id": "a0", "augmentations": []})
+AUGCL_IDS = [TOKENIZER.token_id(w) for w in ("[CLS]", "[UNK]", "hello", "world", "[SEP]", "1", "good", "morning",
+                                             "[SEP]", "[UNK]", "how", "are", "you", "[SEP]")]
+"""By hand, the released "0 hello world[SEP]1 good morning[SEP]0 how are you" in [CLS] ... [SEP]
+("0" is not in the tiny vocabulary)."""
+
+
+def test_augcl_training_embedder_and_export_feed_the_hand_built_ids(tmp_path):
+    """The original as training packs it (precomputed pairs: side 0 is the whole dialogue), as the
+    dialogue embedder set from augcl's recorded settings packs it, and as the exported SavedModel
+    embeds it: the [CLS] state of the encoder on the hand-built ids."""
+    from tfdialemb.augment.base import augmented
+    from tfdialemb.encoders import Encoder, EncoderConfig
+    from tfdialemb.inference.settings import resolve
+    from tfdialemb.methods.spec import TrainingRun
+    from tfdialemb.serving.dialogue import dialogue_inputs, export_dialogue_model
+    import tiny_bert
+
+    view = dataclasses.replace(augmented(AUGCL_DIALOGUE, AUGCL_DIALOGUE.turns[1:], "crop"), id="a0/crop")
+    write_dialogues([AUGCL_DIALOGUE, view], str(tmp_path / "augmented.jsonl"))
+    spec = get_method("augcl")
+    params = spec.resolve({"on_the_fly": False})
+    build(str(tmp_path / "augmented.jsonl"), str(tmp_path / "built"),
+          make_builder(spec.builder, spec.builder_params(params)), TOKENIZER, BuildOptions(max_length=24, num_shards=1))
+    stored = make_dataset(str(tmp_path / "built"), 1, training=False)
+    turns = next(iter(stored))  # the dialogue, then its view, kept as turns with their roles
+    assert turns["dialogues_turn_counts"].numpy().tolist() == [[3, 2]]
+    assert turns["dialogues_roles"].numpy().tolist() == [[0, 1, 0, 1, 0]]
+    batch = next(iter(spec.batches(stored, TOKENIZER, params, TrainingRun("", 1, 24, 0))))
+    assert batch["dialogues"][0, 0].numpy()[batch["dialogues_mask"][0, 0].numpy() > 0].tolist() == AUGCL_IDS
+
+    recorded = {**spec.inference_settings(params)["dialogue"], "max_length": 24, "merge_consecutive_turns": True}
+    settings, _ = resolve("dialogue", recorded, {}, "method.json")
+    encoder = Encoder(EncoderConfig.from_huggingface(tiny_bert.HF_CONFIG)).build_variables()
+    embedder = DialogueEmbedder.from_settings(encoder, TOKENIZER, settings)
+    inputs = embedder.pack_batch(tf.ragged.constant([[t.text for t in AUGCL_DIALOGUE.turns]]),
+                                 tf.ragged.constant([role_ids(AUGCL_DIALOGUE)], tf.int32))
+    assert inputs.ids[0].numpy()[inputs.mask[0].numpy() > 0].tolist() == AUGCL_IDS
+
+    served = tf.saved_model.load(export_dialogue_model(embedder, str(tmp_path / "export"), [AUGCL_DIALOGUE]))
+    inputs = dialogue_inputs([AUGCL_DIALOGUE])
+    embedding = served.signatures["serving_default"](
+        turns=tf.constant(inputs["turns"]), turn_counts=tf.constant(inputs["turn_counts"]),
+        speakers=tf.constant(inputs["speakers"]))["embeddings"]
+    ids = tf.constant([AUGCL_IDS])
+    cls_state = encoder({"input_word_ids": ids, "input_mask": tf.ones_like(ids)})["sequence_output"][:, 0]
+    np.testing.assert_allclose(embedding.numpy(), cls_state.numpy(), atol=1e-5)

@@ -4,9 +4,11 @@ The dialogue is pre-processed and packed exactly as the dial2vec build does it (
 of one speaker merged when the model was trained so, `pack_dialogues`), so a model trained on a
 build embeds the same sequences; the outputs are `tfdialemb.layers.dialogue_views`: "interlocutor"
 (Eq. 4), "mean", "cls" (the last-layer [CLS] state, the CLS-pooling baseline for any encoder) and
-"p1", "p2", ... (one interlocutor's mean, dial2vec Table 4). With `hidden_layers`, the same pass
-also pools lower layers' states ("cls[-2]", "mean[-2]", ...: the thesis' hidden-state probe,
-Sec. 5.5, Table 5).
+"p1", "p2", ... (one interlocutor's mean, dial2vec Table 4). `pooling` names the one the model
+serves (the export's `embeddings`, validation); the augmentation thesis' input layout
+(`speaker_prefix`, `final_separator`) is a packing setting like the separator. With `hidden_layers`, the same
+pass also pools lower layers' states ("cls[-2]", "mean[-2]", ...: the thesis' hidden-state
+probe, Sec. 5.5, Table 5).
 """
 from typing import Callable, Dict, Optional, Sequence, Tuple
 
@@ -17,31 +19,35 @@ from tfdialemb.dialogue import Dialogue, role_ids
 from tfdialemb.encoders import Encoder, Pretrained
 from tfdialemb.encoders.config import usable_max_length
 from tfdialemb.layers.dialogue_views import (
-    HIDDEN_STATE_POOLINGS, check_role_turn_tables, dialogue_embeddings, embedding_names, encode_dialogue_layers,
+    HIDDEN_STATE_POOLINGS, POOLINGS, check_role_turn_tables, dialogue_embeddings, embedding_names, encode_dialogue_layers,
     encode_dialogues, has_role_turn_tables, hidden_state_embeddings, hidden_state_name)
 from tfdialemb.text import BertTokenizer
 from tfdialemb.text.dialogue_packing import (
-    DialogueInputs, dense_dialogues, merge_consecutive_turns, pack_dialogues, separator_id)
+    DialogueInputs, dense_dialogues, merge_consecutive_turns, pack_dialogues, separator_id, speaker_prefixed, speaker_prefixes)
 
 
 class DialogueEmbedder(tf.Module):
     """Turns and speakers in, dialogue embeddings out.
 
-    `separator` ([SEP] or [EOU]), `role_turn_embeddings` and `merge_consecutive_turns` must match
-    the build and the model that trained the encoder (`from_settings` takes them from a model
-    directory's record). Speakers past `num_roles` fold into the last role, as the dial2vec
-    builder folds speakers past max_roles. `hidden_layers` (negative, -k = the k-th layer from
-    the top) adds those layers' [CLS] and mean views.
+    `separator` ([SEP] or [EOU]), `speaker_prefix`, `final_separator`, `role_turn_embeddings`
+    and `merge_consecutive_turns` must match the build and the model that trained the encoder
+    (`from_settings` takes them from a model directory's record). Speakers past `num_roles` fold
+    into the last role, as the dial2vec and augcl builders fold speakers past max_roles. `hidden_layers` (negative, -k = the
+    k-th layer from the top) adds those layers' [CLS] and mean views.
     """
 
     def __init__(self, encoder: Encoder, tokenizer: BertTokenizer, max_length: int = 512,
                  separator: str = "[SEP]", role_turn_embeddings: bool = False, num_roles: int = 2,
-                 merge_consecutive_turns: bool = False, hidden_layers: Sequence[int] = ()):
+                 merge_consecutive_turns: bool = False, speaker_prefix: bool = False,
+                 final_separator: bool = False, pooling: str = "interlocutor",
+                 hidden_layers: Sequence[int] = ()):
         super().__init__()
         max_length = usable_max_length(encoder.encoder_config, max_length)
         if num_roles < 2:
             raise ValueError(f"num_roles must be at least 2, got {num_roles}")
         self.hidden_layers = checked_hidden_layers(hidden_layers, encoder.encoder_config.num_layers)
+        if pooling not in POOLINGS:
+            raise ValueError(f"dialogue pooling must be one of {POOLINGS}, got {pooling!r}")
         if role_turn_embeddings:
             check_role_turn_tables(encoder)
         self.encoder = encoder
@@ -51,6 +57,10 @@ class DialogueEmbedder(tf.Module):
         self.role_turn_embeddings = role_turn_embeddings
         self.num_roles = num_roles
         self.merge_consecutive_turns = merge_consecutive_turns
+        self.speaker_prefix = speaker_prefix
+        self.prefixes = speaker_prefixes(tokenizer, num_roles) if speaker_prefix else None
+        self.final_separator = final_separator
+        self.pooling = pooling
 
     @classmethod
     def from_pretrained(cls, pretrained: Pretrained, **kwargs) -> "DialogueEmbedder":
@@ -64,7 +74,9 @@ class DialogueEmbedder(tf.Module):
         return cls(encoder, tokenizer, max_length=settings["max_length"],
                    separator=f"[{settings['separator'].upper()}]",
                    role_turn_embeddings=has_role_turn_tables(encoder), num_roles=settings["num_roles"],
-                   merge_consecutive_turns=settings["merge_consecutive_turns"], hidden_layers=hidden_layers)
+                   merge_consecutive_turns=settings["merge_consecutive_turns"],
+                   speaker_prefix=settings["speaker_prefix"], final_separator=settings["final_separator"],
+                   pooling=settings["dialogue_pooling"], hidden_layers=hidden_layers)
 
     @property
     def names(self):
@@ -105,8 +117,11 @@ class DialogueEmbedder(tf.Module):
             turns, speakers = merge_consecutive_turns(turns, speakers)
         pieces = turns.with_values(self.tokenizer.tokenize(turns.values, self.max_length))
         roles = tf.minimum(speakers, self.num_roles - 1)
+        if self.speaker_prefix:
+            pieces = speaker_prefixed(pieces, roles, self.prefixes)
         return dense_dialogues(
-            pack_dialogues(pieces, roles, self.tokenizer.cls_id, self.separator, self.max_length),
+            pack_dialogues(pieces, roles, self.tokenizer.cls_id, self.separator, self.max_length,
+                           self.final_separator),
             self.tokenizer.pad_id)
 
     def embed(self, dialogues: Sequence[Dialogue], batch_size: int = 16,

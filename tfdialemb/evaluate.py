@@ -107,9 +107,9 @@ from tfdialemb.eval.switches import EVALUATION_SWITCHES
 from tfdialemb.eval.tasks import TASKS
 from tfdialemb import options
 from tfdialemb.files import atomic_open, check_output
-from tfdialemb.inference.settings import (DEFAULT_MAX_LENGTH, FGC_INPUT, KIND_SETTINGS, MAX_LENGTH,
-                                          MERGE_TURNS, NUM_ROLES, POOLING, SEPARATOR, SETTINGS,
-                                          SPEAKER_TOKENS)
+from tfdialemb.inference.settings import (DEFAULT_MAX_LENGTH, FGC_INPUT, FINAL_SEPARATOR, KIND_SETTINGS,
+                                          MAX_LENGTH, MERGE_TURNS, NUM_ROLES, POOLING, SEPARATOR, SETTINGS,
+                                          SPEAKER_PREFIX, SPEAKER_TOKENS)
 
 SENTENCE_TASKS = tuple(sorted(TASKS))
 CURVED_TASKS = ("sequence_modeling", "stp")
@@ -168,8 +168,8 @@ flags.DEFINE_string("saved_model", None, "sr, dsts: an exported sentence SavedMo
 flags.DEFINE_string("output", None, "Where to write the JSON report.")
 flags.DEFINE_integer("batch_size", 64, "Sentences (dialogue task: dialogues / 4) per batch.",
                      lower_bound=1)
-for _setting in (POOLING, MAX_LENGTH, SEPARATOR, NUM_ROLES, SPEAKER_TOKENS, MERGE_TURNS, FGC_INPUT,
-                 RANK_TIES, *EVALUATION_SWITCHES):
+for _setting in (POOLING, MAX_LENGTH, SEPARATOR, NUM_ROLES, SPEAKER_PREFIX, FINAL_SEPARATOR, SPEAKER_TOKENS,
+                 MERGE_TURNS, FGC_INPUT, RANK_TIES, *EVALUATION_SWITCHES):
     _setting.define()
 flags.adopt_module_key_flags(options)
 flags.DEFINE_enum("embedding", "encoder", EMBEDDINGS,
@@ -208,9 +208,10 @@ flags.DEFINE_integer("pairs_per_batch", 128, "context_response: pairs per batch,
 flags.DEFINE_integer("pair_seed", 0, "context_response: seed of the response drawn from each dialogue.")
 flags.DEFINE_bool("keep_empty_blocks", False, "response_selection: score candidate blocks without a "
                   "positive as 0 instead of leaving them out (as taesunwhang/UMS-ResSel does).")
-flags.DEFINE_enum("probe_view", "cls", ["cls", "mean"], "probes / invariance: the last layer's pooling "
+flags.DEFINE_enum("probe_view", None, ["cls", "mean"], "probes / invariance: the last layer's pooling "
                   "probed, [CLS] or the mean of the whole dialogue's tokens (thesis Sec. 4.3: chosen by "
-                  "initialisation; its BERT and RetroMAE runs use [CLS]).")
+                  "initialisation; its BERT and RetroMAE runs use [CLS]); default: the pooling a --model_dir "
+                  "serves when it is one of these (an augcl model's --pooling), else cls.")
 flags.DEFINE_float("probe_test_fraction", DEFAULT_TEST_FRACTION, "probes / intent without --fit_file, "
                    "invariance: the held-out fraction (released: scikit-learn's train_test_split default).",
                    lower_bound=0.0, upper_bound=1.0)
@@ -504,7 +505,9 @@ def _encoder_views(source, embedding: dict, settings: dict, hidden_layers=()):
                                                 hidden_layers=hidden_layers)
         embedding.update(max_length=loaded.max_length, separator=settings["separator"],
                          num_roles=loaded.num_roles, role_turn_embeddings=loaded.role_turn_embeddings,
-                         merge_consecutive_turns=loaded.merge_consecutive_turns)
+                         merge_consecutive_turns=loaded.merge_consecutive_turns,
+                         speaker_prefix=loaded.speaker_prefix, final_separator=loaded.final_separator,
+                         dialogue_pooling=loaded.pooling)
         return loaded
 
     def embed_views(dialogues):
@@ -593,9 +596,9 @@ def _dialogue_task(source, embedding: dict, settings: dict) -> dict:
                           if "adjusted_alignment" in row and "uniformity" in row]
             if points:
                 path = os.path.join(FLAGS.plot_dir, "alignment_uniformity.png")
-                # The trajectory follows the interlocutor-pooled embedding (the validation's).
+                # The trajectory follows the embedding the model serves (the validation's).
                 final = [{"label": f"final {view}", **values}
-                         for view, values in metrics["views"].items() if view == "interlocutor"]
+                         for view, values in metrics["views"].items() if view == settings.get("dialogue_pooling")]
                 plots.plot_alignment_uniformity(points, path, labelled_points=final)
                 written.append(path)
         report["plots"] = written
@@ -623,16 +626,25 @@ def _intent_probe(source, embedding: dict, settings: dict):
         np.stack([embedded[text] for text in texts]), labels)
 
 
+def probe_view(settings: dict) -> str:
+    """--probe_view, else the recorded dialogue pooling when it is a probed view, else cls."""
+    if FLAGS.probe_view:
+        return FLAGS.probe_view
+    recorded = settings.get("dialogue_pooling")
+    return recorded if recorded in ("cls", "mean") else "cls"
+
+
 def _domain_probes(source, embedding: dict, settings: dict):
     """(report, (eval-file embeddings, labels)) of the domain probes with the --probe_view."""
     from tfdialemb.eval.probes import evaluate_probes  # pylint: disable=import-outside-toplevel
 
     embed_views = _encoder_views(source, embedding, settings)
-    embedding.update(view=FLAGS.probe_view)
+    view = probe_view(settings)
+    embedding.update(view=view)
     evaluated = []
 
     def embed(dialogues):
-        vectors = embed_views(dialogues)[FLAGS.probe_view]
+        vectors = embed_views(dialogues)[view]
         evaluated.append((vectors, [d.labels[FLAGS.label_key] for d in dialogues]))
         return vectors
 
@@ -648,12 +660,13 @@ def _invariance_probe(source, embedding: dict, settings: dict):
 
     layers = probed_layers(FLAGS.hidden_layers)
     embed_views = _encoder_views(source, embedding, settings, hidden_layers=layers)
-    embedding.update(view=FLAGS.probe_view, hidden_layers=layers,
-                     hidden_state_pooling=layer_pooling(FLAGS.probe_view, FLAGS.hidden_state_pooling))
+    view = probe_view(settings)
+    embedding.update(view=view, hidden_layers=layers,
+                     hidden_state_pooling=layer_pooling(view, FLAGS.hidden_state_pooling))
     evaluated = []
 
     def embed_representations(dialogues):
-        probed = representations(embed_views(dialogues), FLAGS.probe_view, layers, FLAGS.hidden_state_pooling)
+        probed = representations(embed_views(dialogues), view, layers, FLAGS.hidden_state_pooling)
         evaluated.append((probed["embedding"], [view_class(d) for d in dialogues]))
         return probed
 

@@ -5,8 +5,9 @@ r"""Exports a TF Serving SavedModel: strings in, embeddings or scores out.
 
 --model_dir is a trained tfdialemb model: its method.json names what it serves (the default
 --kind) and the settings inference repeats from training (--separator, --num_roles,
---speaker_tokens, --merge_consecutive_turns, --curved), so no method flag is needed and a
-contradicting one is refused; --max_length and --pooling override the record with a warning.
+--speaker_prefix, --final_separator, --speaker_tokens, --merge_consecutive_turns, --curved), so
+no method flag is needed and a contradicting one is refused; --max_length, --pooling and
+--dialogue_pooling override the record with a warning.
 --init_checkpoint is any checkpoint the project loads (Hugging Face BERT, Google TF1 BERT), with
 the flags' values or their defaults. The model is written to EXPORT_DIR/N/, TF Serving's
 versioned layout; N defaults to one more than the highest numeric subdirectory, else 1
@@ -16,12 +17,14 @@ send raw text. Kinds:
   sentence  (`serving.sentence`) serving_default: `sentences` string [None] -> `embeddings`
             float32 [None, H]. --pooling=mean|cls, --max_length (default 128), warm-up: each
             line of --warmup_sentences alone, then all of them.
-  dialogue  (`serving.dialogue`) dial2vec dialogue embeddings; serving_default: `turns` string
+  dialogue  (`serving.dialogue`) whole-dialogue embeddings; serving_default: `turns` string
             [N], `turn_counts` int32 [B], `speakers` int32 [N] -> `embeddings` float32 [B, H]
-            (--dialogue_pooling=interlocutor (Eq. 4)|mean|cls), `p1` ... `pR` (each
-            interlocutor's mean, R = --num_roles). --separator=sep|eou, --max_length (default
-            512), consecutive turns of one speaker merged in the graph when the model was
-            trained so; the role and turn embeddings are used when the checkpoint has them.
+            (--dialogue_pooling=interlocutor (dial2vec Eq. 4)|mean|cls; a trained model's own by
+            default), `p1` ... `pR` (each interlocutor's mean, R = --num_roles).
+            --separator=sep|eou, --speaker_prefix and --final_separator (the augcl layout
+            "[CLS] 0 t_0 [SEP] 1 t_1 [SEP]"), --max_length (default 512), consecutive turns of
+            one speaker merged in the graph when the model was trained so; the role and turn
+            embeddings are used when the checkpoint has them.
   triple    (`serving.triple`) stateless incremental scoring, the client holding the state:
             encode_context, encode_candidates, score (Eq. 3), score_maxsim, score_bi;
             --curved=ccl: encode_context, encode_candidates, score_bi. --speaker_tokens,
@@ -58,15 +61,16 @@ from tfdialemb.cli import parse_flags, read_lines, report_error
 from tfdialemb.dialogue import read_dialogues
 from tfdialemb.dialogue_embedder import DialogueEmbedder
 from tfdialemb.embedder import SentenceEmbedder
-from tfdialemb.inference.settings import (CURVED, FGC_INPUT, KIND_SETTINGS, MAX_LENGTH, MERGE_TURNS,
-                                          NUM_ROLES, POOLING, SEPARATOR, SPEAKER_TOKENS)
-from tfdialemb.layers.dialogue_views import POOLINGS
+from tfdialemb.inference.settings import (CURVED, DIALOGUE_POOLING, FGC_INPUT, FINAL_SEPARATOR, KIND_SETTINGS,
+                                          MAX_LENGTH, MERGE_TURNS, NUM_ROLES, POOLING, SEPARATOR,
+                                          SPEAKER_PREFIX, SPEAKER_TOKENS)
 from tfdialemb.inference.pair_scorer import PairScorer
 from tfdialemb.inference.context_response import ContextResponseEncoder
 from tfdialemb.serving import context_response, dialogue, layout, selection, sentence, triple
 
 DEFAULT_WARMUP_DIALOGUES = os.path.join(os.path.dirname(__file__), "resources", "warmup_dialogues.jsonl")
-EXPORT_SETTINGS = (POOLING, MAX_LENGTH, SEPARATOR, NUM_ROLES, SPEAKER_TOKENS, MERGE_TURNS, CURVED, FGC_INPUT)
+EXPORT_SETTINGS = (POOLING, MAX_LENGTH, SEPARATOR, NUM_ROLES, SPEAKER_TOKENS, MERGE_TURNS, CURVED, FGC_INPUT,
+                   SPEAKER_PREFIX, FINAL_SEPARATOR, DIALOGUE_POOLING)
 
 FLAGS = flags.FLAGS
 
@@ -92,9 +96,6 @@ def define_flags() -> None:
                         "replayed by TF Serving when it loads the model.")
     flags.DEFINE_string("warmup_dialogues", DEFAULT_WARMUP_DIALOGUES, "dialogue, triple: canonical "
                         "JSONL dialogues for the warm-up requests.")
-    flags.DEFINE_enum("dialogue_pooling", "interlocutor", list(POOLINGS),
-                      "dialogue: the `embeddings` output, Eq. 4's sum of interlocutor means, "
-                      "the mean of all tokens or the [CLS] state.")
     flags.mark_flags_as_required(["export_dir"])
     flags.mark_flags_as_mutual_exclusive(["model_dir", "init_checkpoint"], required=True)
 
@@ -116,8 +117,7 @@ def _dialogue_model(source, settings):
     """--kind=dialogue; role and turn embeddings are used when the checkpoint has both tables."""
     dialogues = _warmup_dialogues()
     embedder = DialogueEmbedder.from_settings(source.pretrained.encoder, source.pretrained.tokenizer, settings)
-    return (dialogue.dialogue_servable(embedder, dialogues, FLAGS.dialogue_pooling),
-            f"{len(dialogues)} dialogues")
+    return dialogue.dialogue_servable(embedder, dialogues), f"{len(dialogues)} dialogues"
 
 
 def _triple_model(source, settings):
@@ -168,8 +168,6 @@ def main(argv):
         stray = [s.name for s in EXPORT_SETTINGS if FLAGS[s.name].present and s.name not in KIND_SETTINGS[kind]]
         if stray:
             raise ValueError(f"{', '.join('--' + n for n in stray)} do(es) not apply to --kind={kind}")
-        if FLAGS["dialogue_pooling"].present and kind != "dialogue":
-            raise ValueError(f"--dialogue_pooling does not apply to --kind={kind}")
         settings = source.settings(kind, {s.name: FLAGS[s.name].value for s in EXPORT_SETTINGS
                                           if FLAGS[s.name].present})
     except ValueError as e:

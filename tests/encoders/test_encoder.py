@@ -81,6 +81,22 @@ def test_frozen_weights_do_not_move_in_a_training_step():
     assert any("layer_1" in name for name in moved)
 
 
+def test_negative_freeze_trains_only_the_top_layers():
+    """-1 on a 2-layer encoder: the embeddings and layer 0 frozen, as freeze_bottom(1)."""
+    encoder = _tiny()
+    encoder.freeze_bottom(-1)
+    trainable = _bert_names(encoder.trainable_variables, encoder)
+    assert {n.split("/")[0] for n in trainable} == {"transformer", "pooler_transform"}
+    assert not any(n.startswith("transformer/layer_0/") for n in trainable)
+    every = _tiny()
+    every.freeze_bottom(-2)
+    trainable = _bert_names(every.trainable_variables, every)
+    assert any(n.startswith("transformer/layer_0/") for n in trainable)
+    assert not any(n.startswith("word_embeddings") for n in trainable)
+    with pytest.raises(ValueError, match="cannot freeze -3 layers of a 2-layer encoder"):
+        every.freeze_bottom(-3)
+
+
 def test_freeze_bounds():
     encoder = _tiny()
     encoder.freeze_bottom(0)

@@ -7,6 +7,7 @@ import tiny_bert
 from tiny_corpus import TOKENIZER, corpus
 from tfdialemb.dialogue import role_ids
 from tfdialemb.text import dense_dialogues, pack_dialogues, separator_id
+from tfdialemb.text.dialogue_packing import speaker_prefixed, speaker_prefixes
 
 W = tiny_bert.WORDS.index
 
@@ -84,3 +85,20 @@ def test_bad_input():
     with pytest.raises(tf.errors.InvalidArgumentError, match="one role per turn"):
         pack_dialogues(TOKENIZER.tokenize(["hello", "world"])[tf.newaxis], tf.ragged.constant([[0]], tf.int32),
                        2, 3, 8)
+
+
+def test_speaker_prefixes_and_final_separator_as_the_released_encoder_input():
+    """baseline_dialogue_encoder.py: "0 hello world[SEP]1 how are you[SEP]0 fine" in [CLS] ... [SEP];
+    "0" is not in the tiny vocabulary ([UNK]), "1" is."""
+    texts = [t for _, t in DIALOGUE]
+    pieces = tf.RaggedTensor.from_row_lengths(TOKENIZER.tokenize(texts), [3])
+    roles = tf.RaggedTensor.from_row_lengths(tf.constant([0, 1, 0], tf.int32), [3])
+    prefixed = speaker_prefixed(pieces, roles, speaker_prefixes(TOKENIZER, 2))
+    ids = pack_dialogues(prefixed, roles, TOKENIZER.cls_id, TOKENIZER.sep_id, 64, final_separator=True).ids
+    words = ["[CLS]", "[UNK]", "hello", "world", "[SEP]", "1", "how", "are", "you", "[SEP]", "[UNK]", "fine", "[SEP]"]
+    assert ids.to_list() == [[W(w) for w in words]]
+    # Cut as Hugging Face truncates: [CLS], the first max_length - 2 tokens, [SEP].
+    cut = pack_dialogues(prefixed, roles, TOKENIZER.cls_id, TOKENIZER.sep_id, 7, final_separator=True).ids
+    assert cut.to_list() == [[W(w) for w in words[:6]] + [W("[SEP]")]]
+    exact = pack_dialogues(prefixed, roles, TOKENIZER.cls_id, TOKENIZER.sep_id, 13, final_separator=True).ids
+    assert exact.to_list() == [[W(w) for w in words]]

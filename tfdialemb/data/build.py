@@ -14,7 +14,7 @@ import tensorflow as tf
 
 from tfdialemb.data.examples import ExampleBuilder
 from tfdialemb.data.records import (
-    DIALOGUE_LIST, SEQUENCE, SEQUENCE_LIST, serialize_example, shard_name, write_manifest)
+    DIALOGUE_LIST, DIALOGUE_TURNS, SEQUENCE, SEQUENCE_LIST, serialize_example, shard_name, write_manifest)
 from tfdialemb.data.sampling import DialoguePool
 from tfdialemb.dialogue import Dialogue, ErrorPolicy, drop_short, merge_consecutive_turns, read_dialogues
 from tfdialemb.files import atomic_directory, file_fingerprint
@@ -52,7 +52,8 @@ def preprocessed_dialogues(path: str, options: BuildOptions, errors: ErrorPolicy
 
 class _Tokenizing:
     """Turns the text features of a chunk of examples into id lists at once: `[CLS] ... [SEP]`
-    for sequences, and `pack_dialogues` sequences with turn and role ids for dialogue lists."""
+    for sequences, `pack_dialogues` sequences with turn and role ids for dialogue lists, and
+    each turn's pieces (at most max_length - 2, all a packed sequence can hold) for dialogue turns."""
 
     def __init__(self, tokenizer: BertTokenizer, schema: Dict[str, str], max_length: int,
                  dialogue_separator: str = "[SEP]"):
@@ -74,7 +75,7 @@ class _Tokenizing:
 
         self._pack_dialogues = pack
         self.max_lengths = {name: 0 for name, kind in schema.items()
-                            if kind in (SEQUENCE, SEQUENCE_LIST, DIALOGUE_LIST)}
+                            if kind in (SEQUENCE, SEQUENCE_LIST, DIALOGUE_LIST, DIALOGUE_TURNS)}
 
     def __call__(self, examples: List[Dict]) -> List[Dict]:
         texts: List[str] = []
@@ -87,6 +88,8 @@ class _Tokenizing:
                     texts.extend(example[name])
                 elif kind == DIALOGUE_LIST:
                     dialogues.extend((name, sample) for sample in example[name])
+                elif kind == DIALOGUE_TURNS:
+                    texts.extend(text for sample in example[name] for _, text in _checked_turns(name, sample))
         ids = iter(self._tokenize(tf.constant(texts, tf.string)).to_list() if texts else [])
         packed = iter(self._dialogues(dialogues))
         encoded = []
@@ -99,10 +102,18 @@ class _Tokenizing:
                     row[name] = [self._pack(next(ids), name) for _ in example[name]]
                 elif kind == DIALOGUE_LIST:
                     row[name] = [next(packed) for _ in example[name]]
+                elif kind == DIALOGUE_TURNS:
+                    row[name] = [[(int(role), self._turn(next(ids), name)) for role, _ in sample]
+                                 for sample in example[name]]
                 else:
                     row[name] = example[name]
             encoded.append(row)
         return encoded
+
+    def _turn(self, pieces: List[int], name: str) -> List[int]:
+        kept = pieces[: self.keep]
+        self.max_lengths[name] = max(self.max_lengths[name], len(kept))
+        return kept
 
     def _pack(self, pieces: List[int], name: str) -> List[int]:
         packed = [self.cls] + pieces[: self.keep] + [self.sep]
@@ -115,12 +126,7 @@ class _Tokenizing:
             return []
         texts, roles, counts = [], [], []
         for name, sample in dialogues:
-            if not sample:
-                raise ValueError(f"feature {name!r}: a dialogue sample has no turns")
-            for role, text in sample:
-                if not isinstance(role, (int, np.integer)) or role < 0 or not isinstance(text, str):
-                    raise ValueError(
-                        f"feature {name!r}: turns must be (role_id >= 0, text) pairs, got {(role, text)!r}")
+            for role, text in _checked_turns(name, sample):
                 roles.append(int(role))
                 texts.append(text)
             counts.append(len(sample))
@@ -130,6 +136,17 @@ class _Tokenizing:
         for (name, _), (ids, _, _) in zip(dialogues, rows):
             self.max_lengths[name] = max(self.max_lengths[name], len(ids))
         return rows
+
+
+def _checked_turns(name: str, sample: Sequence) -> Sequence:
+    """The (role_id, text) turns of one dialogue sample of feature `name`; a ValueError names a
+    sample without turns or a malformed turn."""
+    if not sample:
+        raise ValueError(f"feature {name!r}: a dialogue sample has no turns")
+    for role, text in sample:
+        if not isinstance(role, (int, np.integer)) or role < 0 or not isinstance(text, str):
+            raise ValueError(f"feature {name!r}: turns must be (role_id >= 0, text) pairs, got {(role, text)!r}")
+    return sample
 
 
 def build(

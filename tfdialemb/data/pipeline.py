@@ -4,7 +4,9 @@ bucketing, dynamic padding, prefetch, and per-worker sharding through `tf.distri
 Batches are dicts of dense int32 tensors: a "sequence" feature NAME becomes `NAME` [B, T] and
 `NAME_mask` [B, T]; a "sequence_list" feature becomes `NAME` [B, N, T], `NAME_mask` [B, N, T]
 (rows with no tokens are all-zero); a "dialogue_list" feature becomes `NAME`, `NAME_mask`,
-`NAME_turn_ids` and `NAME_role_ids`, each [B, S, T]; an "int" feature stays [B]; a "float"
+`NAME_turn_ids` and `NAME_role_ids`, each [B, S, T]; a "dialogue_turns" feature becomes `NAME` and
+`NAME_mask` [B, N, T] (every turn of every dialogue, no special tokens), `NAME_roles` [B, N] and
+`NAME_turn_counts` [B, S] (zero past an example's turns or dialogues); an "int" feature stays [B]; a "float"
 feature stays [B] and float32. T is the longest sequence of the batch, not the build's max_length.
 """
 from typing import Dict, Mapping, Optional, Sequence
@@ -12,7 +14,7 @@ from typing import Dict, Mapping, Optional, Sequence
 import tensorflow as tf
 
 from tfdialemb.data.records import (
-    DIALOGUE_LIST, FLOAT, INT, SEQUENCE, SEQUENCE_LIST, parse_spec, read_manifest, shard_paths)
+    DIALOGUE_LIST, DIALOGUE_TURNS, FLOAT, INT, SEQUENCE, SEQUENCE_LIST, parse_spec, read_manifest, shard_paths)
 from tfdialemb.text.dialogue_packing import PackedDialogues, dense_dialogues
 
 PARSE_BATCH = 256
@@ -28,7 +30,7 @@ def example_lengths(batch: Mapping[str, tf.Tensor], schema: Mapping[str, str]) -
     for name, kind in schema.items():
         if kind == SEQUENCE:
             lengths.append(batch[name].row_lengths())
-        elif kind in (SEQUENCE_LIST, DIALOGUE_LIST):
+        elif kind in (SEQUENCE_LIST, DIALOGUE_LIST, DIALOGUE_TURNS):
             # An example with no rows has a ragged max of int64's minimum, lifted to 0 by the zeros.
             lengths.append(tf.reduce_max(batch[name].row_lengths(axis=2), axis=1))
     return tf.reduce_max(tf.stack(lengths), axis=0)
@@ -52,6 +54,9 @@ def to_dense(batch: Mapping[str, tf.Tensor], schema: Mapping[str, str], pad_id: 
             dense.update({name: inputs.ids, f"{name}_mask": inputs.mask,
                           f"{name}_turn_ids": inputs.turn_ids, f"{name}_role_ids": inputs.role_ids})
             continue
+        if kind == DIALOGUE_TURNS:
+            for channel in ("roles", "turn_counts"):
+                dense[f"{name}_{channel}"] = tf.cast(batch[f"{name}_{channel}"].to_tensor(default_value=0), tf.int32)
         mask = tf.ones_like(value, tf.int32)
         shape = None
         if pad_to is not None:

@@ -8,6 +8,12 @@ Each feature has a kind:
     and negatives), their token ids stored like a sequence_list plus `NAME/turn_ids` and
     `NAME/role_ids` aligned with `NAME/values`; parsed to `NAME`, `NAME_turn_ids` and
     `NAME_role_ids`, each [batch, (dialogues), (tokens)];
+  - "dialogue_turns": several whole dialogues kept as turns (augcl's dialogue and its views, cut
+    and joined only in the input pipeline): the token ids of every turn of every dialogue stored
+    like a sequence_list (`NAME/values`, `NAME/row_lengths`, one row per turn, no special tokens),
+    `NAME/roles` one role id per turn and `NAME/turn_counts` the turns of each dialogue; parsed
+    to `NAME` [batch, (turns), (tokens)], `NAME_roles` [batch, (turns)] and `NAME_turn_counts`
+    [batch, (dialogues)];
   - "int": one integer per example;
   - "float": one float32 per example (a regression target), stored as a FloatList.
 A build directory holds `examples-SSSSS-of-NNNNN.tfrecord` shards and `manifest.json`, written last,
@@ -22,9 +28,10 @@ import tensorflow as tf
 SEQUENCE = "sequence"
 SEQUENCE_LIST = "sequence_list"
 DIALOGUE_LIST = "dialogue_list"
+DIALOGUE_TURNS = "dialogue_turns"
 INT = "int"
 FLOAT = "float"
-KINDS = (SEQUENCE, SEQUENCE_LIST, DIALOGUE_LIST, INT, FLOAT)
+KINDS = (SEQUENCE, SEQUENCE_LIST, DIALOGUE_LIST, DIALOGUE_TURNS, INT, FLOAT)
 # The parallel id channels of a dialogue_list feature besides its token ids.
 DIALOGUE_CHANNELS = ("turn_ids", "role_ids")
 MANIFEST = "manifest.json"
@@ -40,8 +47,9 @@ def shard_name(index: int, count: int) -> str:
 
 
 def serialize_example(features: Mapping, schema: Mapping[str, str]) -> bytes:
-    """One tf.train.Example from token ids: lists for sequences, lists of lists for lists, and
-    for a dialogue list a list of (ids, turn_ids, role_ids) triples of equal-length lists."""
+    """One tf.train.Example from token ids: lists for sequences, lists of lists for lists, for a
+    dialogue list a list of (ids, turn_ids, role_ids) triples of equal-length lists, and for
+    dialogue turns a list of dialogues, each a list of (role_id, ids) turns."""
     encoded = {}
     for name, kind in schema.items():
         value = features[name]
@@ -56,6 +64,11 @@ def serialize_example(features: Mapping, schema: Mapping[str, str]) -> bytes:
             encoded.update(_rows(name, [ids for ids, _, _ in value]))
             for position, channel in enumerate(DIALOGUE_CHANNELS, start=1):
                 encoded[f"{name}/{channel}"] = _ints([i for row in value for i in row[position]])
+        elif kind == DIALOGUE_TURNS:
+            turns = [turn for dialogue in value for turn in dialogue]
+            encoded.update(_rows(name, [ids for _, ids in turns]))
+            encoded[f"{name}/roles"] = _ints([role for role, _ in turns])
+            encoded[f"{name}/turn_counts"] = _ints([len(dialogue) for dialogue in value])
         elif kind == INT:
             encoded[name] = _ints([value])
         elif kind == FLOAT:
@@ -77,6 +90,11 @@ def parse_spec(schema: Mapping[str, str]) -> Dict[str, object]:
             spec[name] = _row_feature(name, "values")
             for channel in DIALOGUE_CHANNELS:
                 spec[f"{name}_{channel}"] = _row_feature(name, channel)
+        elif kind == DIALOGUE_TURNS:
+            spec[name] = _row_feature(name, "values")
+            for channel in ("roles", "turn_counts"):
+                spec[f"{name}_{channel}"] = tf.io.RaggedFeature(tf.int64, value_key=f"{name}/{channel}",
+                                                                row_splits_dtype=tf.int64)
         elif kind == FLOAT:
             spec[name] = tf.io.FixedLenFeature([], tf.float32)
         else:

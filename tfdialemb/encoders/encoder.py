@@ -150,10 +150,13 @@ class Encoder(tf_keras.Model):
         """Freezes the embeddings (with ELECTRA's projection) and the bottom `num_layers` layers.
 
         `num_layers=0` freezes nothing. DialogueCSE and dial2vec freeze the embeddings and the
-        bottom 6 layers. Extra role/turn embeddings are new parameters and stay trainable.
+        bottom 6 layers. A negative `num_layers` counts from the top as a slice does: -3 freezes
+        the embeddings and every layer but the top 3, the augmentation thesis' "only the last 3
+        layers train" at any depth (released mylib/utils/training/generic.py `freeze_hf_model`).
+        Extra role/turn embeddings are new parameters and stay trainable.
         """
         layers = self.bert.transformer_layers
-        if not 0 <= num_layers <= len(layers):
+        if not -len(layers) <= num_layers <= len(layers):
             raise ValueError(
                 f"cannot freeze {num_layers} layers of a {len(layers)}-layer encoder"
             )

@@ -19,6 +19,14 @@ MAX_LENGTH = Option("max_length", None, "Tokens per input, special tokens includ
                     "sentence 128, dialogue and triple 512).", lower_bound=3, kind=int)
 SEPARATOR = Option("separator", "sep", "Token between the turns of a packed dialogue: [SEP] or "
                    "[EOU].", choices=("sep", "eou"))
+SPEAKER_PREFIX = Option("speaker_prefix", False, "Write each turn of a packed dialogue as \"{speaker index} "
+                        "{utterance}\" (the augmentation thesis' released encoder input).")
+FINAL_SEPARATOR = Option("final_separator", False, "End a packed dialogue with the separator too, "
+                         "\"[CLS] t_0 SEP ... t_n SEP\" (a tokenizer's own [CLS] text [SEP], as the "
+                         "augmentation thesis' released code feeds BERT).")
+DIALOGUE_POOLING = Option("dialogue_pooling", "interlocutor", "The dialogue embedding served and validated: "
+                          "dial2vec's Eq. 4 interlocutor pooling, the mean of all tokens or the [CLS] "
+                          "state.", choices=("interlocutor", "mean", "cls"))
 NUM_ROLES = Option("num_roles", 2, "Interlocutors told apart (views p1..pR); speakers past them "
                    "fold into the last role.", lower_bound=2)
 SPEAKER_TOKENS = Option("speaker_tokens", True, "Curved contrastive texts carry [O] / [E] speaker "
@@ -39,10 +47,12 @@ CONTEXT = Option("context", 3, "Utterances before a response that a context-resp
                  "each on its own (the augmentation thesis, appendix 1.1: 3).", lower_bound=1)
 
 SETTINGS = {o.name: o for o in (POOLING, MAX_LENGTH, SEPARATOR, NUM_ROLES, SPEAKER_TOKENS,
-                                MERGE_TURNS, CURVED, FGC_INPUT, CONTEXT)}
+                                MERGE_TURNS, CURVED, FGC_INPUT, CONTEXT, SPEAKER_PREFIX, FINAL_SEPARATOR,
+                                DIALOGUE_POOLING)}
 KIND_SETTINGS = {
     "sentence": ("pooling", "max_length"),
-    "dialogue": ("separator", "num_roles", "max_length", "merge_consecutive_turns"),
+    "dialogue": ("separator", "num_roles", "max_length", "merge_consecutive_turns", "speaker_prefix",
+                 "final_separator", "dialogue_pooling"),
     "triple": ("curved", "speaker_tokens", "pooling", "max_length", "merge_consecutive_turns"),
     "selection": ("fgc_input", "max_length"),
     "context_response": ("context", "max_length", "merge_consecutive_turns"),
@@ -50,7 +60,7 @@ KIND_SETTINGS = {
 """The settings each inference kind reads."""
 DEFAULT_MAX_LENGTH = {"sentence": 128, "dialogue": 512, "triple": 512, "selection": 512,
                       "context_response": 512}
-OVERRIDABLE = ("max_length", "pooling")
+OVERRIDABLE = ("max_length", "pooling", "dialogue_pooling")
 
 
 def resolve(kind: str, recorded: Optional[Mapping[str, Any]], given: Mapping[str, Any],

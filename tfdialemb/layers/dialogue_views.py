@@ -12,9 +12,12 @@ import tensorflow as tf
 
 from tfdialemb.encoders import Encoder
 from tfdialemb.encoders.pooling import first_token, masked_mean
+from tfdialemb.inference.settings import DIALOGUE_POOLING
 from tfdialemb.layers.interlocutor_pooling import interlocutor_pooling, role_masks
 
-POOLINGS = ("interlocutor", "mean", "cls")
+POOLINGS = DIALOGUE_POOLING.choices
+"""The whole-dialogue embeddings, in the order of `embedding_names`; one of them is the one a
+model serves (the `dialogue_pooling` setting)."""
 HIDDEN_STATE_POOLINGS = ("cls", "mean")
 """The poolings of a lower layer's states: the thesis probes hidden states with its pooled views."""
 

@@ -90,7 +90,6 @@ PROJECTOR_DROPOUT = Option("projector_dropout", 0.1, "Dropout between a projecto
                            lower_bound=0.0, upper_bound=0.99)
 CONTEXT_RESPONSE_TEMPERATURE = dataclasses.replace(TEMPERATURE, default=0.05)
 """τ of the context-response loss (thesis appendix 1.1: 0.05)."""
-RELEASED_LAYERS = 24
 """aws-ai/dse-bert-large, the encoder the thesis names (appendix 1.1), has 24 layers; the last 3 train."""
 
 
@@ -102,10 +101,10 @@ class ContextResponseSpec(MethodSpec):
     paper = "Dialogue augmentation thesis (seed 004), appendix 1.1: context-response similarity model"
     builder = "utterances"
     options = (CONTEXT_OPTION, PROJECTION_SIZE, PROJECTOR_DROPOUT, CONTEXT_RESPONSE_TEMPERATURE)
-    defaults = {"batch_size": 128, "learning_rate": 1e-5, "freeze_layers": RELEASED_LAYERS - 3,
+    defaults = {"batch_size": 128, "learning_rate": 1e-5, "freeze_layers": -3,
                 "max_length": 512, "weight_decay": 0.01, "warmup_fraction": 0.1, "lr_schedule": "linear",
                 "num_epochs": 5}
-    """Thesis appendix 1.1: batch 128, only the last 3 of dse-bert-large's 24 layers train. The thesis
+    """Thesis appendix 1.1: batch 128, only the last 3 encoder layers train (-3: any depth; dse-bert-large has 24). The thesis
     gives no optimiser; the released trainer's (mylib/learners/generic.py `BaseLearnerConfig`,
     mylib/utils/training/generic.py `TrainerConfig`): AdamW, peak lr 1e-5, weight decay 0.01, 10 %
     warm-up, 5 epochs; its one-cycle cosine between lr/10 and lr is approximated by the linear

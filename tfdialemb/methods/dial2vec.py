@@ -107,7 +107,8 @@ ROLE_VOCAB_SIZE, TURN_VOCAB_SIZE = 10, 100
 """PLATO-style role and turn embedding tables (AlibabaResearch/DAMO-ConvAI dial2vec/modeling_bert.py
 sizes)."""
 TEMPERATURE = Option("temperature", DEFAULT_TEMPERATURE, "Softmax temperature (mge: NT-Xent τ of "
-                     "Eq. 8; siamese_m: initial 1/scale; dial2vec: τ of Eq. 6).", lower_bound=1e-6)
+                     "Eq. 8; siamese_m: initial 1/scale; dial2vec: τ of Eq. 6; augcl: τ of the released "
+                     "loss).", lower_bound=1e-6)
 WINDOW = Option("window", DEFAULT_WINDOW, "Turn window w of the correlation matrices (Eq. 2).",
                 lower_bound=0)
 ROLE_TURN_EMBEDDINGS = Option("role_turn_embeddings", False,

@@ -113,10 +113,10 @@ class UtteranceSortingSpec(MethodSpec):
     paper = "Dialogue augmentation thesis (seed 004), appendix 1.2: listwise utterance sorting"
     builder = "utterances"
     options = (SORTING_HIDDEN, SORTING_LAYERS, SORTING_HEADS, SORTING_DROPOUT, SORTING_TARGETS)
-    defaults = {"batch_size": 128, "learning_rate": 3e-5, "freeze_layers": 9, "max_length": 512,
+    defaults = {"batch_size": 128, "learning_rate": 3e-5, "freeze_layers": -3, "max_length": 512,
                 "weight_decay": 0.01, "lr_schedule": "constant", "num_epochs": 5}
-    """Only the last 3 encoder layers train (thesis appendix 1.2) of a 12-layer, 768-wide encoder (its
-    width 384 is half the encoder's). The thesis gives no optimiser; the released train_listwise.py:
+    """Only the last 3 encoder layers train (thesis appendix 1.2; -3: any depth); the thesis'
+    width 384 is half its 12-layer, 768-wide encoder's. The thesis gives no optimiser; the released train_listwise.py:
     batch 128, AdamW lr 3e-5 (weight decay 0.01, mylib/learners/generic.py), constant after 200 linear
     warm-up steps (pass --warmup_fraction for a warm-up), 5 epochs (TrainerConfig); 512 tokens, the
     released tokenizer's truncation."""

@@ -6,12 +6,14 @@ Signatures cannot take RaggedTensors, so a batch of B dialogues travels flat:
                    turn_counts  int32 [B]      turns per dialogue (positive, summing to N)
                    speakers     int32 [N]      each turn's role id: 0, 1, ... in order of first
                                                appearance within its dialogue
-               ->  embeddings   float32 [B, H] interlocutor pooling (Eq. 4), or the pooling the
-                                               export names ("mean", "cls")
+               ->  embeddings   float32 [B, H] the embedder's pooling: interlocutor pooling
+                                               (Eq. 4), "mean" or "cls" (the trained model's
+                                               `dialogue_pooling`, or the export's)
                    p1, p2, ...  float32 [B, H] each interlocutor's mean alone (Table 4)
 
 Inside the graph the turns are tokenized and packed exactly as `DialogueEmbedder` packs them
-(`[CLS] t_0 SEP t_1 ...`, [SEP] or [EOU]); speakers past the export's roles fold into the last
+(`[CLS] t_0 SEP t_1 ...`, [SEP] or [EOU], speaker-prefixed and closed by the separator when the
+embedder is set so); speakers past the export's roles fold into the last
 one. `dialogue_inputs` turns Dialogues into the three inputs. Warm-up: each dialogue alone, then
 all of them in one request.
 """
@@ -37,9 +39,10 @@ def dialogue_inputs(dialogues: Sequence[Dialogue]) -> Dict[str, np.ndarray]:
     }
 
 
-def dialogue_module(embedder: DialogueEmbedder, pooling: str = "interlocutor") -> tf.Module:
+def dialogue_module(embedder: DialogueEmbedder, pooling: Optional[str] = None) -> tf.Module:
     """The object to save, with its signature function as `serve`; `pooling` one of POOLINGS
-    gives `embeddings`."""
+    (default: the embedder's) gives `embeddings`."""
+    pooling = embedder.pooling if pooling is None else pooling
     if pooling not in POOLINGS:
         raise ValueError(f"dialogue pooling must be one of {POOLINGS}, got {pooling!r}")
     module = layout.encoder_module(embedder.encoder, embedder.tokenizer)
@@ -80,7 +83,7 @@ def warmup_records(dialogues: Sequence[Dialogue]) -> list:
 
 
 def dialogue_servable(embedder: DialogueEmbedder, warmup_dialogues: Sequence[Dialogue],
-                      pooling: str = "interlocutor") -> layout.Servable:
+                      pooling: Optional[str] = None) -> layout.Servable:
     """The serving module, its `serving_default` signature and the warm-up records."""
     records = warmup_records(warmup_dialogues)
     module = dialogue_module(embedder, pooling)
@@ -88,7 +91,7 @@ def dialogue_servable(embedder: DialogueEmbedder, warmup_dialogues: Sequence[Dia
 
 
 def export_dialogue_model(embedder: DialogueEmbedder, export_dir: str,
-                          warmup_dialogues: Sequence[Dialogue], pooling: str = "interlocutor",
+                          warmup_dialogues: Sequence[Dialogue], pooling: Optional[str] = None,
                           version: Optional[int] = None) -> str:
     """Writes `export_dir/<version>/` and returns its path (see `layout.write_version`)."""
     return layout.write_version(*dialogue_servable(embedder, warmup_dialogues, pooling),

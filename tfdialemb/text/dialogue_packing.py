@@ -12,6 +12,13 @@ turn's tokens and the separator after it carry that turn's index and role. The s
 the right to `max_length` tokens, keeping the first ones, as the released code does for BERT
 backbones; its PLATO branch keeps the last 15 turns instead, not reproduced here since the PLATO
 weights are not public.
+
+The augmentation thesis' released encoder input (voorhs/dialogue-augmentation
+mylib/modeling/dialogue/baseline_dialogue_encoder.py `_tokenize`) is the same layout with two
+settings on: `speaker_prefixed` turns ("{speaker index} {utterance}") and a `final_separator`,
+since it joins the turns with [SEP] into one text that the tokenizer wraps in [CLS] ... [SEP]:
+
+    [CLS] 0 t_0 [SEP] 1 t_1 [SEP] ... r t_{n-1} [SEP]
 """
 from typing import NamedTuple, Optional, Tuple
 
@@ -46,12 +53,30 @@ def separator_id(tokenizer: BertTokenizer, separator: str = "[SEP]") -> int:
     return tokenizer.token_id(separator)
 
 
+def speaker_prefixes(tokenizer: BertTokenizer, num_roles: int) -> tf.RaggedTensor:
+    """[num_roles, (pieces)] int32: the pieces of each role id written out, "0", "1", ..."""
+    return tf.ragged.constant(tokenizer.tokenize(tf.constant([str(r) for r in range(num_roles)])).to_list(),
+                              tf.int32, ragged_rank=1)
+
+
+def speaker_prefixed(turn_pieces: tf.RaggedTensor, turn_roles: tf.RaggedTensor,
+                     prefixes: tf.RaggedTensor) -> tf.RaggedTensor:
+    """Each turn's pieces [D, (turns), (pieces)] preceded by its role's `speaker_prefixes`
+    (roles below their number): the released "{speaker} {utterance}" of the augmentation thesis
+    (baseline_dialogue_encoder.py `_parse`), tokenized as BERT splits that text at the space."""
+    own = tf.gather(prefixes, tf.cast(turn_roles.values, tf.int32))
+    return turn_pieces.with_values(tf.concat([own, tf.cast(turn_pieces.values, tf.int32)], axis=1))
+
+
 def pack_dialogues(turn_pieces: tf.RaggedTensor, turn_roles: tf.RaggedTensor, cls_id: int,
-                   separator: int, max_length: int) -> PackedDialogues:
+                   separator: int, max_length: int, final_separator: bool = False) -> PackedDialogues:
     """`[CLS] t_0 SEP ... t_{n-1}` of each dialogue, cut to its first `max_length` tokens.
 
     `turn_pieces` [D, (turns), (pieces)]: wordpiece ids of each turn (BertTokenizer.tokenize);
     `turn_roles` [D, (turns)]: the role id of each turn. Every dialogue needs at least one turn.
+    `final_separator` ends every dialogue with the separator, the last turn's, as a tokenizer
+    closes `[CLS] text [SEP]`: a cut dialogue keeps its first `max_length - 2` tokens after
+    [CLS] and then the separator, as Hugging Face's truncation does.
     """
     if max_length < 2:
         raise ValueError(f"max_length must be at least 2 ([CLS] and one token), got {max_length}")
@@ -66,7 +91,7 @@ def pack_dialogues(turn_pieces: tf.RaggedTensor, turn_roles: tf.RaggedTensor, cl
     with tf.control_dependencies(checks):
         turn_index = tf.ragged.range(tf.cast(turn_counts, tf.int32))
     is_last = turn_index.values == tf.repeat(tf.cast(turn_counts, tf.int32) - 1, turn_counts)
-    separator_counts = tf.cast(~is_last, tf.int64)
+    separator_counts = tf.cast(~is_last | final_separator, tf.int64)
     separators = tf.RaggedTensor.from_row_lengths(
         tf.fill([tf.reduce_sum(separator_counts)], tf.constant(separator, tf.int32)), separator_counts)
     turn_tokens = tf.concat([turn_pieces.values, separators], axis=1)
@@ -82,8 +107,14 @@ def pack_dialogues(turn_pieces: tf.RaggedTensor, turn_roles: tf.RaggedTensor, cl
         column = tf.RaggedTensor.from_row_lengths(first, tf.ones([dialogues], tf.int64))
         return tf.concat([column, rest], axis=1)[:, :max_length]
 
+    packed_ids = lead(tf.fill([dialogues], tf.constant(cls_id, tf.int32)), ids)
+    if final_separator:
+        cut = tf.where(dialogue_lengths + 1 > max_length)
+        last = tf.gather(packed_ids.row_limits(), cut[:, 0]) - 1
+        packed_ids = packed_ids.with_values(tf.tensor_scatter_nd_update(
+            packed_ids.values, last[:, tf.newaxis], tf.fill(tf.shape(last), tf.constant(separator, tf.int32))))
     return PackedDialogues(
-        ids=lead(tf.fill([dialogues], tf.constant(cls_id, tf.int32)), ids),
+        ids=packed_ids,
         turn_ids=lead(tf.zeros([dialogues], tf.int32), turn_ids),
         role_ids=lead(first_role, role_ids),
     )

@@ -62,7 +62,8 @@ def define_flags(command: str) -> None:
     flags.DEFINE_float("weight_decay", None, "Decoupled weight decay (not on biases and norms).",
                        lower_bound=0.0)
     flags.DEFINE_integer("freeze_layers", None, "Freeze the embeddings and this many bottom layers "
-                         "(0: none; default: the method's).", lower_bound=0)
+                         "(0: none; negative: all but the top -N layers, e.g. -3 trains only the "
+                         "last 3 whatever the depth; default: the method's).")
     MAX_LENGTH.define("Tokens per built sequence, special tokens included (default: the method's).")
     MERGE_TURNS.define()
     MIN_TURNS.define()
@@ -74,7 +75,7 @@ def define_flags(command: str) -> None:
                          lower_bound=1)
     flags.DEFINE_enum("validate_task", "sr", sorted(VALIDATION_KINDS),
                       "Validation task (with --validate_file); dialogue: dial2vec's metrics of the "
-                      "interlocutor-pooled embedding, labels[--validate_label_key] the domain; "
+                      "dialogue embedding the method serves, labels[--validate_label_key] the domain; "
                       "sequence_modeling: triple-encoders' average rank of the next utterance; "
                       "context_response: a context-response model's in-batch accuracy@5 over batches of "
                       "--batch_size pairs, one per dialogue. The weights "
@@ -227,6 +228,9 @@ def _train(spec, params, prepared: PreparedRun) -> int:
         if FLAGS.freeze_layers >= layers:
             raise ValueError(f"--freeze_layers={FLAGS.freeze_layers} would freeze all {layers} layers "
                              f"of {FLAGS.init_checkpoint}; freeze fewer")
+        if FLAGS.freeze_layers < -layers:
+            raise ValueError(f"--freeze_layers={FLAGS.freeze_layers} would train the top {-FLAGS.freeze_layers} "
+                             f"layers of {FLAGS.init_checkpoint}, which has {layers}; train at most {layers}")
         encoder.freeze_bottom(FLAGS.freeze_layers)
         model = spec.make_model(encoder, params)
         spec.after_build(model, params, run_settings)
@@ -336,10 +340,11 @@ def _validation(task: str, eval_file: str, tokenizer, config: Dict[str, Any]) ->
                                               merge_turns=settings["merge_consecutive_turns"])
         if task != "dialogue":
             return TASKS[task](eval_file, embedder.embed)
+        pooling = settings["dialogue_pooling"]
         report = evaluate_dialogue_embeddings(
             eval_file, FLAGS.validate_label_key,
-            lambda dialogues: {"interlocutor": embedder.embed(dialogues)["interlocutor"]}, runs=3)
-        return report["views"]["interlocutor"]
+            lambda dialogues: {pooling: embedder.embed(dialogues)[pooling]}, runs=3)
+        return report["views"][pooling]
 
     return validate
 

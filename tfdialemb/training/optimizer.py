@@ -5,13 +5,16 @@ gradients to global norm 1.0 before they are all-reduced, which silently clips a
 replicas train differently from one device.
 """
 import dataclasses
-from typing import Optional
+import math
+from typing import Optional, Tuple
 
 import tensorflow as tf
 import tf_keras
 from official.nlp import optimization
 
-SCHEDULES = ("constant", "linear", "exponential")
+SCHEDULES = ("constant", "linear", "exponential", "one_cycle")
+NO_DECAY = ("layer_norm", "LayerNorm", "bias")
+"""BERT's convention: no weight decay on layer norms and biases."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -22,6 +25,8 @@ class OptimizerConfig:
     weight decay 0.01, 10% linear warm-up then linear decay. "exponential": lr ·
     decay_rate^(step / decay_steps), never below min_learning_rate (DialogueCSE's released
     wrapper_bert.py: 5e-5 · 0.98^(step/10000), floor 1e-5, with global-norm clipping at 3).
+    "one_cycle": `OneCycle` (the augmentation thesis' released schedule). `no_decay`: parts of
+    variable names kept from weight decay; `amsgrad`: Adam's AMSGrad variant.
     """
 
     learning_rate: float = 5e-5
@@ -33,6 +38,8 @@ class OptimizerConfig:
     decay_rate: float = 1.0
     decay_steps: int = 1
     min_learning_rate: float = 0.0
+    amsgrad: bool = False
+    no_decay: Tuple[str, ...] = NO_DECAY
 
 
 def learning_rate_schedule(config: OptimizerConfig, total_steps: int
@@ -40,7 +47,9 @@ def learning_rate_schedule(config: OptimizerConfig, total_steps: int
     """The learning rate at each step: `config.schedule` after `config.warmup_steps` of warm-up."""
     if config.schedule not in SCHEDULES:
         raise ValueError(f"schedule must be one of {SCHEDULES}, got {config.schedule!r}")
-    if config.schedule == "exponential":
+    if config.schedule == "one_cycle":
+        learning_rate = OneCycle(config.learning_rate, total_steps)
+    elif config.schedule == "exponential":
         learning_rate = FlooredExponentialDecay(config.learning_rate, config.decay_steps, config.decay_rate,
                                                 config.min_learning_rate)
     elif config.schedule == "linear":
@@ -66,10 +75,36 @@ def create_optimizer(config: OptimizerConfig, total_steps: int) -> tf_keras.opti
         beta_2=0.999,
         epsilon=config.epsilon,
         global_clipnorm=config.global_clipnorm,
+        amsgrad=config.amsgrad,
     )
-    # BERT's convention: no decay on layer norms and biases.
-    optimizer.exclude_from_weight_decay(var_names=["layer_norm", "LayerNorm", "bias"])
+    optimizer.exclude_from_weight_decay(var_names=list(config.no_decay))
     return optimizer
+
+
+class OneCycle(tf_keras.optimizers.schedules.LearningRateSchedule):
+    """The augmentation thesis' released one-cycle schedule (voorhs/dialogue-augmentation
+    mylib/learners/generic.py `one_cycle_lr`): over the first floor(warmup_fraction · total)
+    steps a cosine rise from peak / div_factor to `peak`, then a cosine fall back to
+    peak / div_factor at `total_steps`."""
+
+    def __init__(self, peak: float, total_steps: int, warmup_fraction: float = 0.1, div_factor: float = 10.0):
+        self.peak = peak
+        self.total_steps = max(int(total_steps), 1)
+        self.warmup_fraction = warmup_fraction
+        self.div_factor = div_factor
+
+    def __call__(self, step):
+        step = tf.cast(step, tf.float32)
+        warmup = float(math.floor(self.warmup_fraction * self.total_steps))
+        floor = 1.0 / self.div_factor
+        rise = 1.0 - 0.5 * (1.0 - floor) * (1.0 + tf.cos(step / max(warmup, 1.0) * math.pi))
+        progress = tf.minimum((step - warmup) / max(self.total_steps - warmup, 1.0), 1.0)
+        fall = floor + 0.5 * (1.0 - floor) * (1.0 + tf.cos(progress * math.pi))
+        return self.peak * tf.where(step < warmup, rise, fall)
+
+    def get_config(self):
+        return {"peak": self.peak, "total_steps": self.total_steps, "warmup_fraction": self.warmup_fraction,
+                "div_factor": self.div_factor}
 
 
 class FlooredExponentialDecay(tf_keras.optimizers.schedules.LearningRateSchedule):

@@ -1,0 +1,92 @@
+"""augcl training examples (the augmentation thesis, Sec. 4.3): a dialogue and its augmented views.
+
+The training file is what `python -m tfdialemb.augment` writes: every original dialogue
+(`labels.augmentations` empty) immediately followed by its views (`labels.source_id` the
+original's id, `labels.augmentations` the operations applied). The build streams it and groups
+consecutive lines of one source id into one example, feature `dialogues` = [the original,
+view_1, ..., view_V], each kept as its (role id, text) turns: the positive pairs are cut and
+packed in the input pipeline (`tfdialemb.data.contrastive_pairs`), where the on-the-fly
+transforms take parts of the original. A plain dialogue file (no views) works too: every
+example is an original alone, for the on-the-fly transforms only.
+
+Role ids are the original's speakers numbered by first appearance (`tfdialemb.dialogue.role_ids`),
+speakers past `max_roles` folded into the last; a view's turns keep their speakers' ids, so a
+shuffled view that opens with the second speaker still writes "1" first, as the released code
+keeps each turn's speaker field (mylib/datasets/contrastive_dataset.py).
+
+An example is left out when no pair can be drawn from it: with `min_views=1` (training on
+precomputed pairs only) an original without views, and always an original of one turn without
+views (the transforms split the original, so need two turns).
+"""
+import dataclasses
+from typing import Any, Dict, Iterator, List, Optional, Tuple
+
+import numpy as np
+
+from tfdialemb.augment.base import applied, source_id
+from tfdialemb.data.examples import ExampleBuilder, register
+from tfdialemb.data.records import DIALOGUE_TURNS
+from tfdialemb.data.sampling import DialoguePool
+from tfdialemb.dialogue import Dialogue, capped_roles
+
+
+@dataclasses.dataclass
+class _Group:
+    """An original and the views read after it so far."""
+    original: Dialogue
+    roles: Dict[str, int]
+    views: List[Dialogue] = dataclasses.field(default_factory=list)
+
+
+@register
+class AugclBuilder(ExampleBuilder):
+    name = "augcl"
+    schema = {"dialogues": DIALOGUE_TURNS}
+
+    @dataclasses.dataclass(frozen=True)
+    class Params:
+        max_roles: int = 2
+        min_views: int = 0
+
+    def __init__(self, params=None):
+        super().__init__(params)
+        self._pending: Optional[_Group] = None
+
+    def validate(self) -> None:
+        p = self.params
+        if p.max_roles < 2 or p.min_views not in (0, 1):
+            raise ValueError(f"augcl parameters out of range (max_roles >= 2, min_views 0 or 1): {p}")
+
+    def examples(self, dialogue: Dialogue, index: int, rng: np.random.Generator,
+                 pool: Optional[DialoguePool]) -> Iterator[Dict[str, Any]]:
+        if index == 0:
+            self._pending = None
+        if not applied(dialogue):
+            yield from self.finish(rng, pool)
+            roles = capped_roles(dialogue, self.params.max_roles)
+            self._pending = _Group(dialogue, {t.speaker: r for t, r in zip(dialogue.turns, roles)})
+            return
+        original = source_id(dialogue)
+        if self._pending is None or self._pending.original.id != original:
+            raise ValueError(
+                f"dialogue {dialogue.id!r} is a view of {original!r} but does not follow it: an augmented "
+                "training file lists each original dialogue followed by its views, as `python -m "
+                "tfdialemb.augment` writes it (or pre-processing dropped the original: see --min_turns)")
+        unknown = sorted({t.speaker for t in dialogue.turns} - set(self._pending.roles))
+        if unknown:
+            raise ValueError(f"view {dialogue.id!r} has speakers {unknown} that its original {original!r} lacks")
+        self._pending.views.append(dialogue)
+
+    def finish(self, rng: np.random.Generator, pool: Optional[DialoguePool]) -> Iterator[Dict[str, Any]]:
+        pending, self._pending = self._pending, None
+        if pending is None:
+            return
+        if len(pending.views) < self.params.min_views:
+            return
+        if not pending.views and len(pending.original.turns) < 2:
+            return
+        yield {"dialogues": [_turns(d, pending.roles) for d in [pending.original] + pending.views]}
+
+
+def _turns(dialogue: Dialogue, roles: Dict[str, int]) -> List[Tuple[int, str]]:
+    return [(roles[turn.speaker], turn.text) for turn in dialogue.turns]

@@ -1,0 +1,136 @@
+"""augcl: contrastive fine-tuning on augmented dialogues (the augmentation thesis, seed 004, Sec. 4.3).
+
+An unmodified BERT-like encoder reads a whole dialogue as one sequence, linearised as the
+released code does (voorhs/dialogue-augmentation mylib/modeling/dialogue/baseline_dialogue_encoder.py:
+"0 Hello[SEP]1 Hi." wrapped in [CLS] ... [SEP], token type 0); the embedding is the last
+layer's [CLS] state or masked mean (`pooling`). Positive pairs are (dialogue, augmentation) or
+(augmentation, augmentation), mixed with the on-the-fly transforms (`tfdialemb.data.contrastive_pairs`);
+the other dialogues of the batch are the negatives (`tfdialemb.losses.augmentation_contrast`).
+The input layout is recorded as the `dialogue` inference settings, so `DialogueEmbedder`,
+`evaluate --task=dialogue` and `export --kind=dialogue` feed the encoder what training fed it and
+serve the trained pooling.
+"""
+import dataclasses
+from typing import Dict
+
+import tensorflow as tf
+import tf_keras
+
+from tfdialemb.data.contrastive_pairs import PAIRS, add_contrastive_pairs
+from tfdialemb.encoders import Encoder
+from tfdialemb.encoders.pooling import POOLING_METHODS, pool
+from tfdialemb.inference.settings import NUM_ROLES, POOLING
+from tfdialemb.losses.augmentation_contrast import RELEASED_TEMPERATURE, VARIANTS, augcl_loss
+from tfdialemb.methods.base import Method
+from tfdialemb.methods.dial2vec import TEMPERATURE
+from tfdialemb.methods.spec import MethodSpec, register_method
+from tfdialemb.options import Option, Switch
+
+EMB_DROPOUT = 0.1
+"""bash-scripts/train/train-bert-roberta-retromae.sh `--emb-dropout 0.1` (the code's default is 0)."""
+LAYOUT = {"separator": "sep", "speaker_prefix": True, "final_separator": True}
+"""The released encoder input as `dialogue` inference settings: turns joined by [SEP], each
+"{speaker index} {utterance}", closed by the tokenizer's [SEP]."""
+
+
+class AugclModel(Method):
+    """`per_example_loss` on `contrastive_pairs` batches: `dialogues` [B, 2, T] (x, y) with mask
+    and `swap` [B]."""
+
+    def __init__(self, encoder: Encoder, pooling: str = "cls", loss_variant: str = "released",
+                 temperature: float = RELEASED_TEMPERATURE, emb_dropout: float = EMB_DROPOUT,
+                 gather_negatives: bool = True, **kwargs):
+        super().__init__(encoder, **kwargs)
+        if pooling not in POOLING_METHODS:
+            raise ValueError(f"augcl pooling must be one of {POOLING_METHODS}, got {pooling!r}")
+        if not 0 <= emb_dropout < 1:
+            raise ValueError(f"emb_dropout must be in [0, 1), got {emb_dropout}")
+        self.pooling = pooling
+        self.loss_variant = loss_variant
+        self.temperature = temperature
+        self.gather_negatives = gather_negatives
+        self.embedding_dropout = tf_keras.layers.Dropout(emb_dropout, dtype="float32")
+
+    def embed(self, ids: tf.Tensor, mask: tf.Tensor, training=None) -> tf.Tensor:
+        """float32 [N, H] pooled embeddings of packed dialogues [N, T]."""
+        states = self.encoder({"input_word_ids": ids, "input_mask": mask}, training=training)["sequence_output"]
+        return pool(tf.cast(states, tf.float32), mask, self.pooling)
+
+    def per_example_loss(self, batch: Dict[str, tf.Tensor], training: bool):
+        ids, mask = batch["dialogues"], batch["dialogues_mask"]
+        length = tf.shape(ids)[-1]
+        pooled = self.embed(tf.reshape(ids, [-1, length]), tf.reshape(mask, [-1, length]), training)
+        # The released code drops out embedding units before normalising (F.dropout, training only).
+        pooled = tf.reshape(self.embedding_dropout(pooled, training=training), [tf.shape(ids)[0], 2, -1])
+        losses = augcl_loss(pooled[:, 0], pooled[:, 1], batch["swap"] > 0, self.loss_variant,
+                            self.temperature, self.gather_negatives)
+        return losses, {}
+
+
+LOSS = Option("augcl_loss", "released", "The contrastive loss: released (the default, as the issue asks), "
+              "mylib/learners/loss.py contrastive_symmetric, CE(S, I) + CE(Sᵀ, I) with S = x yᵀ / τ and x_i, y_i "
+              "swapped at random; thesis, Sec. 3.2's -log exp(cos(x, y)) / Σ_z exp(cos(x, z)), one direction, "
+              "no temperature.", choices=VARIANTS)
+OPTIMIZER = Switch("augcl_optimizer", "paper", "The optimiser's schedule.",
+                   paper="thesis Sec. 5: AdamW, weight decay 0.01 (not on biases and layer norms), the "
+                         "constant --learning_rate (3e-6)",
+                   released="mylib/learners/generic.py: AdamW with AMSGrad, weight decay 0.01 on all but "
+                            "biases, one-cycle: a 10% cosine warm-up from 1e-6 to 1e-5, then cosine back to 1e-6")
+AUGCL_TEMPERATURE = dataclasses.replace(TEMPERATURE, default=RELEASED_TEMPERATURE)
+AUGCL_POOLING = dataclasses.replace(POOLING, default="cls")
+EMB_DROPOUT_OPTION = Option("emb_dropout", EMB_DROPOUT, "Dropout rate on the pooled embeddings before "
+                            "normalisation, training only (the released training scripts: 0.1).",
+                            lower_bound=0.0, upper_bound=0.99)
+GATHER_NEGATIVES = Option("gather_negatives", True, "In-batch negatives from every replica's rows (one "
+                          "device's loss at the global batch); false: each replica's own rows, as the "
+                          "released per-GPU batches.")
+ON_THE_FLY = Option("on_the_fly", True, "Mix the on-the-fly transforms (halves, response selection, span "
+                    "matching) with the precomputed views, one generator drawn per example (the '-m' sets "
+                    "of thesis Table 1; false: precomputed views only).")
+PAIR = Option("pair", "orig_aug", "Precomputed positives: (dialogue, view) or (view, view); aug_aug "
+              "takes two distinct views, or the dialogue and its view where it has one.", choices=PAIRS)
+RELEASED_OPTIMIZER = {"schedule": "one_cycle", "learning_rate": 1e-5, "warmup_steps": 0, "amsgrad": True,
+                      "no_decay": ("bias",)}
+"""mylib/learners/generic.py `BaseLearnerConfig` (max_lr 1e-5, the scripts keep it) and
+`get_parameter_groups`."""
+
+
+@register_method
+class AugclSpec(MethodSpec):
+    """augcl, trained on `augcl` examples (a dialogue and its views, as turns)."""
+
+    name = "augcl"
+    paper = "Contrastive learning with dialogue augmentations (thesis, seed 004)"
+    builder = "augcl"
+    options = (AUGCL_POOLING, LOSS, AUGCL_TEMPERATURE, EMB_DROPOUT_OPTION, GATHER_NEGATIVES, ON_THE_FLY, PAIR,
+               NUM_ROLES, OPTIMIZER)
+    defaults = {"batch_size": 128, "learning_rate": 3e-6, "freeze_layers": -3, "max_length": 512,
+                "weight_decay": 0.01, "lr_schedule": "constant", "num_epochs": 5}
+    """Thesis Sec. 5: batch 128, AdamW with weight decay 1e-2, constant learning rate 3e-6, all
+    transformer layers frozen but the last 3, 5 epochs; 512 tokens (the released max_length)."""
+    offers = ("dialogue", "sentence")
+    bench_defaults = {"batch": 8, "dialogues": 500, "max_length": 256, "steps": 5, "warmup": 1}
+
+    def builder_params(self, params):
+        return {"max_roles": params["num_roles"], "min_views": 0 if params["on_the_fly"] else 1}
+
+    def make_model(self, encoder, params):
+        return AugclModel(encoder, pooling=params["pooling"], loss_variant=params["augcl_loss"],
+                          temperature=params["temperature"], emb_dropout=params["emb_dropout"],
+                          gather_negatives=params["gather_negatives"])
+
+    def check(self, params, run):
+        if params["augcl_loss"] == "thesis" and params["temperature"] != RELEASED_TEMPERATURE:
+            return [f"--temperature={params['temperature']} is unused: --augcl_loss=thesis has no temperature"]
+        return []
+
+    def batches(self, dataset, tokenizer, params, run):
+        return add_contrastive_pairs(dataset, run.seed, tokenizer, run.max_length, params["num_roles"],
+                                     params["on_the_fly"], params["pair"])
+
+    def optimizer_settings(self, params):
+        return dict(RELEASED_OPTIMIZER) if params["augcl_optimizer"] == "released" else {}
+
+    def inference_settings(self, params):
+        return {"dialogue": {**LAYOUT, "num_roles": params["num_roles"], "dialogue_pooling": params["pooling"]},
+                "sentence": {"pooling": params["pooling"]}}
