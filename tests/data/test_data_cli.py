@@ -71,7 +71,7 @@ def test_validate_lists_every_bad_line(run, tmp_path):
 def test_usage_errors_exit_2(run, tmp_path):
     assert run("frobnicate")[0] == 2
     status, _, stderr = run("convert", "--format=nope", "--input=a", "--output=b")
-    assert status == 2 and "unknown --format=nope; known: dailydialog" in stderr
+    assert status == 2 and "unknown --format=nope; known: banking77, dailydialog" in stderr
     status, stdout, _ = run("convert", "--format=help")
     assert status == 0 and "multiwoz22" in stdout
     status, _, stderr = run("validate", f"--input={tmp_path}/missing.jsonl")
