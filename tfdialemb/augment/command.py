@@ -1,5 +1,6 @@
 """The `python -m tfdialemb.augment` command on any absl FlagValues: its flags and its main."""
 import sys
+from typing import Any, Counter, Mapping
 
 from absl import flags
 
@@ -25,35 +26,45 @@ def define_flags(flag_values=flags.FLAGS) -> None:
     flags.mark_flags_as_required(["input", "output", "set"], flag_values=flag_values)
 
 
-def main(flag_values=flags.FLAGS) -> int:
-    """Checks the models, then writes the file; the exit status (`cli.report_error`'s on failure)."""
+def augment_to(input_path: str, output_path: str, set_name: str, given: Mapping[str, Any], seed: int = 0,
+               views: int = 1, batch_size: int = 32, chunk_size: int = 512, overwrite: bool = False) -> Counter:
+    """Checks the models `set_name` needs, then writes `output_path` from `input_path` with the
+    flag values `given` (`augment_flags.values`); the lines written by kind."""
     # Imported when run: the operations' modules load TensorFlow graphs and transformers.
     from tfdialemb.augment.augmented_file import Plan, augment_file  # pylint: disable=import-outside-toplevel
     from tfdialemb.augment.operations import build_operations, check_models  # pylint: disable=import-outside-toplevel
     from tfdialemb.augment.presets import get_preset  # pylint: disable=import-outside-toplevel
-    from tfdialemb.cli import Progress, report_error  # pylint: disable=import-outside-toplevel
+    from tfdialemb.cli import Progress  # pylint: disable=import-outside-toplevel
 
-    given = augment_flags.values(flag_values)
+    preset = get_preset(set_name)
+    models = augment_flags.model_paths(given)
+    check_models(preset, models)
+    plan = Plan(input_path, output_path, preset.operations, views=views, seed=seed, batch_size=batch_size,
+                chunk_size=chunk_size, settings={"set": preset.name, **given})
+
+    def make_operations():
+        return build_operations(preset, models, seed, augment_flags.operation_settings(given),
+                                augment_flags.similarity_settings(given))
+
+    def make_progress(total: int, done: int) -> Progress:
+        if done:
+            print(f"resuming from {plan.partial_dir}: {done} of {total} dialogues already done", file=sys.stderr)
+        return Progress(total - done, "dialogues")
+
+    counts = augment_file(plan, make_operations, overwrite, make_progress)
+    written = ", ".join(f"{counts[name]} {name}" for name in preset.operations)
+    print(f"wrote {sum(counts.values())} dialogues to {output_path}: {counts['original']} originals, {written}")
+    return counts
+
+
+def main(flag_values=flags.FLAGS) -> int:
+    """Checks the models, then writes the file; the exit status (`cli.report_error`'s on failure)."""
+    from tfdialemb.cli import report_error  # pylint: disable=import-outside-toplevel
+
     try:
-        preset = get_preset(flag_values.set)
-        models = augment_flags.model_paths(given)
-        check_models(preset, models)
-        plan = Plan(flag_values.input, flag_values.output, preset.operations, views=flag_values.views,
-                    seed=flag_values.seed, batch_size=flag_values.batch_size, chunk_size=flag_values.chunk_size,
-                    settings={"set": preset.name, **given})
-
-        def make_operations():
-            return build_operations(preset, models, flag_values.seed, augment_flags.operation_settings(given),
-                                    augment_flags.similarity_settings(given))
-
-        def make_progress(total: int, done: int) -> Progress:
-            if done:
-                print(f"resuming from {plan.partial_dir}: {done} of {total} dialogues already done", file=sys.stderr)
-            return Progress(total - done, "dialogues")
-
-        counts = augment_file(plan, make_operations, flag_values.overwrite, make_progress)
+        augment_to(flag_values.input, flag_values.output, flag_values.set, augment_flags.values(flag_values),
+                   flag_values.seed, flag_values.views, flag_values.batch_size, flag_values.chunk_size,
+                   flag_values.overwrite)
     except (OSError, ValueError) as e:
         return report_error(e)
-    views = ", ".join(f"{counts[name]} {name}" for name in preset.operations)
-    print(f"wrote {sum(counts.values())} dialogues to {plan.output_path}: {counts['original']} originals, {views}")
     return 0

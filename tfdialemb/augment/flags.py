@@ -72,26 +72,30 @@ SIMILARITY_SETTINGS = {"sentence_encoder_context": "sentence_encoder_context",
 OPTIONS = TOKEN_OPTIONS + TRANSLATION_OPTIONS + STAGE_OPTIONS + SIMILARITY_OPTIONS
 
 
+MODEL_OPTIONS = tuple(Option(name, None, f"{what}.", kind=str) for name, what in MODEL_FLAGS.items())
+"""The model directories (`--translation_models` two of them, comma-separated)."""
+
+
 def define_flags(flag_values=flags.FLAGS) -> None:
-    flags.DEFINE_string("fill_mask_model", None, f"Insert and replace: {MODEL_FLAGS['fill_mask_model']}.",
-                        flag_values=flag_values)
-    flags.DEFINE_list("translation_models", [], f"Translate: {MODEL_FLAGS['translation_models']}.",
-                      flag_values=flag_values)
-    flags.DEFINE_string("context_response_model", None, f"Crop and shuffle: "
-                        f"{MODEL_FLAGS['context_response_model']}.", flag_values=flag_values)
-    flags.DEFINE_string("sentence_encoder", None, f"Crop and shuffle of the -dse sets: "
-                        f"{MODEL_FLAGS['sentence_encoder']}.", flag_values=flag_values)
-    for option in OPTIONS:
+    for option in MODEL_OPTIONS + OPTIONS:
         option.define(flag_values=flag_values)
+
+
+def flag_names() -> list:
+    """The name of every flag `define_flags` defines."""
+    return [o.name for o in MODEL_OPTIONS + OPTIONS]
 
 
 def values(flag_values=flags.FLAGS) -> Dict[str, Any]:
     """The parsed value of every flag `define_flags` defines."""
-    return {name: flag_values[name].value for name in list(MODEL_FLAGS) + [o.name for o in OPTIONS]}
+    return {name: flag_values[name].value for name in flag_names()}
 
 
 def model_paths(given: Mapping[str, Any]) -> Dict[str, Any]:
-    return {name: given[name] for name in MODEL_FLAGS}
+    """The model flags' values, `translation_models` split into its directories."""
+    paths = {name: given[name] for name in MODEL_FLAGS}
+    paths["translation_models"] = [p for p in (paths["translation_models"] or "").split(",") if p]
+    return paths
 
 
 def operation_settings(given: Mapping[str, Any]) -> Dict[str, Dict[str, Any]]:

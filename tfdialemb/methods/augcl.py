@@ -8,14 +8,20 @@ layer's [CLS] state or masked mean (`pooling`). Positive pairs are (dialogue, au
 the other dialogues of the batch are the negatives (`tfdialemb.losses.augmentation_contrast`).
 The input layout is recorded as the `dialogue` inference settings, so `DialogueEmbedder`,
 `evaluate --task=dialogue` and `export --kind=dialogue` feed the encoder what training fed it and
-serve the trained pooling.
+serve the trained pooling. With `--augment_set`, --train_file is a plain dialogue file whose
+augmentations the run writes first (`python -m tfdialemb.augment`, into the run's data directory,
+kept while the input and the augmentation flags stay the same).
 """
 import dataclasses
+import json
+import os
 from typing import Dict
 
 import tensorflow as tf
 import tf_keras
 
+from tfdialemb.augment import flags as augment_flags
+from tfdialemb.augment.presets import PRESETS, get_preset
 from tfdialemb.data.contrastive_pairs import PAIRS, add_contrastive_pairs
 from tfdialemb.encoders import Encoder
 from tfdialemb.encoders.pooling import POOLING_METHODS, pool
@@ -89,6 +95,12 @@ ON_THE_FLY = Option("on_the_fly", True, "Mix the on-the-fly transforms (halves, 
                     "of thesis Table 1; false: precomputed views only).")
 PAIR = Option("pair", "orig_aug", "Precomputed positives: (dialogue, view) or (view, view); aug_aug "
               "takes two distinct views, or the dialogue and its view where it has one.", choices=PAIRS)
+AUGMENT_SET = Option("augment_set", None, "Augment a plain --train_file with this set of thesis Table 1 "
+                     "first (the models it needs as python -m tfdialemb.augment takes them); unset: "
+                     "--train_file is an augmented file already (or plain, on-the-fly transforms only).",
+                     kind=str, choices=tuple(PRESETS))
+AUGMENT_VIEWS = Option("augment_views", 1, "--augment_set: views per operation and dialogue.", lower_bound=1)
+AUGMENTATION_OPTIONS = (AUGMENT_SET, AUGMENT_VIEWS) + augment_flags.MODEL_OPTIONS + augment_flags.OPTIONS
 RELEASED_OPTIMIZER = {"schedule": "one_cycle", "learning_rate": 1e-5, "warmup_steps": 0, "amsgrad": True,
                       "no_decay": ("bias",)}
 """mylib/learners/generic.py `BaseLearnerConfig` (max_lr 1e-5, the scripts keep it) and
@@ -103,7 +115,7 @@ class AugclSpec(MethodSpec):
     paper = "Contrastive learning with dialogue augmentations (thesis, seed 004)"
     builder = "augcl"
     options = (AUGCL_POOLING, LOSS, AUGCL_TEMPERATURE, EMB_DROPOUT_OPTION, GATHER_NEGATIVES, ON_THE_FLY, PAIR,
-               NUM_ROLES, OPTIMIZER)
+               NUM_ROLES, OPTIMIZER) + AUGMENTATION_OPTIONS
     defaults = {"batch_size": 128, "learning_rate": 3e-6, "freeze_layers": -3, "max_length": 512,
                 "weight_decay": 0.01, "lr_schedule": "constant", "num_epochs": 5}
     """Thesis Sec. 5: batch 128, AdamW with weight decay 1e-2, constant learning rate 3e-6, all
@@ -120,9 +132,39 @@ class AugclSpec(MethodSpec):
                           gather_negatives=params["gather_negatives"])
 
     def check(self, params, run):
+        warnings = []
         if params["augcl_loss"] == "thesis" and params["temperature"] != RELEASED_TEMPERATURE:
-            return [f"--temperature={params['temperature']} is unused: --augcl_loss=thesis has no temperature"]
-        return []
+            warnings.append(f"--temperature={params['temperature']} is unused: --augcl_loss=thesis has no temperature")
+        preset = get_preset(params["augment_set"]) if params["augment_set"] else None
+        if preset and preset.on_the_fly != params["on_the_fly"]:
+            warnings.append(f"--augment_set={preset.name} {'mixes' if preset.on_the_fly else 'does not mix'} the "
+                            f"on-the-fly transforms in thesis Table 1; this run trains with --on_the_fly="
+                            f"{str(params['on_the_fly']).lower()}")
+        return warnings
+
+    def training_file(self, train_file, data_dir, params, run):
+        """--train_file, or with --augment_set its augmented file, written once into `data_dir`."""
+        if not params["augment_set"]:
+            return train_file
+        # pylint: disable=import-outside-toplevel
+        from tfdialemb.augment.command import augment_to
+        from tfdialemb.files import atomic_open, file_fingerprint
+
+        given = {name: params[name] for name in augment_flags.flag_names()}
+        wanted = {"input": file_fingerprint(train_file)["sha256"], "set": params["augment_set"],
+                  "views": params["augment_views"], "seed": run.seed, **given}
+        output = os.path.join(data_dir, f"augmented-{params['augment_set']}.jsonl")
+        record = output + ".flags.json"
+        if os.path.isfile(output) and os.path.isfile(record):
+            with open(record, encoding="utf-8") as f:
+                if json.load(f) == json.loads(json.dumps(wanted)):
+                    return output
+        os.makedirs(data_dir, exist_ok=True)
+        augment_to(train_file, output, params["augment_set"], given, seed=run.seed, views=params["augment_views"],
+                   overwrite=True)
+        with atomic_open(record) as f:
+            json.dump(wanted, f, indent=1, sort_keys=True)
+        return output
 
     def batches(self, dataset, tokenizer, params, run):
         return add_contrastive_pairs(dataset, run.seed, tokenizer, run.max_length, params["num_roles"],

@@ -8,8 +8,8 @@ A spec says everything the commands need to know about a method, so `train`, `ev
     value as default; `Switch` options pick the paper or the released code (README table);
   - `defaults`: the paper's values of the shared training flags (batch size, learning rate, ...);
   - `make_model(encoder, params)`: the trainable `Method`, heads included;
-  - `build_options`, `encoder_options`, `batches`, `auxiliary`, `after_build`, `check`: the
-    optional hooks of the shared training run;
+  - `training_file`, `build_options`, `encoder_options`, `batches`, `auxiliary`, `after_build`,
+    `check`: the optional hooks of the shared training run;
   - `offers` and `inference_settings`: what the trained model serves (`sentence`, `dialogue`,
     `triple` embeddings or scores, `selection` scores) and the choices inference must repeat from training; these are
     recorded in the model directory (`tfdialemb.model_dir`) so evaluation and export read them.
@@ -64,6 +64,12 @@ class MethodSpec:
                                          "warmup": 1}
     """`python -m tfdialemb.bench --method=NAME` settings left unset: dialogues built, batch,
     max_length, timed steps and warm-up steps."""
+
+    def training_file(self, train_file: str, data_dir: str, params: Params, run: TrainingRun) -> str:
+        """The dialogue file the build reads, from --train_file (e.g. augcl writes the
+        augmentations of a plain dialogue file into the run's `data_dir` first)."""
+        del data_dir, params, run
+        return train_file
 
     def builder_params(self, params: Params) -> Dict[str, Any]:
         """The example builder's parameters for these method parameters."""

@@ -176,7 +176,8 @@ def run(spec, params: Dict[str, Any]) -> int:
                                min_turns=FLAGS.min_turns, pool_dialogues=FLAGS.pool_dialogues,
                                **spec.build_options(params))
         builder = make_builder(spec.builder, spec.builder_params(params))
-        manifest = data.prepare(FLAGS.train_file, data_dir, builder, tokenizer, options, ErrorPolicy("fail"))
+        train_file = spec.training_file(FLAGS.train_file, data_dir, params, run_settings)
+        manifest = data.prepare(train_file, data_dir, builder, tokenizer, options, ErrorPolicy("fail"))
         auxiliary = spec.auxiliary(params, run_settings)
         encoder_options = spec.encoder_options(params)
         config = method_config(spec, params, manifest, tokenizer, encoder_options, _training_record())
