@@ -77,3 +77,75 @@ def test_run_pretrain_jddc_reads_its_flagfile_as_written(tmp_path):
                              f"--model_dir={tmp_path}/m"], cwd=root, capture_output=True, text=True, timeout=300)
     assert _flag_values("jddc")["objective"] == "mlm"
     assert result.returncode == 2 and "checkpoints/chinese_L-12_H-768_A-12" in result.stderr, result.stderr[-2000:]
+
+
+SGD_FILES = os.path.join(os.path.dirname(__file__), "converters", "fixtures", "sgd", "train")
+"""dialogues_NNN.json and schema.json of one split of the released dstc8-schema-guided-dialogue."""
+DIALOGSTUDIO_DIALOGUES = os.path.join(os.path.dirname(__file__), "converters", "fixtures", "dialogstudio",
+                                      "collection", "MetaLWOZ", "test", "dialogues_1.json")
+
+
+def _released_sgd(root):
+    for split in ("train", "dev", "test"):
+        shutil.copytree(SGD_FILES, root / "dstc8-schema-guided-dialogue" / split)
+
+
+def test_augcl_sgd_recipe_converts_the_released_splits_as_written(tmp_path, monkeypatch, capsys):
+    """flags/augcl_sgd.cfg: its convert commands, run where the released SGD repository lies, write
+    the --train_file and --validate_file the flagfile trains on."""
+    _released_sgd(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    outputs = []
+    for args in _commands("augcl_sgd", "tfdialemb.data"):
+        flags.FLAGS.unparse_flags()
+        assert data_cli.main(flags.FLAGS(["tfdialemb.data", *args])) == 0, capsys.readouterr().err
+        outputs.append(flags.FLAGS.output)
+    flags.FLAGS.unparse_flags()
+    values = _flag_values("augcl_sgd")
+    assert outputs == [values["train_file"], values["validate_file"]]
+    assert all(d.labels.get("domain") for d in read_dialogues(values["validate_file"]))
+    assert values["augment_set"] == "a-l-m-dse" and values["freeze_layers"] == "-3"
+
+
+@pytest.mark.slow
+def test_augcl_dialogstudio_recipe_runs_as_written(tmp_path):
+    """flags/augcl_dialogstudio.cfg: its shell recipe (the loop over the thesis' collections, the
+    join, the SGD conversions), run by bash on the released layouts, writes every file the
+    flagfile and its evaluate command read."""
+    import json
+    import subprocess
+    import sys
+
+    collections = ["MS-DC", "MetaLWOZ", "SimJointGEN", "KETOD", "FRAMES", "Disambiguation", "ABCD", "AirDialogue",
+                   "Taskmaster1"]
+    with open(DIALOGSTUDIO_DIALOGUES, encoding="utf-8") as f:
+        released = f.read()
+    for name in collections:  # the Hugging Face repository keeps each collection under a category folder
+        folder = tmp_path / "dialogstudio" / "task_oriented" / name / "train"
+        folder.mkdir(parents=True)
+        (folder / "dialogues_1.json").write_text(released.replace("MetaLWOZ--test--", f"{name}--train--"))
+    _released_sgd(tmp_path)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "python").write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+    (bin_dir / "python").chmod(0o755)
+    with open(os.path.join(FLAGS_DIR, "augcl_dialogstudio.cfg"), encoding="utf-8") as f:
+        commands = [line.lstrip("#").strip() for line in f if line.startswith("#")]
+    script = [c for c in commands if c.split(" ")[0] in ("mkdir", "for", "python", "done", "cat")
+              and not c.startswith("python -m tfdialemb.evaluate")]
+    assert len(script) == 8
+    root = os.path.dirname(FLAGS_DIR)
+    env = dict(os.environ, PATH=f"{bin_dir}:{os.environ['PATH']}", PYTHONPATH=root)
+    result = subprocess.run(["bash", "-euo", "pipefail", "-c", "\n".join(script)], cwd=tmp_path, env=env,
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    values = _flag_values("augcl_dialogstudio")
+    train = list(read_dialogues(str(tmp_path / values["train_file"])))
+    per_collection = len(json.loads(released))
+    assert len(train) == len(collections) * per_collection
+    assert [d.labels["dataset"] for d in train[::per_collection]] == collections
+    assert (tmp_path / values["validate_file"]).is_file()
+    [evaluate] = _commands("augcl_dialogstudio", "tfdialemb.evaluate")
+    for flag in ("--eval_file", "--fit_file"):
+        path = next(a.split("=", 1)[1] for a in evaluate if a.startswith(flag + "="))
+        assert (tmp_path / path).is_file(), path

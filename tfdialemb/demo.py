@@ -1,8 +1,9 @@
 r"""The main jobs end to end on the generated demo corpus (what `bash run_demo.sh` runs).
 
   python -m tfdialemb.demo [--workdir=runs/demo] [--init_checkpoint=DIR] [--dialogues=2000]
-      [--parts=dialoguecse,dial2vec,triple[,fgc]] [--pretrain_steps=30] [--mge_steps=60]
+      [--parts=dialoguecse,dial2vec,triple,augcl[,fgc]] [--pretrain_steps=30] [--mge_steps=60]
       [--dial2vec_steps=40] [--curved_steps=60] [--fgc_steps=100] [--dpt_steps=40]
+      [--augcl_dialogues=100] [--augcl_steps=40]
 
 Shared: generate the demo corpus (8 domains, intent-labelled turns) and split it into
 train/dev/test; the encoder is the packaged all-MiniLM-L6-v2 unless --init_checkpoint names one.
@@ -15,6 +16,11 @@ Each stage is the command a user would run, printed before it runs.
     trajectory); evaluation of the trained model with its plots.
   triple: sequence modelling (average rank of the true next utterance) of the untrained encoder;
     CCL training, then C3L from the CCL model; both evaluated, C3L also as a bi-encoder.
+  augcl: the augmentation thesis' a-l-m-dse set on --augcl_dialogues training dialogues (insert
+    and replace by the continued-MLM model of the dialoguecse part, crop and shuffle by the
+    encoder's cosine), augcl training on the augmented file, and the domain probes (logistic
+    regression accuracy, KMeans purity, nDCG@100; fitted on the dev split, scored on test) of the
+    untrained encoder and the trained model, both reading the thesis' input layout.
   fgc (only when named in --parts): response-selection blocks (the true next turn among 10 candidates) from the test split;
     the BERT baseline (selection loss only), FGC as written (Eq. 3 and 5 summed over the batch) and
     FGC with its contrasts averaged (--fgc_reduction=mean), trained on the train split's
@@ -23,6 +29,7 @@ Each stage is the command a user would run, printed before it runs.
 Each part ends with a summary table. Stages whose outputs exist are skipped, so an interrupted
 demo resumes where it stopped.
 """
+import itertools
 import json
 import os
 import subprocess
@@ -33,8 +40,8 @@ from absl import app, flags
 
 from tfdialemb.cli import parse_flags
 
-PARTS = ("dialoguecse", "dial2vec", "triple", "fgc")
-DEFAULT_PARTS = ("dialoguecse", "dial2vec", "triple")
+PARTS = ("dialoguecse", "dial2vec", "triple", "augcl", "fgc")
+DEFAULT_PARTS = ("dialoguecse", "dial2vec", "triple", "augcl")
 """The parts `bash run_demo.sh` runs unless --parts says otherwise; `fgc` is asked for by name, so
 the default demo stays within its 20-minute budget on two cores."""
 FLAGS = flags.FLAGS
@@ -49,6 +56,8 @@ flags.DEFINE_integer("dial2vec_steps", 40, "dial2vec training steps.")
 flags.DEFINE_integer("curved_steps", 60, "CCL and C3L training steps (each).")
 flags.DEFINE_integer("fgc_steps", 100, "FGC and its BERT baseline training steps (each).")
 flags.DEFINE_integer("dpt_steps", 40, "BERT-DPT post-training steps before the last FGC run.")
+flags.DEFINE_integer("augcl_dialogues", 100, "Training dialogues augmented for augcl.", lower_bound=1)
+flags.DEFINE_integer("augcl_steps", 40, "augcl training steps.")
 
 
 def _run(*args: str) -> None:
@@ -78,6 +87,16 @@ def _table(title: str, columns, rows: dict) -> None:
         print(f"{name:34}" + "".join(f"{values[c]:{w}.4f}" for c, w in zip(columns, widths)))
 
 
+def _continued_mlm(work: str, encoder: str, train: str) -> str:
+    """DialogueCSE's continued MLM pre-training (resumed, or nothing to do, when it has run);
+    its model keeps the masked-LM head, so it also serves the augmentations as fill-mask model."""
+    pretrained = os.path.join(work, "pretrain")
+    _run("tfdialemb.pretrain", "--objective=mlm", f"--train_file={train}", f"--model_dir={pretrained}",
+         f"--init_checkpoint={encoder}", f"--max_steps={FLAGS.pretrain_steps}", "--batch_size=32",
+         "--max_length=32", "--learning_rate=5e-5", "--log_every=10", "--checkpoint_every=10")
+    return pretrained
+
+
 def _dialoguecse(work: str, encoder: str, train: str, test: str, reports: str) -> None:
     sr, sts = os.path.join(work, "sr_test.txt"), os.path.join(work, "sts_test.txt")
     if not os.path.exists(sr):
@@ -92,10 +111,7 @@ def _dialoguecse(work: str, encoder: str, train: str, test: str, reports: str) -
                           f"--eval_file={sts}", checkpoint_flag)}
 
     rows = {"untrained encoder": evaluate("untrained", f"--init_checkpoint={encoder}")}
-    pretrained = os.path.join(work, "pretrain")
-    _run("tfdialemb.pretrain", "--objective=mlm", f"--train_file={train}", f"--model_dir={pretrained}",
-         f"--init_checkpoint={encoder}", f"--max_steps={FLAGS.pretrain_steps}", "--batch_size=32",
-         "--max_length=32", "--learning_rate=5e-5", "--log_every=10", "--checkpoint_every=10")
+    pretrained = _continued_mlm(work, encoder, train)
     rows["+ continued MLM"] = evaluate("pretrained", f"--model_dir={pretrained}")
     mge = os.path.join(work, "mge")
     _run("tfdialemb.train", "--method=mge", f"--train_file={train}", f"--model_dir={mge}",
@@ -171,6 +187,35 @@ def _triple(work: str, encoder: str, train: str, test: str, reports: str) -> Non
     print(f"models: {ccl}, {c3l}")
 
 
+def _augcl(work: str, encoder: str, train: str, dev: str, test: str, reports: str) -> None:
+    from tfdialemb.dialogue import read_dialogues, write_dialogues  # pylint: disable=import-outside-toplevel
+
+    subset, augmented = os.path.join(work, "augcl_train.jsonl"), os.path.join(work, "augcl_augmented.jsonl")
+    if not os.path.exists(subset):
+        write_dialogues(itertools.islice(read_dialogues(train), FLAGS.augcl_dialogues), subset)
+    if not os.path.exists(augmented):
+        _run("tfdialemb.augment", f"--input={subset}", f"--output={augmented}", "--set=a-l-m-dse",
+             f"--fill_mask_model={_continued_mlm(work, encoder, train)}", f"--sentence_encoder={encoder}")
+
+    def evaluate(name, *args):
+        return _report(os.path.join(reports, f"{name}-probes.json"), "--task=probes", f"--eval_file={test}",
+                       f"--fit_file={dev}", "--label_key=domain", "--max_length=256", *args)
+
+    # The untrained encoder reads what augcl records: "0 text[SEP]1 text[SEP]", turns unmerged, mean.
+    rows = {"untrained encoder": evaluate("untrained", f"--init_checkpoint={encoder}", "--separator=sep",
+                                          "--speaker_prefix", "--final_separator", "--merge_consecutive_turns=false",
+                                          "--probe_view=mean")}
+    model = os.path.join(work, "augcl")
+    _run("tfdialemb.train", "--method=augcl", f"--train_file={augmented}", f"--model_dir={model}",
+         f"--init_checkpoint={encoder}", f"--max_steps={FLAGS.augcl_steps}", "--batch_size=16",
+         "--max_length=128", "--learning_rate=5e-5", "--pooling=mean", "--merge_consecutive_turns=false",
+         "--log_every=10", "--checkpoint_every=20")
+    rows["augcl (a-l-m-dse)"] = evaluate("augcl", f"--model_dir={model}")
+    _table("Augmentation thesis: domain probes on frozen embeddings (logistic regression accuracy, KMeans "
+           "purity, nDCG@100), fitted on dev, scored on test", ("accuracy", "purity", "ndcg@100"), rows)
+    print(f"augmented file: {augmented}; model: {model}")
+
+
 def _fgc(work: str, encoder: str, train: str, test: str, reports: str) -> None:
     selection = os.path.join(work, "selection_test.txt")
     if not os.path.exists(selection):
@@ -233,6 +278,8 @@ def main(argv):
             _dial2vec(work, encoder, train, dev, test, reports)
         elif part == "triple":
             _triple(work, encoder, train, test, reports)
+        elif part == "augcl":
+            _augcl(work, encoder, train, dev, test, reports)
         else:
             _fgc(work, encoder, train, test, reports)
     print(f"\n{FLAGS.dialogues} demo dialogues, parts {', '.join(FLAGS.parts)}: "
