@@ -3,7 +3,7 @@ r"""The main jobs end to end on the generated demo corpus (what `bash run_demo.s
   python -m tfdialemb.demo [--workdir=runs/demo] [--init_checkpoint=DIR] [--dialogues=2000]
       [--parts=dialoguecse,dial2vec,triple,augcl[,fgc]] [--pretrain_steps=30] [--mge_steps=60]
       [--dial2vec_steps=40] [--curved_steps=60] [--fgc_steps=100] [--dpt_steps=40]
-      [--augcl_dialogues=100] [--augcl_steps=40]
+      [--augcl_dialogues=80] [--augcl_steps=40]
 
 Shared: generate the demo corpus (8 domains, intent-labelled turns) and split it into
 train/dev/test; the encoder is the packaged all-MiniLM-L6-v2 unless --init_checkpoint names one.
@@ -16,11 +16,12 @@ Each stage is the command a user would run, printed before it runs.
     trajectory); evaluation of the trained model with its plots.
   triple: sequence modelling (average rank of the true next utterance) of the untrained encoder;
     CCL training, then C3L from the CCL model; both evaluated, C3L also as a bi-encoder.
-  augcl: the augmentation thesis' a-l-m-dse set on --augcl_dialogues training dialogues (insert
-    and replace by the continued-MLM model of the dialoguecse part, crop and shuffle by the
-    encoder's cosine), augcl training on the augmented file, and the domain probes (logistic
-    regression accuracy, KMeans purity, nDCG@100; fitted on the dev split, scored on test) of the
-    untrained encoder and the trained model, both reading the thesis' input layout.
+  augcl: the augmentation thesis' a-l-m-dse set on the first --augcl_dialogues training and test
+    dialogues (insert and replace by the continued-MLM model of the dialoguecse part, crop and
+    shuffle by the encoder's cosine), augcl training on the augmented training file, and for the
+    untrained encoder and the trained model, both reading the thesis' input layout, the domain
+    probes (logistic regression accuracy, KMeans purity, nDCG@100; fitted on the dev split, scored
+    on test) and the invariance probe on the augmented test dialogues.
   fgc (only when named in --parts): response-selection blocks (the true next turn among 10 candidates) from the test split;
     the BERT baseline (selection loss only), FGC as written (Eq. 3 and 5 summed over the batch) and
     FGC with its contrasts averaged (--fgc_reduction=mean), trained on the train split's
@@ -56,7 +57,7 @@ flags.DEFINE_integer("dial2vec_steps", 40, "dial2vec training steps.")
 flags.DEFINE_integer("curved_steps", 60, "CCL and C3L training steps (each).")
 flags.DEFINE_integer("fgc_steps", 100, "FGC and its BERT baseline training steps (each).")
 flags.DEFINE_integer("dpt_steps", 40, "BERT-DPT post-training steps before the last FGC run.")
-flags.DEFINE_integer("augcl_dialogues", 100, "Training dialogues augmented for augcl.", lower_bound=1)
+flags.DEFINE_integer("augcl_dialogues", 80, "Training (and test) dialogues augmented for augcl.", lower_bound=1)
 flags.DEFINE_integer("augcl_steps", 40, "augcl training steps.")
 
 
@@ -187,33 +188,49 @@ def _triple(work: str, encoder: str, train: str, test: str, reports: str) -> Non
     print(f"models: {ccl}, {c3l}")
 
 
+DEMO_AUGMENTATION = ("--set=a-l-m-dse", "--fill_stop_words=none", "--shuffle_min_turns=9", "--shuffle_min_stages=3")
+"""The demo's fill-mask model is a 30-step head over MiniLM (which ships none): it fills function words,
+which the released stop-word rule would reject; its dialogues have 6-14 turns, so shuffle starts at 9
+(released: 12 turns, 4 stages) to give every augmentation class enough views for the invariance probe."""
+
+
 def _augcl(work: str, encoder: str, train: str, dev: str, test: str, reports: str) -> None:
     from tfdialemb.dialogue import read_dialogues, write_dialogues  # pylint: disable=import-outside-toplevel
 
-    subset, augmented = os.path.join(work, "augcl_train.jsonl"), os.path.join(work, "augcl_augmented.jsonl")
-    if not os.path.exists(subset):
-        write_dialogues(itertools.islice(read_dialogues(train), FLAGS.augcl_dialogues), subset)
-    if not os.path.exists(augmented):
-        _run("tfdialemb.augment", f"--input={subset}", f"--output={augmented}", "--set=a-l-m-dse",
-             f"--fill_mask_model={_continued_mlm(work, encoder, train)}", f"--sentence_encoder={encoder}")
+    augmented = {split: os.path.join(work, f"augcl_{split}_augmented.jsonl") for split in ("train", "test")}
+    missing = [split for split, path in augmented.items() if not os.path.exists(path)]
+    fill_mask = _continued_mlm(work, encoder, train) if missing else None
+    for split in missing:
+        subset = os.path.join(work, f"augcl_{split}.jsonl")
+        write_dialogues(itertools.islice(read_dialogues({"train": train, "test": test}[split]), FLAGS.augcl_dialogues),
+                        subset)
+        _run("tfdialemb.augment", f"--input={subset}", f"--output={augmented[split]}", *DEMO_AUGMENTATION,
+             f"--fill_mask_model={fill_mask}", f"--sentence_encoder={encoder}")
 
     def evaluate(name, *args):
-        return _report(os.path.join(reports, f"{name}-probes.json"), "--task=probes", f"--eval_file={test}",
-                       f"--fit_file={dev}", "--label_key=domain", "--max_length=256", *args)
+        probes = _report(os.path.join(reports, f"{name}-probes.json"), "--task=probes", f"--eval_file={test}",
+                         f"--fit_file={dev}", "--label_key=domain", "--max_length=256", *args)
+        invariance = _report(os.path.join(reports, f"{name}-invariance.json"), "--task=invariance",
+                             f"--augmented_file={augmented['test']}", "--invariance_sampling=all_views",
+                             "--hidden_layers=", "--max_length=256", *args)["representations"]["embedding"]
+        return {**probes, "5nn_invariance": invariance["5nn_accuracy"],
+                "logreg_invariance": invariance["logreg_accuracy"]}
 
-    # The untrained encoder reads what augcl records: "0 text[SEP]1 text[SEP]", turns unmerged, mean.
+    # The untrained encoder reads what augcl records: "0 text[SEP]1 text[SEP]", turns unmerged, [CLS].
     rows = {"untrained encoder": evaluate("untrained", f"--init_checkpoint={encoder}", "--separator=sep",
                                           "--speaker_prefix", "--final_separator", "--merge_consecutive_turns=false",
-                                          "--probe_view=mean")}
+                                          "--probe_view=cls")}
     model = os.path.join(work, "augcl")
-    _run("tfdialemb.train", "--method=augcl", f"--train_file={augmented}", f"--model_dir={model}",
+    _run("tfdialemb.train", "--method=augcl", f"--train_file={augmented['train']}", f"--model_dir={model}",
          f"--init_checkpoint={encoder}", f"--max_steps={FLAGS.augcl_steps}", "--batch_size=16",
-         "--max_length=128", "--learning_rate=5e-5", "--pooling=mean", "--merge_consecutive_turns=false",
+         "--max_length=128", "--learning_rate=2e-5", "--merge_consecutive_turns=false",
          "--log_every=10", "--checkpoint_every=20")
     rows["augcl (a-l-m-dse)"] = evaluate("augcl", f"--model_dir={model}")
     _table("Augmentation thesis: domain probes on frozen embeddings (logistic regression accuracy, KMeans "
-           "purity, nDCG@100), fitted on dev, scored on test", ("accuracy", "purity", "ndcg@100"), rows)
-    print(f"augmented file: {augmented}; model: {model}")
+           "purity, nDCG@100; fitted on dev, scored on test) and the augmentation type predicted from the "
+           "embeddings of augmented test dialogues (5-NN, logistic regression; lower is more invariant)",
+           ("accuracy", "purity", "ndcg@100", "5nn_invariance", "logreg_invariance"), rows)
+    print(f"augmented files: {augmented['train']}, {augmented['test']}; model: {model}")
 
 
 def _fgc(work: str, encoder: str, train: str, test: str, reports: str) -> None:
