@@ -149,3 +149,23 @@ def test_augcl_dialogstudio_recipe_runs_as_written(tmp_path):
     for flag in ("--eval_file", "--fit_file"):
         path = next(a.split("=", 1)[1] for a in evaluate if a.startswith(flag + "="))
         assert (tmp_path / path).is_file(), path
+
+
+def test_every_flagfile_names_only_flags_its_command_defines():
+    """Each shipped flagfile parses as `python -m tfdialemb.train` (or `pretrain`, for those naming an
+    --objective) reads it, in one process per command: no flag is unknown or out of range."""
+    import subprocess
+    import sys
+
+    by_command = {"train": [], "pretrain": []}
+    for name in sorted(os.listdir(FLAGS_DIR)):
+        command = "pretrain" if "objective" in _flag_values(name[:-4]) else "train"
+        by_command[command].append(os.path.join(FLAGS_DIR, name))
+    script = ("import sys; from absl import flags; from tfdialemb.training import cli; cli.define_flags(sys.argv[1])\n"
+              "for path in sys.argv[2:]:\n"
+              "    flags.FLAGS.unparse_flags(); flags.FLAGS(['x', '--flagfile=' + path]); print('parsed', path)\n")
+    for command, paths in by_command.items():
+        result = subprocess.run([sys.executable, "-c", script, command, *paths], capture_output=True, text=True,
+                                timeout=300, cwd=os.path.dirname(FLAGS_DIR))
+        assert result.returncode == 0, result.stderr[-3000:]
+        assert result.stdout.count("parsed ") == len(paths)
