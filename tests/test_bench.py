@@ -83,3 +83,14 @@ def test_training_step_bench_times_a_ccl_step_in_a_fresh_process(hf_safetensors_
     assert report["step_s"]["tfdialemb"] > 0 and report["trace_s"] > 0 and report["first_step_s"] > 0
     if importlib.util.find_spec("sentence_transformers") is None:
         assert "ratio" not in report and report["reference_skipped"] in format_report(report).splitlines()
+
+
+def test_augment_bench_on_a_tiny_checkpoint(hf_safetensors_dir):
+    """Batched and one-window insertion give the same outputs (the bench checks it) and the a-l-m-dse
+    set writes each dialogue and its views."""
+    from tfdialemb.bench.augment import bench_augment, format_report
+
+    report = bench_augment(hf_safetensors_dir, dialogues=6, fill_batch_size=4)
+    assert report["set"] == "a-l-m-dse" and report["set_operations"] == ["insert", "replace", "crop", "shuffle"]
+    assert report["set_lines_written"] >= 6 and report["insert_batched_dialogues_per_s"] > 0
+    assert "same outputs" in format_report(report)
