@@ -52,3 +52,25 @@ def test_a_perfect_ordering_scores_lower_than_its_reverse():
     right = rank_kl(-np.arange(4.0)[np.newaxis], positions, mask).numpy()
     wrong = rank_kl(np.arange(4.0)[np.newaxis], positions, mask).numpy()
     assert right[0] == pytest.approx(0.0, abs=1e-6) and wrong[0] > 1.0
+
+
+@pytest.mark.parametrize("targets", ["paper", "released"])
+def test_one_utterance_and_empty_dialogues_give_zero_loss_and_finite_gradients(targets):
+    """A dialogue of one utterance has one ordering (target [1], as the released `_make_true_ranks`
+    gives linspace(1, 0, 1) = [1]) and a padding row has none: both lose 0, and neither sends a NaN
+    gradient into the scores (and through them into the encoder)."""
+    import tensorflow as tf
+
+    scores = tf.Variable([[0.2, 0.5, 0.0], [0.1, -0.3, 0.4], [0.3, 0.7, -1.0]])
+    positions = np.array([[0, 1, 2], [0, 0, 0], [1, 0, 2]], np.int32)
+    mask = np.array([[1, 0, 0], [0, 0, 0], [1, 1, 1]], bool)
+    np.testing.assert_allclose(rank_targets(positions, mask, targets).numpy()[:2],
+                               [[1.0, 0.0, 0.0], [0.0, 0.0, 0.0]])
+    with tf.GradientTape() as tape:
+        losses = rank_kl(scores, positions, mask, targets)
+        total = tf.reduce_sum(losses)
+    gradient = tape.gradient(total, scores).numpy()
+    np.testing.assert_allclose(losses.numpy()[:2], [0.0, 0.0], atol=1e-7)
+    np.testing.assert_allclose(losses.numpy()[2], _numpy_kl(scores.numpy()[2:], positions[2:], mask[2:], targets)[0],
+                               rtol=1e-5)
+    assert np.all(np.isfinite(gradient)) and np.allclose(gradient[:2], 0.0)

@@ -23,12 +23,14 @@ def rank_targets(positions: tf.Tensor, mask: tf.Tensor, targets: str = "paper") 
     valid = tf.cast(mask, tf.bool)
     position = tf.cast(positions, tf.float32)
     if targets == "paper":
-        logits = tf.where(valid, -position, float("-inf"))
+        # -1e9, not -inf, off the mask: a row without utterances stays finite (all zeros).
+        logits = tf.where(valid, -position, -1e9)
         return tf.where(valid, tf.nn.softmax(logits, axis=-1), 0.0)
     if targets == "released":
         n = tf.reduce_sum(tf.cast(valid, tf.float32), axis=-1, keepdims=True)
-        weight = tf.where(valid, (n - 1.0 - position) / tf.maximum(n - 1.0, 1.0), 0.0)
-        return weight / tf.reduce_sum(weight, axis=-1, keepdims=True)
+        # A one-utterance dialogue gets [1], as `_make_true_ranks` gives it (linspace(1, 0, 1) = [1]).
+        weight = tf.where(valid, tf.where(n > 1.0, (n - 1.0 - position) / tf.maximum(n - 1.0, 1.0), 1.0), 0.0)
+        return tf.math.divide_no_nan(weight, tf.reduce_sum(weight, axis=-1, keepdims=True))
     raise ValueError(f"unknown sorting targets {targets!r}; expected one of {TARGETS}")
 
 

@@ -12,7 +12,10 @@ example is an original alone, for the on-the-fly transforms only.
 Role ids are the original's speakers numbered by first appearance (`tfdialemb.dialogue.role_ids`),
 speakers past `max_roles` folded into the last; a view's turns keep their speakers' ids, so a
 shuffled view that opens with the second speaker still writes "1" first, as the released code
-keeps each turn's speaker field (mylib/datasets/contrastive_dataset.py).
+keeps each turn's speaker field (mylib/datasets/contrastive_dataset.py). The released code numbers
+by DialogStudio's field instead (0 the user, 1 the system: mylib/datamakers/source.py): the same
+ids for every dialogue that opens with the user, swapped for one that opens with the system (a
+DialogStudio log whose first user utterance is empty).
 
 An example is left out when no pair can be drawn from it: with `min_views=1` (training on
 precomputed pairs only) an original without views, and always an original of one turn without
