@@ -8,7 +8,7 @@ import pytest
 
 import tiny_bert
 from tiny_mlm import token_ids
-from tfdialemb.augment.fill_mask import FillMaskModel, bucket
+from tfdialemb.augment.fill_mask import FillMaskModel
 from tfdialemb.augment.mask_filling import MaskFilling
 from tfdialemb.augment.token_insertion import TokenInsertion
 from tfdialemb.augment.token_replacement import TokenReplacement
@@ -36,13 +36,8 @@ def test_each_flag_of_a_token_operation_is_a_constructor_argument_with_its_defau
         if name not in ("fill_mask_model", "seed", "rate", "top_k", "fill_options")}
 
 
-def test_bucket_sizes():
-    assert [bucket(n, 64) for n in (0, 1, 8, 9, 16, 17, 33, 64, 65)] == [8, 8, 8, 16, 16, 32, 64, 64, 64]
-    assert bucket(3, 4) == 4
-
-
 def test_top_k_of_a_hugging_face_masked_lm_matches_transformers(random_mlm, tiny_state):
-    """Three sequences of different lengths in batches of two, each padded to its bucket."""
+    """Three sequences of different lengths in batches of two, each padded to its own longest."""
     reference = tiny_bert.transformers_model(tiny_bert.with_heads(tiny_state, tiny_bert.random_mlm_head()),
                                              model_class="TFBertForMaskedLM")
     results = random_mlm.top_k(SEQUENCES, POSITIONS, k=4, batch_size=2)

@@ -5,8 +5,8 @@ Any checkpoint with a masked-LM head that `load_pretrained` reads will do: a Hug
 BertForMaskedLM / BertForPreTraining directory, a Google TF1 BERT from run_pretraining.py, or a
 model directory written by `python -m tfdialemb.pretrain --objective=mlm`. One call predicts for
 many sequences (utterance windows of many dialogues): they are sorted by length and cut into
-batches of `batch_size` rows, each padded to a bucket length (a power of two) and its masked
-positions to a bucket count, so one traced graph serves every batch of a bucket.
+batches of at most `batch_size` rows, each padded only to its own longest sequence and masked
+position count; the graph is traced once with unknown sizes, so no batch shape retraces it.
 """
 import os
 from typing import List, Sequence, Tuple, Union
@@ -18,15 +18,6 @@ from tfdialemb.encoders import Encoder, load_pretrained
 from tfdialemb.layers.masked_lm_head import load_masked_lm_head, masked_lm_head
 from tfdialemb.text import BertTokenizer
 
-MIN_BUCKET = 8
-
-
-def bucket(size: int, cap: int) -> int:
-    """The padded size of a batch dimension of `size`: the next power of two (at least
-    MIN_BUCKET), at most `cap`."""
-    return min(cap, max(MIN_BUCKET, 1 << max(0, size - 1).bit_length()))
-
-
 class FillMaskModel:
     """An encoder with BERT's masked-LM head: the k most probable tokens, and their softmax
     probabilities over the vocabulary, at the masked positions of many sequences at once."""
@@ -36,7 +27,7 @@ class FillMaskModel:
         self.tokenizer = tokenizer
         self.head = masked_lm_head(encoder) if head is None else head
         self.max_length = encoder.encoder_config.max_position_embeddings
-        # One trace with unknown sizes serves every bucket and every k.
+        # One trace with unknown sizes serves every batch shape and every k.
         matrix = tf.TensorSpec([None, None], tf.int32)
         self._top_k = tf.function(self._predict, input_signature=[matrix, matrix, matrix, tf.TensorSpec([], tf.int32)],
                                   autograph=False)
@@ -73,18 +64,14 @@ class FillMaskModel:
         order = sorted(range(len(sequences)), key=lambda i: len(sequences[i]))
         for start in range(0, len(order), batch_size):
             rows = order[start:start + batch_size]
-            length = bucket(max(len(sequences[i]) for i in rows), self.max_length)
-            count = bucket(max(len(positions[i]) for i in rows), length)
-            word_ids = np.full([batch_size, length], self.tokenizer.pad_id, np.int32)
-            input_mask = np.zeros([batch_size, length], np.int32)
-            # Rows past the batch's own keep [CLS] [SEP], so no row is wholly masked out.
-            word_ids[:, :2] = self.tokenizer.cls_id, self.tokenizer.sep_id
-            input_mask[:, :2] = 1
-            masked = np.zeros([batch_size, count], np.int32)
+            length = max(len(sequences[i]) for i in rows)
+            count = max(1, max(len(positions[i]) for i in rows))
+            word_ids = np.full([len(rows), length], self.tokenizer.pad_id, np.int32)
+            input_mask = np.zeros([len(rows), length], np.int32)
+            masked = np.zeros([len(rows), count], np.int32)
             for row, i in enumerate(rows):
                 word_ids[row, :len(sequences[i])] = sequences[i]
                 input_mask[row, :len(sequences[i])] = 1
-                input_mask[row, len(sequences[i]):] = 0
                 masked[row, :len(positions[i])] = positions[i]
             probs, ids = self._top_k(tf.constant(word_ids), tf.constant(input_mask), tf.constant(masked),
                                      tf.constant(k, tf.int32))
