@@ -26,12 +26,24 @@ def define_flags(flag_values=flags.FLAGS) -> None:
     flags.mark_flags_as_required(["input", "output", "set"], flag_values=flag_values)
 
 
+def augmentation_plan(input_path: str, output_path: str, set_name: str, given: Mapping[str, Any], seed: int = 0,
+                      views: int = 1, batch_size: int = 32, chunk_size: int = 512):
+    """The `augmented_file.Plan` of augmenting `input_path` with set `set_name` and the flag values
+    `given` (`augment_flags.values`); its fingerprint says what the output depends on."""
+    from tfdialemb.augment.augmented_file import Plan  # pylint: disable=import-outside-toplevel
+    from tfdialemb.augment.presets import get_preset  # pylint: disable=import-outside-toplevel
+
+    preset = get_preset(set_name)
+    return Plan(input_path, output_path, preset.operations, views=views, seed=seed, batch_size=batch_size,
+                chunk_size=chunk_size, settings={"set": preset.name, **given})
+
+
 def augment_to(input_path: str, output_path: str, set_name: str, given: Mapping[str, Any], seed: int = 0,
                views: int = 1, batch_size: int = 32, chunk_size: int = 512, overwrite: bool = False) -> Counter:
     """Checks the models `set_name` needs, then writes `output_path` from `input_path` with the
     flag values `given` (`augment_flags.values`); the lines written by kind."""
     # Imported when run: the operations' modules load TensorFlow graphs and transformers.
-    from tfdialemb.augment.augmented_file import Plan, augment_file  # pylint: disable=import-outside-toplevel
+    from tfdialemb.augment.augmented_file import augment_file  # pylint: disable=import-outside-toplevel
     from tfdialemb.augment.operations import build_operations, check_models  # pylint: disable=import-outside-toplevel
     from tfdialemb.augment.presets import get_preset  # pylint: disable=import-outside-toplevel
     from tfdialemb.cli import Progress  # pylint: disable=import-outside-toplevel
@@ -39,8 +51,7 @@ def augment_to(input_path: str, output_path: str, set_name: str, given: Mapping[
     preset = get_preset(set_name)
     models = augment_flags.model_paths(given)
     check_models(preset, models)
-    plan = Plan(input_path, output_path, preset.operations, views=views, seed=seed, batch_size=batch_size,
-                chunk_size=chunk_size, settings={"set": preset.name, **given})
+    plan = augmentation_plan(input_path, output_path, set_name, given, seed, views, batch_size, chunk_size)
 
     def make_operations():
         return build_operations(preset, models, seed, augment_flags.operation_settings(given),

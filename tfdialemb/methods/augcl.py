@@ -147,17 +147,17 @@ class AugclSpec(MethodSpec):
         if not params["augment_set"]:
             return train_file
         # pylint: disable=import-outside-toplevel
-        from tfdialemb.augment.command import augment_to
-        from tfdialemb.files import atomic_open, file_fingerprint
+        from tfdialemb.augment.command import augment_to, augmentation_plan
+        from tfdialemb.files import atomic_open
 
         given = {name: params[name] for name in augment_flags.flag_names()}
-        wanted = {"input": file_fingerprint(train_file)["sha256"], "set": params["augment_set"],
-                  "views": params["augment_views"], "seed": run.seed, **given}
         output = os.path.join(data_dir, f"augmented-{params['augment_set']}.jsonl")
+        wanted = augmentation_plan(train_file, output, params["augment_set"], given, run.seed,
+                                   params["augment_views"]).fingerprint()
         record = output + ".flags.json"
         if os.path.isfile(output) and os.path.isfile(record):
             with open(record, encoding="utf-8") as f:
-                if json.load(f) == json.loads(json.dumps(wanted)):
+                if json.load(f) == wanted:
                     return output
         os.makedirs(data_dir, exist_ok=True)
         augment_to(train_file, output, params["augment_set"], given, seed=run.seed, views=params["augment_views"],
