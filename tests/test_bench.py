@@ -46,7 +46,7 @@ def test_pipeline_benchmark_on_a_tiny_checkpoint(hf_safetensors_dir):
     assert report["pipeline_vs_encoder"] > 0
 
 
-def test_cold_process_measures_stages_in_order_and_skips_a_missing_reference(hf_safetensors_dir):
+def test_cold_process_measures_stages_in_order_and_skips_a_missing_reference(hf_safetensors_dir, tmp_path):
     """A fresh process of each tfdialemb side reaches its stages in order, memory only growing;
     an interpreter without sentence-transformers gives the reason its column is skipped."""
     import importlib.util
@@ -55,8 +55,10 @@ def test_cold_process_measures_stages_in_order_and_skips_a_missing_reference(hf_
     from tfdialemb.bench.processes import reference_unavailable, run_side
     from tfdialemb.bench.startup import format_report
 
-    stages = run_side("tfdialemb", sys.executable, hf_safetensors_dir, None, 4, threads=1)
-    assert list(stages) == ["start", "imported", "loaded", "first"]
+    sentences = tmp_path / "sentences.txt"
+    sentences.write_text("hello there\nbook a taxi\nfine thanks\n", encoding="utf-8")
+    stages = run_side("tfdialemb", sys.executable, hf_safetensors_dir, str(sentences), 2, threads=1)
+    assert list(stages) == ["start", "imported", "loaded", "first", "all", "again"]
     seconds = [stage["seconds"] for stage in stages.values()]
     peaks = [stage["peak_mib"] for stage in stages.values()]
     assert seconds == sorted(seconds) and peaks == sorted(peaks) and seconds[0] >= 0

@@ -16,6 +16,7 @@ import numpy as np
 import tensorflow as tf
 
 from tfdialemb.dialogue import Dialogue, role_ids
+from tfdialemb.embedder import batch_count
 from tfdialemb.encoders import Encoder, Pretrained
 from tfdialemb.encoders.config import usable_max_length
 from tfdialemb.layers.dialogue_views import (
@@ -24,6 +25,7 @@ from tfdialemb.layers.dialogue_views import (
 from tfdialemb.text import BertTokenizer
 from tfdialemb.text.dialogue_packing import (
     DialogueInputs, dense_dialogues, merge_consecutive_turns, pack_dialogues, separator_id, speaker_prefixed, speaker_prefixes)
+from tfdialemb.trace_policy import TraceWhenWorthIt
 
 
 class DialogueEmbedder(tf.Module):
@@ -61,6 +63,7 @@ class DialogueEmbedder(tf.Module):
         self.prefixes = speaker_prefixes(tokenizer, num_roles) if speaker_prefix else None
         self.final_separator = final_separator
         self.pooling = pooling
+        self._batch_function = TraceWhenWorthIt(self.embed_batch)
 
     @classmethod
     def from_pretrained(cls, pretrained: Pretrained, **kwargs) -> "DialogueEmbedder":
@@ -128,8 +131,7 @@ class DialogueEmbedder(tf.Module):
               on_batch: Optional[Callable[[int], None]] = None) -> Dict[str, np.ndarray]:
         """{name: [len(dialogues), hidden] float32}, in input order; `on_batch(n)` is told after
         each batch of n. Dialogues are sorted by length so each batch pads to its own longest."""
-        if batch_size < 1:
-            raise ValueError(f"batch_size must be positive, got {batch_size}")
+        embed_batch = self._batch_function.for_calls(batch_count(len(dialogues), batch_size))
         order = np.argsort([sum(len(t.text) for t in d.turns) for d in dialogues], kind="stable")
         hidden = self.encoder.encoder_config.hidden_size
         output = {name: np.zeros([len(dialogues), hidden], np.float32) for name in self.names}
@@ -138,7 +140,7 @@ class DialogueEmbedder(tf.Module):
             batch = [dialogues[i] for i in index]
             turns = tf.ragged.constant([[t.text for t in d.turns] for d in batch], tf.string)
             speakers = tf.ragged.constant([role_ids(d) for d in batch], tf.int32)
-            for name, value in self.embed_batch(turns, speakers).items():
+            for name, value in embed_batch(turns, speakers).items():
                 output[name][index] = value.numpy()
             if on_batch is not None:
                 on_batch(len(index))

@@ -7,14 +7,15 @@ import tensorflow as tf
 from tfdialemb.encoders import Encoder, Pretrained
 from tfdialemb.encoders.config import usable_max_length
 from tfdialemb.text import BertTokenizer
+from tfdialemb.trace_policy import TraceWhenWorthIt
 
 
 class SentenceEmbedder(tf.Module):
     """Strings in, pooled last-layer embeddings out.
 
     Inputs are sorted by length and batched so that each batch pads only to its own longest
-    sentence; the output keeps the input order. One trace serves every batch shape, and it is
-    traced without autograph: the graph has no data-dependent Python control flow, and
+    sentence; the output keeps the input order. A few batches run eagerly and a longer run traces
+    (`TraceWhenWorthIt`); one trace serves every batch shape, and it is traced without autograph: the graph has no data-dependent Python control flow, and
     autograph's conversion of Keras and tensorflow-text source was most of the first call's time
     (the same holds for the other inference and serving functions).
     """
@@ -27,6 +28,7 @@ class SentenceEmbedder(tf.Module):
         self.tokenizer = tokenizer
         self.pooling = pooling
         self.max_length = max_length
+        self._batch_function = TraceWhenWorthIt(self.embed_batch)
 
     @classmethod
     def from_pretrained(cls, pretrained: Pretrained, **kwargs) -> "SentenceEmbedder":
@@ -45,16 +47,22 @@ class SentenceEmbedder(tf.Module):
     def embed(self, texts: Sequence[str], batch_size: int = 64,
               on_batch: Optional[Callable[[int], None]] = None) -> np.ndarray:
         """Embeddings [len(texts), hidden] float32; `on_batch(n)` is told after each batch of n."""
-        return embed_by_length(texts, self.embed_batch, self.encoder.encoder_config.hidden_size,
-                               batch_size, on_batch)
+        embed_batch = self._batch_function.for_calls(batch_count(len(texts), batch_size))
+        return embed_by_length(texts, embed_batch, self.encoder.encoder_config.hidden_size, batch_size, on_batch)
+
+
+def batch_count(items: int, batch_size: int) -> int:
+    """How many batches of `batch_size` hold `items`; a ValueError for a batch size below 1."""
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be positive, got {batch_size}")
+    return -(-items // batch_size)
 
 
 def embed_by_length(texts: Sequence[str], embed_batch: Callable[[tf.Tensor], tf.Tensor], hidden_size: int,
                     batch_size: int, on_batch: Optional[Callable[[int], None]] = None) -> np.ndarray:
     """`embed_batch` over `texts` in batches of similar length, each padded only to its own
     longest text; rows of the result [len(texts), hidden_size] keep the input order."""
-    if batch_size < 1:
-        raise ValueError(f"batch_size must be positive, got {batch_size}")
+    batch_count(len(texts), batch_size)
     order = np.argsort([len(t) for t in texts], kind="stable")
     output = np.zeros([len(texts), hidden_size], np.float32)
     for start in range(0, len(texts), batch_size):

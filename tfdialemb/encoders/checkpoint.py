@@ -21,7 +21,8 @@ from tfdialemb.encoders.config import EncoderConfig, read_json
 from tfdialemb.encoders.encoder import Encoder
 from tfdialemb.encoders.google import read_google_checkpoint
 from tfdialemb.encoders.huggingface import pytorch_to_model_garden, read_safetensors, read_tf_h5
-from tfdialemb.encoders.weights import DAMAGED_CHECKPOINT_ERRORS, CheckpointError, assign_bert_weights
+from tfdialemb.encoders.weights import (
+    DAMAGED_CHECKPOINT_ERRORS, CheckpointError, assign_bert_weights, created_from)
 from tfdialemb.files import atomic_directory, atomic_open
 from tfdialemb.text.tokenizer import BertTokenizer, read_vocab
 
@@ -142,8 +143,7 @@ def load_pretrained(
                 f"{directory}: vocab.txt has {tokenizer.vocab_size} tokens but {config_file} says "
                 f"vocab_size {config.vocab_size}"
             )
-        encoder = Encoder(config, random_init=False).build_variables()
-        _assign_external(encoder, directory, kind)
+        encoder = _build_external(Encoder(config, random_init=False), directory, kind)
     _log.info("loaded %s checkpoint %s (lower_case=%s)", kind, directory, tokenizer.lower_case)
     return Pretrained(encoder=encoder, tokenizer=tokenizer, kind=kind, directory=directory)
 
@@ -257,14 +257,18 @@ def _restore_own(encoder: Encoder, path: str, saved: EncoderConfig) -> None:
         ) from None
 
 
-def _assign_external(encoder: Encoder, directory: str, kind: str) -> None:
-    """Reads the weights of an external checkpoint into `encoder`, tensor by tensor; a
-    CheckpointError when a file cannot be read."""
+def _build_external(encoder: Encoder, directory: str, kind: str) -> Encoder:
+    """`encoder`'s variables, created from the weights of an external checkpoint tensor by
+    tensor; a CheckpointError when a file cannot be read."""
     from safetensors import SafetensorError  # pylint: disable=import-outside-toplevel
 
     try:
         weights, source = _read_external_files(directory, kind, encoder.encoder_config)
-        assign_bert_weights(encoder, weights, source)
+        created = set()
+        with created_from(weights, encoder.bert.name + "/", created):
+            encoder.build_variables()
+        assign_bert_weights(encoder, weights, source, created)
+        return encoder
     except (OSError, tf.errors.OpError, SafetensorError) as e:
         first_line = str(e).splitlines()[0] if str(e) else type(e).__name__
         raise CheckpointError(f"{directory}: cannot read its weights ({first_line}); the file is damaged or "

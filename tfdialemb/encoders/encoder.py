@@ -141,6 +141,10 @@ class Encoder(tf_keras.Model):
         inputs = {"input_word_ids": ids, "input_mask": tf.ones_like(ids)}
         # BERT first, so its variables are named inside it whatever extra inputs follow.
         self.bert(dict(inputs, input_type_ids=ids), training=False)
+        if not self.extra_embeddings:
+            # Nothing else to create: a second dummy pass through BERT was a fifth of every load.
+            self.built = True
+            return self
         for key in self.extra_embeddings:
             inputs[key] = ids
         self(inputs, training=False)

@@ -50,6 +50,9 @@ class ConvertedWeights(Mapping):
         source, convert = self._plan[name]
         return convert(self._state[source])
 
+    def __contains__(self, name) -> bool:
+        return name in self._plan  # without reading the tensor, as Mapping's default would
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._plan)
 
@@ -116,6 +119,9 @@ class SafetensorsFile(Mapping):
         if name not in self._names:
             raise KeyError(name)
         return self._file.get_tensor(name)
+
+    def __contains__(self, name) -> bool:
+        return name in self._names
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._names)

@@ -1,6 +1,7 @@
 """Assigns externally read BERT weights to the encoder by Model Garden variable name."""
+import contextlib
 import logging
-from typing import Dict, List, Mapping, Tuple
+from typing import AbstractSet, Dict, Iterator, List, Mapping, Set, Tuple
 
 import numpy as np
 import tensorflow as tf
@@ -30,10 +31,34 @@ def bert_variables(encoder: Encoder) -> Dict[str, tf.Variable]:
     return named
 
 
+@contextlib.contextmanager
+def created_from(weights: Mapping[str, np.ndarray], prefix: str, created: Set[str]) -> Iterator[None]:
+    """Variables created inside start from `weights[name]` (`name` their scoped name after
+    `prefix`, as `bert_variables` keys them) instead of their initializer, when the shapes agree;
+    each name so filled is added to `created`. Loading then writes every tensor once, where
+    initialising and assigning afterwards was a third of the load.
+    """
+    def creator(next_creator, **kwargs):
+        name = f"{tf.get_current_name_scope()}/{kwargs.get('name')}"
+        name = name.split(prefix, 1)[1] if prefix in name else name
+        shape = kwargs.get("shape")
+        if name in weights and shape is not None:
+            value = weights[name]  # read (and converted) once
+            if tuple(value.shape) == tuple(shape):
+                dtype = tf.as_dtype(kwargs.get("dtype") or tf.float32).as_numpy_dtype
+                kwargs["initial_value"] = lambda: np.asarray(value, dtype)
+                created.add(name)
+        return next_creator(**kwargs)
+
+    with tf.variable_creator_scope(creator):
+        yield
+
+
 def assign_named_weights(variables: Dict[str, tf.Variable], weights: Mapping[str, np.ndarray],
-                         source: str, what: str, optional: Tuple[str, ...] = ()) -> List[str]:
-    """Assigns `weights[name]` to each `variables[name]`; returns the optional names left as
-    initialised.
+                         source: str, what: str, optional: Tuple[str, ...] = (),
+                         created: AbstractSet[str] = frozenset()) -> List[str]:
+    """Assigns `weights[name]` to each `variables[name]` but those `created` from them
+    (`created_from`); returns the optional names left as initialised.
 
     Raises one CheckpointError naming `source` and listing every missing, unexpected or
     mis-shaped tensor, so a wrong config or a truncated file is reported in one go. Variables whose
@@ -45,7 +70,7 @@ def assign_named_weights(variables: Dict[str, tf.Variable], weights: Mapping[str
     missing = [name for name in absent if name not in left]
     unexpected = sorted(set(weights) - set(variables))
     mismatched = []
-    for name in sorted(set(variables) & set(weights)):
+    for name in sorted(set(variables) & set(weights) - set(created)):
         value, variable = weights[name], variables[name]
         if tuple(value.shape) != tuple(variable.shape):
             mismatched.append(f"{name}: checkpoint {tuple(value.shape)} vs config {tuple(variable.shape)}")
@@ -63,14 +88,17 @@ def assign_named_weights(variables: Dict[str, tf.Variable], weights: Mapping[str
     return left
 
 
-def assign_bert_weights(encoder: Encoder, weights: Dict[str, np.ndarray], source: str) -> None:
-    """Assigns `weights` (Model Garden names and shapes) to every BertEncoderV2 variable.
+def assign_bert_weights(encoder: Encoder, weights: Dict[str, np.ndarray], source: str,
+                        created: AbstractSet[str] = frozenset()) -> None:
+    """Assigns `weights` (Model Garden names and shapes) to every BertEncoderV2 variable, but
+    those `created` from them.
 
     Masked-LM checkpoints (BertForMaskedLM) have no pooler; it is then initialised randomly
     (mean and [CLS] pooling never use it).
     """
     variables = bert_variables(encoder)
-    left = assign_named_weights(variables, weights, source, "the weights", optional=("pooler_transform/",))
+    left = assign_named_weights(variables, weights, source, "the weights", optional=("pooler_transform/",),
+                                created=created)
     if left:
         _log.warning("%s: no pooler weights; the pooler is initialised randomly", source)
         initializer = random_initializer(encoder.encoder_config)
