@@ -11,6 +11,7 @@ INSTALL_REQUIRES = [
     "tf-models-official~=2.20.0",
     "transformers>=4.57,<4.58",
     "numpy",
+    "ml-dtypes",
     "scipy",
     "scikit-learn",
     "absl-py",

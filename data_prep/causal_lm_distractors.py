@@ -28,10 +28,9 @@ from typing import Any, List, Sequence
 import numpy as np
 import tensorflow as tf
 import transformers
-from safetensors import SafetensorError
 from transformers.modeling_tf_pytorch_utils import load_pytorch_state_dict_in_tf2_model
 
-from tfdialemb.encoders.huggingface import read_safetensors
+from tfdialemb.encoders.huggingface import SafetensorsError, read_safetensors
 
 TOP_P = 0.8
 TEMPERATURE = 0.8
@@ -76,7 +75,7 @@ def load_causal_lm(directory: str):
         # copy, attention-mask buffers) are not needed.
         with _quiet_transformers():
             load_pytorch_state_dict_in_tf2_model(model, read_safetensors(weights))
-    except (AttributeError, ValueError, tf.errors.InvalidArgumentError, SafetensorError) as e:
+    except (AttributeError, ValueError, tf.errors.InvalidArgumentError, SafetensorsError) as e:
         first_line = str(e).splitlines()[0] if str(e) else type(e).__name__
         raise ValueError(f"{weights}: not the weights of this {config.model_type} "
                          f"({first_line})") from None

@@ -260,8 +260,6 @@ def _restore_own(encoder: Encoder, path: str, saved: EncoderConfig) -> None:
 def _build_external(encoder: Encoder, directory: str, kind: str) -> Encoder:
     """`encoder`'s variables, created from the weights of an external checkpoint tensor by
     tensor; a CheckpointError when a file cannot be read."""
-    from safetensors import SafetensorError  # pylint: disable=import-outside-toplevel
-
     try:
         weights, source = _read_external_files(directory, kind, encoder.encoder_config)
         created = set()
@@ -269,7 +267,7 @@ def _build_external(encoder: Encoder, directory: str, kind: str) -> Encoder:
             encoder.build_variables()
         assign_bert_weights(encoder, weights, source, created)
         return encoder
-    except (OSError, tf.errors.OpError, SafetensorError) as e:
+    except (OSError, tf.errors.OpError) as e:  # OSError includes SafetensorsError
         first_line = str(e).splitlines()[0] if str(e) else type(e).__name__
         raise CheckpointError(f"{directory}: cannot read its weights ({first_line}); the file is damaged or "
                               "incomplete: copy it again") from None
