@@ -2,6 +2,7 @@
 `python -m tfdialemb.augment` rerun), and the refusals that keep a file from mixing runs."""
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -104,6 +105,27 @@ def test_an_interrupted_run_resumes_to_the_same_bytes(tmp_path, source):
     augment_file(plan(tmp_path), stage_operations)
     assert (tmp_path / "out.jsonl").read_bytes() == (tmp_path / "reference.jsonl").read_bytes()
     assert not partial.exists()
+
+
+def test_a_run_killed_after_writing_the_output_is_finished_by_the_same_command(tmp_path, source, monkeypatch):
+    augment_file(plan(tmp_path, "reference.jsonl"), stage_operations)
+
+    def killed(path):
+        raise KeyboardInterrupt(f"killed before {path} was removed")
+
+    monkeypatch.setattr(shutil, "rmtree", killed)
+    with pytest.raises(KeyboardInterrupt):
+        augment_file(plan(tmp_path), stage_operations)
+    monkeypatch.undo()
+    partial = tmp_path / "out.jsonl.partial"
+    assert partial.is_dir() and (tmp_path / "out.jsonl").exists()
+    built = []
+    counts = augment_file(plan(tmp_path), lambda: built.append(1))  # finishing loads no model
+    assert built == [] and not partial.exists()
+    assert (tmp_path / "out.jsonl").read_bytes() == (tmp_path / "reference.jsonl").read_bytes()
+    assert counts == {"original": 14, "crop": 2 * 10, "shuffle": 2 * 6}
+    with pytest.raises(FileExistsError, match="already exists"):  # finished, with no chunks left: refused
+        augment_file(plan(tmp_path), stage_operations)
 
 
 def test_a_partial_run_is_not_mixed_with_other_flags_or_input(tmp_path, source):

@@ -13,8 +13,9 @@ continues after the last of them. Each chunk's result depends only on that chunk
 start at its first dialogue, and the operations forget their kept embeddings at each batch), so
 the resumed file is byte for byte the uninterrupted one. The output is assembled from the chunks
 once all are done, like the released make_augmentations.py's per-batch chunks with
-`skip_existing`, and the sidecar then removed. A different input or setting is refused rather
-than mixed in.
+`skip_existing`, and the sidecar then removed; a run killed between the two is finished by the
+same command, which assembles again without loading a model. A different input or setting is
+refused rather than mixed in.
 """
 import collections
 import dataclasses
@@ -187,23 +188,28 @@ def augment_file(plan: Plan, make_operations: Callable[[], OperationSet], overwr
     been checked. `make_progress(total, done)` (input dialogues in all, and done by an earlier
     run) gives what is told `advance(n)` after each batch of n more (`cli.Progress`). Returns the
     lines written by kind: "original" and each operation name."""
-    check_output(plan.output_path, [plan.input_path], overwrite)
+    # An existing output is refused unless a run of this very plan left its chunks: then the run
+    # is finished, even when it was killed after writing the output but before removing them.
+    check_output(plan.output_path, [plan.input_path], overwrite or os.path.isdir(plan.partial_dir))
     total = scan_input(plan)
     wanted = plan.fingerprint()
-    _same_run(plan, wanted, overwrite)  # refuses another run's chunks before any model loads
-    operations = make_operations()
-    if tuple(plan.operations) != operations.names:
-        raise ValueError(f"the plan names operations {tuple(plan.operations)} but {operations.names} were built")
+    if not _same_run(plan, wanted, overwrite):  # refuses another run's chunks before any model loads
+        check_output(plan.output_path, [plan.input_path], overwrite)
     directory = plan.partial_dir
     with directory_lock(directory, "augmentation run"):
         done = _open_partial(plan, wanted, overwrite)
         progress = make_progress(total, min(done * plan.chunk_size, total)) if make_progress is not None else None
-        on_batch = progress.advance if progress is not None else None
-        remaining = itertools.islice(read_dialogues(plan.input_path), done * plan.chunk_size, None)
-        for index, chunk in enumerate(_chunks(remaining, plan.chunk_size), start=done):
-            lines = augment_chunk(chunk, operations, plan, on_batch)
-            with atomic_open(os.path.join(directory, CHUNK.format(index))) as f:
-                f.writelines(line + "\n" for line in lines)
+        if done * plan.chunk_size < total:  # chunks left: only then are the models loaded
+            operations = make_operations()
+            if tuple(plan.operations) != operations.names:
+                raise ValueError(f"the plan names operations {tuple(plan.operations)} but {operations.names} "
+                                 "were built")
+            on_batch = progress.advance if progress is not None else None
+            remaining = itertools.islice(read_dialogues(plan.input_path), done * plan.chunk_size, None)
+            for index, chunk in enumerate(_chunks(remaining, plan.chunk_size), start=done):
+                lines = augment_chunk(chunk, operations, plan, on_batch)
+                with atomic_open(os.path.join(directory, CHUNK.format(index))) as f:
+                    f.writelines(line + "\n" for line in lines)
         counts = _assemble(directory, plan.output_path)
         shutil.rmtree(directory)
     return counts
