@@ -15,9 +15,10 @@ class SentenceEmbedder(tf.Module):
 
     Inputs are sorted by length and batched so that each batch pads only to its own longest
     sentence; the output keeps the input order. A few batches run eagerly and a longer run traces
-    (`TraceWhenWorthIt`); one trace serves every batch shape, and it is traced without autograph: the graph has no data-dependent Python control flow, and
-    autograph's conversion of Keras and tensorflow-text source was most of the first call's time
-    (the same holds for the other inference and serving functions).
+    (`TraceWhenWorthIt`); one trace serves every batch shape, and it is traced without autograph:
+    the graph has no data-dependent Python control flow, and autograph's conversion of Keras and
+    tensorflow-text source was most of the first call's time (the same holds for the other
+    inference and serving functions).
     """
 
     def __init__(self, encoder: Encoder, tokenizer: BertTokenizer, pooling: str = "mean",
