@@ -3,8 +3,9 @@
 Both sides regress the cosine of two mean-pooled embeddings onto a target (CCL's `cosine_mse`,
 sentence-transformers' CosineSimilarityLoss, the loss the triple-encoders code trains with) and
 take one AdamW step (lr 2e-5, weight decay 0.01), dropout on, each batch padded to its longest
-text; the median step time after warm-up steps is compared. tfdialemb runs in the precision
-`train` uses by default (`--mixed_precision=auto`); its first step is also compared with a later
+text; the median step time after warm-up steps is compared. tfdialemb runs in the precision and
+with the Grappler setting that `train` uses by default (`--mixed_precision=auto`,
+`apply_training_graph_options`); its first step is also compared with a later
 step plus the time to trace the step once (a second trace would show as a first step well above it).
 """
 import json
@@ -39,8 +40,10 @@ tf.config.threading.set_inter_op_parallelism_threads(threads)
 from tfdialemb import precision
 from tfdialemb.encoders import load_pretrained
 from tfdialemb.losses.cosine_mse import cosine_mse
+from tfdialemb.training.graph_options import apply_training_graph_options
 from tfdialemb.training.optimizer import OptimizerConfig, create_optimizer
 precision.apply(precision.AUTO)
+apply_training_graph_options()
 pretrained = load_pretrained(path)
 encoder = pretrained.encoder
 first = pretrained.tokenizer(tf.constant(pairs["first"]), max_length=max_length)

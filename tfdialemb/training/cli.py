@@ -210,12 +210,15 @@ def _train(spec, params, prepared: PreparedRun) -> int:
     from tfdialemb.data.pipeline import make_dataset  # pylint: disable=import-outside-toplevel
     from tfdialemb.cli import report_error  # pylint: disable=import-outside-toplevel
     from tfdialemb.encoders import CheckpointError, load_pretrained  # pylint: disable=import-outside-toplevel
+    from tfdialemb.training.graph_options import (  # pylint: disable=import-outside-toplevel
+        apply_training_graph_options)
     from tfdialemb.training.loop import LoopConfig, TrainingLoop  # pylint: disable=import-outside-toplevel
     from tfdialemb.training.optimizer import OptimizerConfig  # pylint: disable=import-outside-toplevel
 
     tokenizer, manifest, auxiliary, run_settings = (prepared.tokenizer, prepared.manifest, prepared.auxiliary,
                                                     prepared.run_settings)
     precision.apply(FLAGS.mixed_precision)
+    apply_training_graph_options()
     examples = manifest["counts"]["examples"]
     max_steps = FLAGS.max_steps or max(1, math.ceil(FLAGS.num_epochs * examples / FLAGS.batch_size))
     if FLAGS.batch_size > examples:
