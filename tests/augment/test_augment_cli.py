@@ -2,7 +2,6 @@
 `python -m tfdialemb.augment` rerun), and the refusals that keep a file from mixing runs."""
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -11,7 +10,7 @@ import time
 import pytest
 from absl import flags
 
-from tfdialemb.augment import command, operations, presets
+from tfdialemb.augment import augmented_file, command, operations, presets
 from tfdialemb.augment.augmented_file import Plan, augment_file, view_seed
 from tfdialemb.augment.crop import StageCrop
 from tfdialemb.augment.operations import OperationSet
@@ -107,17 +106,22 @@ def test_an_interrupted_run_resumes_to_the_same_bytes(tmp_path, source):
     assert not partial.exists()
 
 
-def test_a_run_killed_after_writing_the_output_is_finished_by_the_same_command(tmp_path, source, monkeypatch):
+def _kill_a_run(tmp_path, monkeypatch, owner, name, replacement):
+    """Writes reference.jsonl uninterrupted, then runs the same plan into out.jsonl with
+    `owner.name` replaced by `replacement` (which raises KeyboardInterrupt); returns the sidecar."""
     augment_file(plan(tmp_path, "reference.jsonl"), stage_operations)
-
-    def killed(path):
-        raise KeyboardInterrupt(f"killed before {path} was removed")
-
-    monkeypatch.setattr(shutil, "rmtree", killed)
+    monkeypatch.setattr(owner, name, replacement)
     with pytest.raises(KeyboardInterrupt):
         augment_file(plan(tmp_path), stage_operations)
     monkeypatch.undo()
-    partial = tmp_path / "out.jsonl.partial"
+    return tmp_path / "out.jsonl.partial"
+
+
+def test_a_run_killed_after_writing_the_output_is_finished_by_the_same_command(tmp_path, source, monkeypatch):
+    def killed(directory):
+        raise KeyboardInterrupt(f"killed before {directory} was removed")
+
+    partial = _kill_a_run(tmp_path, monkeypatch, augmented_file, "_remove_partial", killed)
     assert partial.is_dir() and (tmp_path / "out.jsonl").exists()
     built = []
     counts = augment_file(plan(tmp_path), lambda: built.append(1))  # finishing loads no model
@@ -126,6 +130,21 @@ def test_a_run_killed_after_writing_the_output_is_finished_by_the_same_command(t
     assert counts == {"original": 14, "crop": 2 * 10, "shuffle": 2 * 6}
     with pytest.raises(FileExistsError, match="already exists"):  # finished, with no chunks left: refused
         augment_file(plan(tmp_path), stage_operations)
+
+
+def test_a_run_killed_while_removing_its_chunks_is_finished_by_the_same_command(tmp_path, source, monkeypatch):
+    remove = os.remove
+
+    def remove_one_then_die(path):
+        remove(path)
+        raise KeyboardInterrupt(f"killed after removing {path}")
+
+    partial = _kill_a_run(tmp_path, monkeypatch, os, "remove", remove_one_then_die)
+    assert sorted(name for name in os.listdir(partial) if name.startswith("chunk")) == [  # the last chunk went first
+        "chunk-000000.jsonl", "chunk-000001.jsonl", "chunk-000002.jsonl", "chunk-000003.jsonl"]
+    augment_file(plan(tmp_path), stage_operations)  # recomputes the removed chunk
+    assert (tmp_path / "out.jsonl").read_bytes() == (tmp_path / "reference.jsonl").read_bytes()
+    assert not partial.exists()
 
 
 def test_a_partial_run_is_not_mixed_with_other_flags_or_input(tmp_path, source):

@@ -46,3 +46,15 @@ def test_a_cut_file_and_a_non_file_are_named(tensors_file, tmp_path):
     junk.write_bytes(b"\x10\x00\x00\x00\x00\x00\x00\x00not json at all!")
     with pytest.raises(SafetensorsError, match="not a safetensors file"):
         read_safetensors(str(junk))
+
+
+def test_a_git_lfs_pointer_and_bad_offsets_are_named(tmp_path):
+    pointer = tmp_path / "pointer.safetensors"
+    pointer.write_text("version https://git-lfs.github.com/spec/v1\noid sha256:0123\nsize 90868376\n")
+    with pytest.raises(SafetensorsError, match="not a safetensors file.*does not fit the file"):
+        read_safetensors(str(pointer))
+    header = b'{"a": {"dtype": "F32", "shape": [1], "data_offsets": [-4, 0]}}'
+    negative = tmp_path / "negative.safetensors"
+    negative.write_bytes(len(header).to_bytes(8, "little") + header + b"\x00" * 4)
+    with pytest.raises(SafetensorsError, match="data offsets -4..0"):
+        read_safetensors(str(negative))

@@ -211,8 +211,16 @@ def augment_file(plan: Plan, make_operations: Callable[[], OperationSet], overwr
                 with atomic_open(os.path.join(directory, CHUNK.format(index))) as f:
                     f.writelines(line + "\n" for line in lines)
         counts = _assemble(directory, plan.output_path)
-        shutil.rmtree(directory)
+        _remove_partial(directory)
     return counts
+
+
+def _remove_partial(directory: str) -> None:
+    """Removes the sidecar directory, its chunks last first: a kill on the way leaves chunks
+    0..k and the fingerprint, which a rerun continues (recomputing the rest) rather than refuses."""
+    for index in reversed(range(_finished_chunks(directory))):
+        os.remove(os.path.join(directory, CHUNK.format(index)))
+    shutil.rmtree(directory)
 
 
 def _assemble(directory: str, output: str) -> Counter:

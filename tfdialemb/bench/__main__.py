@@ -35,7 +35,8 @@ same checkpoint, run by --reference_python (an interpreter with sentence-transfo
 skipped with a message when it has none).
 memory: peak resident memory of `python -m tfdialemb.encode` (checkpoint, --saved_model) vs
 sentence-transformers encoding the same --sentences demo utterances, and tfdialemb's peak after
-imports, loading, the first embedding and all sentences, and each side's steady-state encoding time.
+imports, loading, the first embedding, all sentences and all of them again, and each side's
+steady-state encoding time (the second pass over the sentences).
 training: one CCL training step (cosine MSE of two mean-pooled embeddings, AdamW) of tfdialemb vs
 sentence-transformers' CosineSimilarityLoss on the same demo pairs, in fresh processes.
 augment: dialogues/s of fill-mask token insertion with its utterance windows batched vs one window

@@ -6,6 +6,7 @@ mapped to Model Garden's BertEncoderV2 names, where the attention projections ar
 EinsumDense kernels ([H, heads, head_dim] in, [heads, head_dim, H] out).
 """
 import json
+import os
 import re
 import struct
 from typing import Callable, Dict, Iterator, Mapping, Sequence, Tuple
@@ -114,6 +115,10 @@ SAFETENSORS_DTYPES = {"F64": np.float64, "F32": np.float32, "F16": np.float16, "
                       "BOOL": np.bool_}
 
 
+MAX_SAFETENSORS_HEADER = 100 * 1024 * 1024
+"""The safetensors format's own limit on the JSON header."""
+
+
 class SafetensorsError(OSError):
     """A `model.safetensors` that is not one, is cut short or holds a type not read here."""
 
@@ -132,10 +137,12 @@ class SafetensorsFile(Mapping):
         try:
             with open(path, "rb") as f:
                 (size,) = struct.unpack("<Q", f.read(8))
+                # A Git LFS pointer or other foreign file has no sensible header size.
+                if size > min(MAX_SAFETENSORS_HEADER, os.fstat(f.fileno()).st_size - 8):
+                    raise ValueError(f"a header of {size} bytes does not fit the file")
                 header = json.loads(f.read(size))
             header.pop("__metadata__", None)
-            self._entries = {name: (SAFETENSORS_DTYPES.get(entry["dtype"], entry["dtype"]), tuple(entry["shape"]),
-                                    tuple(entry["data_offsets"])) for name, entry in header.items()}
+            self._entries = {name: _checked_entry(name, entry) for name, entry in header.items()}
         except (struct.error, ValueError, TypeError, KeyError, AttributeError) as e:
             raise SafetensorsError(f"{path}: not a safetensors file ({type(e).__name__}: {e})") from None
         self._data_start = 8 + size
@@ -160,6 +167,16 @@ class SafetensorsFile(Mapping):
 
     def __len__(self) -> int:
         return len(self._entries)
+
+
+def _checked_entry(name: str, entry: Mapping) -> Tuple:
+    """(little-endian numpy dtype, or the format's name of one not read here; shape; offsets)."""
+    begin, end = (int(offset) for offset in entry["data_offsets"])
+    if not 0 <= begin <= end:
+        raise ValueError(f"{name} has data offsets {begin}..{end}")
+    dtype = SAFETENSORS_DTYPES.get(entry["dtype"])
+    dtype = np.dtype(dtype).newbyteorder("<") if dtype is not None else entry["dtype"]
+    return dtype, tuple(int(d) for d in entry["shape"]), (begin, end)
 
 
 def read_safetensors(path: str) -> SafetensorsFile:

@@ -98,6 +98,9 @@ def assign_bert_weights(encoder: Encoder, weights: Dict[str, np.ndarray], source
     (mean and [CLS] pooling never use it).
     """
     variables = bert_variables(encoder)
+    unnamed = sorted(set(created) - set(variables))
+    if unnamed:  # `created_from` and `bert_variables` must name variables alike, or some stay unfilled
+        raise ValueError(f"variables created from {source} under names the encoder does not use: {_preview(unnamed)}")
     left = assign_named_weights(variables, weights, source, "the weights", optional=("pooler_transform/",),
                                 created=created)
     if left:
