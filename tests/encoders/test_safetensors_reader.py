@@ -27,6 +27,7 @@ def test_reads_what_the_safetensors_package_reads(tensors_file):
             expected = reference.get_tensor(name)
             assert tensors[name].dtype == expected.dtype and tensors[name].shape == expected.shape
             np.testing.assert_array_equal(tensors[name], expected)
+        assert tensors.metadata == reference.metadata() == {"format": "pt"}
     assert "a.weight" in tensors and "missing" not in tensors and len(tensors) == 4
     with pytest.raises(KeyError):
         tensors["missing"]  # pylint: disable=pointless-statement

@@ -30,7 +30,7 @@ from typing import List, Optional, Sequence, Tuple
 import numpy as np
 import tensorflow as tf
 
-from tfdialemb.encoders.huggingface import fill_transformers_model
+from tfdialemb.encoders.huggingface import SafetensorsError, fill_transformers_model, read_safetensors
 from tfdialemb.encoders.weights import CheckpointError
 
 TOKENIZER_FILES = ("source.spm", "target.spm", "vocab.json")
@@ -85,12 +85,9 @@ def check_marian_directory(directory: str) -> None:
 
 def _safetensors_layout(path: str) -> str:
     """"pt" or "tf": whose variable names and shapes a model.safetensors file holds."""
-    from safetensors import SafetensorError, safe_open  # pylint: disable=import-outside-toplevel
-
     try:
-        with safe_open(path, framework="numpy") as f:
-            return (f.metadata() or {}).get("format", "pt")
-    except SafetensorError as e:
+        return read_safetensors(path).metadata.get("format", "pt")
+    except SafetensorsError as e:
         raise CheckpointError(f"{path}: not a readable safetensors file ({e})") from None
 
 

@@ -141,7 +141,7 @@ class SafetensorsFile(Mapping):
                 if size > min(MAX_SAFETENSORS_HEADER, os.fstat(f.fileno()).st_size - 8):
                     raise ValueError(f"a header of {size} bytes does not fit the file")
                 header = json.loads(f.read(size))
-            header.pop("__metadata__", None)
+            self.metadata = header.pop("__metadata__", None) or {}  # e.g. {"format": "pt"}
             self._entries = {name: _checked_entry(name, entry) for name, entry in header.items()}
         except (struct.error, ValueError, TypeError, KeyError, AttributeError) as e:
             raise SafetensorsError(f"{path}: not a safetensors file ({type(e).__name__}: {e})") from None

@@ -24,11 +24,13 @@ not-found errors; the checkpoint reader's IndexError for a short data file)."""
 def bert_variables(encoder: Encoder) -> Dict[str, tf.Variable]:
     """BertEncoderV2 variables keyed by their name inside it, e.g. `transformer/layer_0/output/kernel`."""
     prefix = encoder.bert.name + "/"
-    named = {}
-    for variable in encoder.bert.weights:
-        name = variable.name.rsplit(":", 1)[0]
-        named[name.split(prefix, 1)[1] if prefix in name else name] = variable
-    return named
+    return {name_inside(variable.name.rsplit(":", 1)[0], prefix): variable for variable in encoder.bert.weights}
+
+
+def name_inside(name: str, prefix: str) -> str:
+    """A variable's scoped `name` after `prefix` (the whole name when it has none): the key both
+    `bert_variables` and `created_from` use."""
+    return name.split(prefix, 1)[1] if prefix in name else name
 
 
 @contextlib.contextmanager
@@ -40,8 +42,7 @@ def created_from(weights: Mapping[str, np.ndarray], prefix: str, created: Set[st
     MiB), 93 MiB of it kept by the allocator after loading.
     """
     def creator(next_creator, **kwargs):
-        name = f"{tf.get_current_name_scope()}/{kwargs.get('name')}"
-        name = name.split(prefix, 1)[1] if prefix in name else name
+        name = name_inside(f"{tf.get_current_name_scope()}/{kwargs.get('name')}", prefix)
         shape = kwargs.get("shape")
         if name in weights and shape is not None:
             value = weights[name]  # read (and converted) once
