@@ -1,8 +1,10 @@
 """The optimizer's schedules, by hand-worked values."""
 import math
 
+import numpy as np
 import pytest
 import tensorflow as tf
+import tf_keras
 
 from tfdialemb.methods.spec import get_method
 from tfdialemb.training.optimizer import OptimizerConfig, create_optimizer, learning_rate_schedule
@@ -37,3 +39,59 @@ def test_released_augcl_optimiser_is_the_one_cycle_schedule():
     assert optimizer.amsgrad
     bias, layer_norm = tf.Variable(0.0, name="dense/bias"), tf.Variable(0.0, name="layer_norm/gamma")
     assert optimizer._use_weight_decay(layer_norm) and not optimizer._use_weight_decay(bias)
+
+
+
+def _numpy_adamw(theta, m, v, grad, step, lr, weight_decay, beta_1=0.9, beta_2=0.999, epsilon=1e-8):
+    """Decoupled weight decay (Loshchilov & Hutter) as tf-keras applies it, θ -= lr · wd · θ, then
+    Adam's bias-corrected step (Kingma & Ba, Algorithm 1, with ε added to √v)."""
+    theta = theta - lr * weight_decay * theta
+    m = beta_1 * m + (1 - beta_1) * grad
+    v = beta_2 * v + (1 - beta_2) * grad ** 2
+    alpha = lr * np.sqrt(1 - beta_2 ** step) / (1 - beta_1 ** step)
+    return theta - alpha * m / (np.sqrt(v) + epsilon), m, v
+
+
+def _summed_rows(rows, indices, shape):
+    dense = np.zeros(shape)
+    np.add.at(dense, indices, rows)
+    return dense
+
+
+def test_fused_adamw_follows_the_equations_for_dense_and_sparse_gradients():
+    """Three steps of the optimizer the trainers use (the fused Adam kernel) against a numpy
+    re-derivation, for a dense gradient, an embedding's gradient with a repeated row, and a bias
+    kept from weight decay; tf-keras' own AdamW, a second code path, agrees too."""
+    rng = np.random.default_rng(0)
+    starts = {"dense/kernel": rng.normal(size=(3, 4)), "word_embeddings/embeddings": rng.normal(size=(5, 2)),
+              "dense/bias": rng.normal(size=(4,))}
+    indices = np.array([1, 3, 1, 0])
+    steps = [{"dense/kernel": rng.normal(size=(3, 4)), "word_embeddings/embeddings": rng.normal(size=(4, 2)),
+              "dense/bias": rng.normal(size=(4,))} for _ in range(3)]
+
+    def run(optimizer):
+        variables = {name: tf.Variable(start, dtype=tf.float32, name=name) for name, start in starts.items()}
+        for grads in steps:
+            pairs = []
+            for name, grad in grads.items():
+                grad = tf.constant(grad, tf.float32)
+                if name.startswith("word_embeddings"):
+                    grad = tf.IndexedSlices(grad, tf.constant(indices), tf.constant([5, 2]))
+                pairs.append((grad, variables[name]))
+            optimizer.apply_gradients(pairs)
+        return {name: variable.numpy() for name, variable in variables.items()}
+
+    config = OptimizerConfig(learning_rate=1e-2, weight_decay=0.1)
+    fused = run(create_optimizer(config, total_steps=10))
+    for name, start in starts.items():
+        theta, m, v = start, np.zeros_like(start), np.zeros_like(start)
+        for step, grads in enumerate(steps, start=1):
+            grad = grads[name]
+            if name.startswith("word_embeddings"):
+                grad = _summed_rows(grad, indices, start.shape)
+            theta, m, v = _numpy_adamw(theta, m, v, grad, step, 1e-2, 0.0 if "bias" in name else 0.1)
+        np.testing.assert_allclose(fused[name], theta, rtol=1e-5, atol=1e-6, err_msg=name)
+    plain = tf_keras.optimizers.AdamW(learning_rate=1e-2, weight_decay=0.1, epsilon=1e-8)
+    plain.exclude_from_weight_decay(var_names=list(config.no_decay))
+    for name, theta in run(plain).items():
+        np.testing.assert_allclose(fused[name], theta, rtol=1e-5, atol=1e-6, err_msg=name)

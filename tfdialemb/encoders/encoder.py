@@ -9,10 +9,12 @@ from official.nlp.modeling.networks import BertEncoderV2
 
 from tfdialemb.encoders.config import EncoderConfig
 from tfdialemb.encoders.pooling import pool
+from tfdialemb.layers.gelu import gelu
+from tfdialemb.layers.mask_dropout import adopt_mask_dropout
 from tfdialemb.precision import jit_compiled_encoders
 
 ACTIVATIONS = {
-    "gelu": "gelu",  # tf_keras' gelu is the exact (erf) form by default.
+    "gelu": gelu,  # the exact (erf) form
     "gelu_approximate": activations.gelu,  # Model Garden's registered tanh approximation.
     "relu": "relu",
 }
@@ -34,6 +36,8 @@ class Encoder(tf_keras.Model):
     `random_init=False` creates BERT's variables as zeros, for an encoder whose weights are read
     from a checkpoint next: drawing tens of millions of truncated-normal values first was half
     the load time.
+
+    BERT's dropout layers become `MaskDropout` once built (same rates, half the cost on CPU).
     """
 
     def __init__(self, config: EncoderConfig, random_init: bool = True, **kwargs):
@@ -64,6 +68,7 @@ class Encoder(tf_keras.Model):
                     initializer=random_initializer(config),
                     name=key.replace("_ids", "_embeddings"),
                 )
+        self._mask_dropout_adopted = False
 
     def call(self, inputs, training=None):
         return self._run(inputs, training, all_layers=False)
@@ -104,6 +109,8 @@ class Encoder(tf_keras.Model):
             for key in extra:
                 embeddings += self.extra_embeddings[key](inputs[key])
             bert_inputs["input_word_embeddings"] = embeddings
+        if not self._mask_dropout_adopted:
+            self._build_bert()
         outputs = self.bert(bert_inputs, training=training)
         result = {
             "sequence_output": outputs["sequence_output"],
@@ -137,18 +144,28 @@ class Encoder(tf_keras.Model):
 
     def build_variables(self) -> "Encoder":
         """Creates every variable with a dummy call, so that weights can be assigned or restored."""
-        ids = tf.zeros([1, 2], tf.int32)
-        inputs = {"input_word_ids": ids, "input_mask": tf.ones_like(ids)}
         # BERT first, so its variables are named inside it whatever extra inputs follow.
-        self.bert(dict(inputs, input_type_ids=ids), training=False)
+        self._build_bert()
         if not self.extra_embeddings:
             # Nothing else to create: a second dummy pass through BERT was a fifth of every load.
             self.built = True
             return self
+        ids = tf.zeros([1, 2], tf.int32)
+        inputs = {"input_word_ids": ids, "input_mask": tf.ones_like(ids)}
         for key in self.extra_embeddings:
             inputs[key] = ids
         self(inputs, training=False)
         return self
+
+    def _build_bert(self) -> None:
+        """Builds BERT with a dummy pass if its first real call is still to come, then gives it
+        `MaskDropout`, so that no traced step ever holds the slower dropout."""
+        if not self.bert.built:
+            ids = tf.zeros([1, 2], tf.int32)
+            self.bert({"input_word_ids": ids, "input_mask": tf.ones_like(ids), "input_type_ids": ids},
+                      training=False)
+        adopt_mask_dropout(self.bert)
+        self._mask_dropout_adopted = True
 
     def freeze_bottom(self, num_layers: int) -> None:
         """Freezes the embeddings (with ELECTRA's projection) and the bottom `num_layers` layers.

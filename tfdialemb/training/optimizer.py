@@ -68,7 +68,7 @@ def learning_rate_schedule(config: OptimizerConfig, total_steps: int
 
 
 def create_optimizer(config: OptimizerConfig, total_steps: int) -> tf_keras.optimizers.Optimizer:
-    optimizer = tf_keras.optimizers.AdamW(
+    optimizer = FusedAdamW(
         learning_rate=learning_rate_schedule(config, total_steps),
         weight_decay=config.weight_decay,
         beta_1=0.9,
@@ -79,6 +79,30 @@ def create_optimizer(config: OptimizerConfig, total_steps: int) -> tf_keras.opti
     )
     optimizer.exclude_from_weight_decay(var_names=list(config.no_decay))
     return optimizer
+
+
+class FusedAdamW(tf_keras.optimizers.AdamW):
+    """tf-keras' AdamW whose Adam update runs as TensorFlow's fused `ResourceApplyAdam` kernel.
+
+    The kernel computes tf-keras' dense update, m += (g - m)(1 - β1), v += (g² - v)(1 - β2),
+    θ -= α m / (√v + ε) with α = lr √(1 - β2^t) / (1 - β1^t) (Kingma & Ba, Algorithm 1), in one
+    pass over each variable instead of about ten. Weight decay stays tf-keras' own step before it.
+    AMSGrad keeps tf-keras' update.
+    """
+
+    def update_step(self, gradient, variable):
+        if self.amsgrad:
+            return super().update_step(gradient, variable)
+        dtype = variable.dtype
+        index = self._index_dict[self._var_key(variable)]
+        step = tf.cast(self.iterations + 1, dtype)
+        beta_1 = tf.cast(self.beta_1, dtype)
+        beta_2 = tf.cast(self.beta_2, dtype)
+        return tf.raw_ops.ResourceApplyAdam(
+            var=variable.handle, m=self._momentums[index].handle, v=self._velocities[index].handle,
+            beta1_power=tf.pow(beta_1, step), beta2_power=tf.pow(beta_2, step),
+            lr=tf.cast(self.learning_rate, dtype), beta1=beta_1, beta2=beta_2, epsilon=tf.cast(self.epsilon, dtype),
+            grad=tf.convert_to_tensor(gradient))
 
 
 class OneCycle(tf_keras.optimizers.schedules.LearningRateSchedule):
