@@ -58,10 +58,11 @@ def test_masks_change_per_call_and_repeat_under_the_same_global_seed():
     np.testing.assert_array_equal(second, again[1])
 
 
-def test_the_encoder_drops_with_mask_dropout_at_every_bert_dropout():
-    """Every Dropout of BERT (embeddings, each block's attention probabilities, attention output,
-    inner and feed-forward output) is a MaskDropout with the config's rate, also when BERT is built by
-    its first call; inference is unchanged and training draws differ per call."""
+def test_the_encoder_drops_with_mask_dropout_at_bert_rates():
+    """Every Dropout of BERT is a MaskDropout, also when BERT is built by its first call, at
+    BERT's rates: attention probabilities at the attention rate; embeddings, the attention output
+    and the feed-forward output at the hidden rate (Hugging Face's BertEmbeddings, BertSelfOutput,
+    BertOutput); inference is unchanged and training draws differ per call."""
     config = EncoderConfig.from_huggingface(tiny_bert.HF_CONFIG).replace(hidden_dropout=0.1, attention_dropout=0.2)
     ids = tf.constant([[2, 20, 21, 3]])
     inputs = {"input_word_ids": ids, "input_mask": tf.ones_like(ids)}
@@ -69,7 +70,14 @@ def test_the_encoder_drops_with_mask_dropout_at_every_bert_dropout():
         before = encoder(inputs, training=False)["sequence_output"].numpy()
         dropouts = [module for module in encoder.bert.submodules if isinstance(module, tf_keras.layers.Dropout)]
         assert dropouts and all(type(module) is MaskDropout for module in dropouts)
-        assert sorted({module.rate for module in dropouts}) == [0.0, 0.1, 0.2]  # 0: the unused inner dropout
+        rates = {module.name: module.rate for module in dropouts}
+        assert rates.pop("embedding_dropout") == 0.1
+        blocks = encoder.bert.transformer_layers
+        for block in blocks:
+            assert block._attention_layer._dropout_layer.rate == 0.2
+            assert block._attention_dropout.rate == 0.1 and block._output_dropout.rate == 0.1
+            assert block._inner_dropout_layer.rate == 0.0  # BERT has none after the GELU
+        assert len(dropouts) == 1 + 4 * len(blocks)
         assert adopt_mask_dropout(encoder.bert) == 0
         np.testing.assert_array_equal(encoder(inputs, training=False)["sequence_output"].numpy(), before)
         first, second = (encoder(inputs, training=True)["sequence_output"].numpy() for _ in range(2))

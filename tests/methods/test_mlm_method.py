@@ -12,6 +12,7 @@ from tfdialemb.data.masking import add_masks
 from tfdialemb.data.pipeline import make_dataset
 from tfdialemb.dialogue import write_dialogues
 from tfdialemb.encoders import Encoder, EncoderConfig
+from tfdialemb.layers.gelu import gelu
 from tfdialemb.layers.masked_lm_head import masked_lm_variables
 from tfdialemb.methods.mlm import MaskedLanguageModel
 from tfdialemb.training.loop import LoopConfig, TrainingLoop
@@ -50,7 +51,7 @@ def test_loss_and_accuracy_are_per_sequence_weighted_means():
 
 
 @pytest.mark.parametrize("hidden_act, activation", [
-    ("gelu", tf.keras.activations.gelu), ("gelu_approximate", activations.gelu)])
+    ("gelu", gelu), ("gelu_approximate", activations.gelu)])
 def test_head_uses_the_encoders_gelu_and_initializer(hidden_act, activation):
     model = _model(CONFIG.replace(hidden_act=hidden_act, initializer_range=0.05))
     dense = model.masked_lm.dense

@@ -159,11 +159,18 @@ class Encoder(tf_keras.Model):
 
     def _build_bert(self) -> None:
         """Builds BERT with a dummy pass if its first real call is still to come, then gives it
-        `MaskDropout`, so that no traced step ever holds the slower dropout."""
+        `MaskDropout`, so that no traced step ever holds the slower dropout.
+
+        Model Garden's block drops the attention output at the attention-probability rate; BERT
+        (Google's `modeling.py`, Hugging Face's `BertSelfOutput`) drops it at the hidden rate, so
+        that layer takes `hidden_dropout` here.
+        """
         if not self.bert.built:
             ids = tf.zeros([1, 2], tf.int32)
             self.bert({"input_word_ids": ids, "input_mask": tf.ones_like(ids), "input_type_ids": ids},
                       training=False)
+        for block in self.bert.transformer_layers:
+            block._attention_dropout.rate = self.encoder_config.hidden_dropout  # pylint: disable=protected-access
         adopt_mask_dropout(self.bert)
         self._mask_dropout_adopted = True
 

@@ -49,11 +49,11 @@ class MaskDropout(tf_keras.layers.Dropout):
         return inputs * (keep * tf.cast(1.0 / (1.0 - self.rate), inputs.dtype))
 
 
-def adopt_mask_dropout(layer: tf.Module) -> int:
+def adopt_mask_dropout(layer: tf_keras.layers.Layer) -> int:
     """Turns every plain `tf_keras.layers.Dropout` inside the built `layer` into a `MaskDropout`
     with the same rate and seed; returns how many it turned."""
     turned = 0
-    for module in layer.submodules:
+    for module in layer._flatten_layers(include_self=False):  # pylint: disable=protected-access
         if type(module) is tf_keras.layers.Dropout and module.noise_shape is None:  # pylint: disable=unidiomatic-typecheck
             module.__class__ = MaskDropout
             turned += 1
