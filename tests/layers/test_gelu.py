@@ -27,3 +27,13 @@ def test_gelu_gradient_is_phi_plus_x_times_the_normal_density():
         y = gelu(x)
     expected = np.array([_phi(v) + v * math.exp(-v * v / 2) / math.sqrt(2 * math.pi) for v in POINTS])
     np.testing.assert_allclose(tape.gradient(y, x).numpy(), expected, rtol=1e-5, atol=1e-6)
+
+
+def test_gelu_of_bfloat16_inputs_is_rounded_from_float32():
+    """1 + erf(x/√2) in bfloat16 would be 3 % off at x = -2; computed wide, only the output's
+    rounding to bfloat16 (8 bits) remains."""
+    inputs = tf.constant(POINTS, tf.bfloat16)
+    outputs = gelu(inputs)
+    assert outputs.dtype == tf.bfloat16
+    expected = np.array([x * _phi(x) for x in tf.cast(inputs, tf.float64).numpy()])
+    np.testing.assert_allclose(tf.cast(outputs, tf.float64).numpy(), expected, rtol=2 ** -8, atol=1e-7)

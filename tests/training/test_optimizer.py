@@ -41,10 +41,9 @@ def test_released_augcl_optimiser_is_the_one_cycle_schedule():
     assert optimizer._use_weight_decay(layer_norm) and not optimizer._use_weight_decay(bias)
 
 
-
 def _numpy_adamw(theta, m, v, grad, step, lr, weight_decay, beta_1=0.9, beta_2=0.999, epsilon=1e-8):
     """Decoupled weight decay (Loshchilov & Hutter) as tf-keras applies it, θ -= lr · wd · θ, then
-    Adam's bias-corrected step (Kingma & Ba, Algorithm 1, with ε added to √v)."""
+    Adam's bias-corrected step in Kingma & Ba's efficient form (ε added to √v, end of Sec. 2)."""
     theta = theta - lr * weight_decay * theta
     m = beta_1 * m + (1 - beta_1) * grad
     v = beta_2 * v + (1 - beta_2) * grad ** 2

@@ -37,7 +37,7 @@ class Encoder(tf_keras.Model):
     from a checkpoint next: drawing tens of millions of truncated-normal values first was half
     the load time.
 
-    BERT's dropout layers become `MaskDropout` once built (same rates, half the cost on CPU).
+    BERT's dropout layers become `MaskDropout` once built, at BERT's rates (`_use_bert_dropout`).
     """
 
     def __init__(self, config: EncoderConfig, random_init: bool = True, **kwargs):
@@ -159,20 +159,24 @@ class Encoder(tf_keras.Model):
 
     def _build_bert(self) -> None:
         """Builds BERT with a dummy pass if its first real call is still to come, then gives it
-        `MaskDropout`, so that no traced step ever holds the slower dropout.
+        BERT's dropout, so that no traced step ever holds Model Garden's."""
+        if not self.bert.built:
+            ids = tf.zeros([1, 2], tf.int32)
+            self.bert({"input_word_ids": ids, "input_mask": tf.ones_like(ids), "input_type_ids": ids},
+                      training=False)
+        self._use_bert_dropout()
+        self._mask_dropout_adopted = True
+
+    def _use_bert_dropout(self) -> None:
+        """BERT's dropout rates as `MaskDropout` layers (half the cost on CPU).
 
         Model Garden's block drops the attention output at the attention-probability rate; BERT
         (Google's `modeling.py`, Hugging Face's `BertSelfOutput`) drops it at the hidden rate, so
         that layer takes `hidden_dropout` here.
         """
-        if not self.bert.built:
-            ids = tf.zeros([1, 2], tf.int32)
-            self.bert({"input_word_ids": ids, "input_mask": tf.ones_like(ids), "input_type_ids": ids},
-                      training=False)
         for block in self.bert.transformer_layers:
             block._attention_dropout.rate = self.encoder_config.hidden_dropout  # pylint: disable=protected-access
         adopt_mask_dropout(self.bert)
-        self._mask_dropout_adopted = True
 
     def freeze_bottom(self, num_layers: int) -> None:
         """Freezes the embeddings (with ELECTRA's projection) and the bottom `num_layers` layers.

@@ -1,46 +1,47 @@
-"""Dropout from 16-bit random integers: the same distribution as `tf.nn.dropout`, at about half
-its cost on CPU, and exact under bfloat16.
+"""Dropout from 16-bit random integers: about half the cost of `tf.nn.dropout` on CPU, and closer
+to the asked rate under bfloat16.
 
 `tf.nn.dropout` draws one float per element in the input's dtype and selects. On one CPU core
 that was 12 % of a MiniLM training step (bench `--what=training`): Philox yields 32 random bits
-per element and `SelectV2` on bfloat16 is five times slower than a multiply. Here each 32-bit
-draw serves two elements, and the kept/dropped mask is multiplied in. Under `mixed_bfloat16`
-`tf.nn.dropout` also draws 7-bit uniforms, so rate 0.1 dropped 13/128 = 10.16 % of the
-elements; here the drop probability is round(rate · 2^16) / 2^16 (0.1 → 0.100006).
-The scale 1 / (1 - rate) is applied in the input's dtype, as `tf.nn.dropout` does.
+per element and `SelectV2` on bfloat16 costs five multiplies. Here each 32-bit draw serves two
+elements, and the kept/dropped mask is multiplied in. Under `mixed_bfloat16` `tf.nn.dropout` also
+draws 7-bit uniforms, so rate 0.1 dropped 13/128 = 10.16 % of the elements; here the drop
+probability is the rate rounded to a multiple of 2^-16 (0.1 → 0.100006). As in `tf.nn.dropout`
+the kept elements are scaled by 1 / (1 - rate) rounded to the input's dtype (1.109375 for rate
+0.1 in bfloat16), and a multiply, unlike a select, keeps a dropped NaN.
 
 Model Garden builds its Dropout layers inside `BertEncoderV2` (inside each transformer block and
 its attention) with no way to pass a class, so `adopt_mask_dropout` converts the built layers in
-place; they keep their rate and have no variables.
+place; they keep their rate and seed and have no variables.
 """
 import numbers
 
 import tensorflow as tf
 import tf_keras
 
-MASK_BITS = 16
+MASK_LEVELS = 2 ** 16
 
 
 @tf_keras.saving.register_keras_serializable(package="tfdialemb")
 class MaskDropout(tf_keras.layers.Dropout):
-    """Zeroes each element with probability round(rate · 2^16) / 2^16 while training and scales
-    the rest by 1 / (1 - rate); the identity otherwise. Masks follow TensorFlow's global seed as
-    `tf.nn.dropout`'s do (a stateful op draws each call's seed) and change at every call."""
+    """While training, zeroes each element with probability `drop_probability(rate)` and scales
+    the rest by 1 / (1 - rate); the identity otherwise. Each call draws its seed the way Keras'
+    Dropout draws its random numbers (`self._random_generator`: the global seed, or the layer's
+    own), so masks change at every call and repeat under the same seeds."""
 
     def call(self, inputs, training=None):
-        if isinstance(self.rate, numbers.Real) and self.rate == 0:
+        if self.rate == 0:
             return tf.identity(inputs)
         if self.noise_shape is not None:
             raise ValueError("MaskDropout draws one mask value per element; noise_shape is not supported")
         if training is None:
             training = tf_keras.backend.learning_phase()
-        if isinstance(training, bool):
-            return self._drop(inputs) if training else tf.identity(inputs)
-        return tf.cond(tf.cast(training, tf.bool), lambda: self._drop(inputs), lambda: tf.identity(inputs))
+        return tf.__internal__.smart_cond.smart_cond(training, lambda: self._drop(inputs),
+                                                     lambda: tf.identity(inputs))
 
     def _drop(self, inputs):
-        threshold = min(round(self.rate * 2 ** MASK_BITS), 2 ** MASK_BITS - 1)
-        call_seed = tf.random.uniform([2], maxval=tf.int32.max, dtype=tf.int32, seed=self.seed)
+        threshold = round(drop_probability(self.rate) * MASK_LEVELS)
+        call_seed = self._random_generator.random_uniform([2], minval=0, maxval=tf.int32.max, dtype=tf.int32)
         count = tf.size(inputs)
         words = tf.random.stateless_uniform([(count + 1) // 2], call_seed, minval=None, maxval=None,
                                             dtype=tf.uint32)
@@ -49,12 +50,17 @@ class MaskDropout(tf_keras.layers.Dropout):
         return inputs * (keep * tf.cast(1.0 / (1.0 - self.rate), inputs.dtype))
 
 
-def adopt_mask_dropout(layer: tf_keras.layers.Layer) -> int:
-    """Turns every plain `tf_keras.layers.Dropout` inside the built `layer` into a `MaskDropout`
-    with the same rate and seed; returns how many it turned."""
-    turned = 0
+def drop_probability(rate: float) -> float:
+    """`rate` rounded to a multiple of 2^-16 within [2^-16, 1 - 2^-16]: what MaskDropout drops."""
+    if not 0 < rate < 1:
+        raise ValueError(f"a dropout rate must be in (0, 1), got {rate}")
+    return min(max(round(rate * MASK_LEVELS), 1), MASK_LEVELS - 1) / MASK_LEVELS
+
+
+def adopt_mask_dropout(layer: tf_keras.layers.Layer) -> None:
+    """Turns every plain `tf_keras.layers.Dropout` with a fixed rate inside the built `layer` into
+    a `MaskDropout`."""
     for module in layer._flatten_layers(include_self=False):  # pylint: disable=protected-access
-        if type(module) is tf_keras.layers.Dropout and module.noise_shape is None:  # pylint: disable=unidiomatic-typecheck
+        if (type(module) is tf_keras.layers.Dropout  # pylint: disable=unidiomatic-typecheck
+                and module.noise_shape is None and isinstance(module.rate, numbers.Real)):
             module.__class__ = MaskDropout
-            turned += 1
-    return turned
