@@ -68,7 +68,7 @@ class Encoder(tf_keras.Model):
                     initializer=random_initializer(config),
                     name=key.replace("_ids", "_embeddings"),
                 )
-        self._mask_dropout_adopted = False
+        self._bert_ready = False
 
     def call(self, inputs, training=None):
         return self._run(inputs, training, all_layers=False)
@@ -109,8 +109,7 @@ class Encoder(tf_keras.Model):
             for key in extra:
                 embeddings += self.extra_embeddings[key](inputs[key])
             bert_inputs["input_word_embeddings"] = embeddings
-        if not self._mask_dropout_adopted:
-            self._build_bert()
+        self._build_bert()
         outputs = self.bert(bert_inputs, training=training)
         result = {
             "sequence_output": outputs["sequence_output"],
@@ -158,14 +157,16 @@ class Encoder(tf_keras.Model):
         return self
 
     def _build_bert(self) -> None:
-        """Builds BERT with a dummy pass if its first real call is still to come, then gives it
-        BERT's dropout, so that no traced step ever holds Model Garden's."""
+        """Once: builds BERT with a dummy pass if its first real call is still to come, then gives
+        it BERT's dropout, so that no traced step ever holds Model Garden's."""
+        if self._bert_ready:
+            return
         if not self.bert.built:
             ids = tf.zeros([1, 2], tf.int32)
             self.bert({"input_word_ids": ids, "input_mask": tf.ones_like(ids), "input_type_ids": ids},
                       training=False)
         self._use_bert_dropout()
-        self._mask_dropout_adopted = True
+        self._bert_ready = True
 
     def _use_bert_dropout(self) -> None:
         """BERT's dropout rates as `MaskDropout` layers (half the cost on CPU).
