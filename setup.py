@@ -31,7 +31,7 @@ setuptools.setup(
     python_requires=">=3.10",
     install_requires=INSTALL_REQUIRES,
     extras_require={
-        "test": ["pytest", "pytest-timeout", "jieba", "gensim"],
+        "test": ["pytest", "pytest-timeout", "pytest-xdist", "jieba", "gensim"],
         "chinese": ["jieba"],
         "doc2vec": ["gensim"],
     },
