@@ -2,9 +2,11 @@
 import numpy as np
 import pytest
 import tensorflow as tf
+import tensorflow_text as tf_text
 
 import tiny_bert
 from tfdialemb.text import BertTokenizer
+from tfdialemb.text.tokenizer import _special_rows_replaced, _wordpiece_model
 
 VOCAB = list(tiny_bert.WORDS)
 ID = {w: i for i, w in enumerate(VOCAB)}
@@ -80,3 +82,21 @@ def test_saved_model_round_trip(tmp_path, tokenizer):
 def test_vocabulary_without_bert_specials_is_rejected():
     with pytest.raises(ValueError, match=r"lacks BERT's special tokens \['\[MASK\]'\]"):
         BertTokenizer([w for w in VOCAB if w != "[MASK]"], lower_case=True)
+
+
+def test_wordpiece_model_pieces_words_as_tensorflow_texts_own_constructor_builds_it():
+    words = tf.constant(["hello", "helloworld", "unaffable", "zzz", "x" * 30, "##ing", "[UNK]"])
+    ours = tf_text.FastWordpieceTokenizer(model_buffer=_wordpiece_model(VOCAB, 5), token_out_type=tf.int32)
+    theirs = tf_text.FastWordpieceTokenizer(vocab=VOCAB, suffix_indicator="##", max_bytes_per_word=20,
+                                            token_out_type=tf.int32, unknown_token="[UNK]", no_pretokenization=True)
+    assert ours.tokenize(words).to_list() == theirs.tokenize(words).to_list()
+
+
+def test_special_rows_are_replaced_by_their_one_id_hand_worked():
+    pieces = tf.ragged.constant([[5, 6], [7, 8, 9], [], [10], [11, 12]], tf.int32)
+    special = tf.constant([-1, 3, -1, 4, -1], tf.int32)
+    assert _special_rows_replaced(pieces, special).to_list() == [[5, 6], [3], [], [4], [11, 12]]
+    only_special = _special_rows_replaced(tf.ragged.constant([[1, 2], [3]], tf.int32), tf.constant([8, 9]))
+    assert only_special.to_list() == [[8], [9]]
+    none = _special_rows_replaced(tf.ragged.constant([], tf.int32, ragged_rank=1), tf.zeros([0], tf.int32))
+    assert none.to_list() == []
