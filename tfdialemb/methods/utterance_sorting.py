@@ -16,7 +16,7 @@ and the pre-norm transformer blocks (mylib/utils/modeling/transformer.py: layer 
 residual; layer norm, GELU feed-forward of 4× the width, residual; dropout 0.02 on attention
 probabilities and block outputs) see no position, so only the utterances' contents order them; the
 padded utterances are masked as keys. The ranker head is x + GELU(W x + b), dropout, then a linear
-score without bias. The released model also concatenates an 8-wide speaker embedding (width 392 for
+score without bias. GELU is PyTorch's exact erf form (`tfdialemb.layers.gelu`), as in the encoder. The released model also concatenates an 8-wide speaker embedding (width 392 for
 a 768-wide encoder); the thesis' width, 384, has none, and neither does this model. Inputs are
 each dialogue's utterances in a fresh random order (`tfdialemb.data.utterance_shuffle`).
 """
@@ -30,6 +30,7 @@ from tfdialemb.data.examples.utterances import FEATURE
 from tfdialemb.data.utterance_shuffle import POSITIONS, shuffled_batches
 from tfdialemb.encoders import Encoder
 from tfdialemb.encoders.pooling import masked_mean
+from tfdialemb.layers.gelu import gelu
 from tfdialemb.layers.projector import Projector
 from tfdialemb.losses.rank_kl import TARGETS, rank_kl
 from tfdialemb.methods.base import Method
@@ -58,10 +59,10 @@ class UtteranceSortingModel(Method):
         self.projector = Projector(hidden, dropout, name="utterance_projector")
         self.projector.build([None, width])
         self.blocks = [TransformerEncoderBlock(
-            num_attention_heads=heads, inner_dim=4 * hidden, inner_activation="gelu", norm_first=True,
+            num_attention_heads=heads, inner_dim=4 * hidden, inner_activation=gelu, norm_first=True,
             norm_epsilon=LAYER_NORM_EPSILON, output_dropout=dropout, attention_dropout=dropout,
             name=f"sorting_block_{i}") for i in range(layers)]
-        self.ranker_hidden = tf_keras.layers.Dense(hidden, activation="gelu", dtype="float32", name="ranker_hidden")
+        self.ranker_hidden = tf_keras.layers.Dense(hidden, activation=gelu, dtype="float32", name="ranker_hidden")
         self.ranker_dropout = tf_keras.layers.Dropout(dropout, dtype="float32")
         self.ranker = tf_keras.layers.Dense(1, use_bias=False, dtype="float32", name="ranker")
         states = tf.zeros([1, 2, hidden])
