@@ -9,6 +9,8 @@ from tfdialemb.dialogue import role_ids
 from tfdialemb.dialogue_embedder import DialogueEmbedder
 from tfdialemb.embedder import SentenceEmbedder
 from tfdialemb.encoders import Encoder, EncoderConfig
+from tfdialemb.inference.pair_scorer import PairScorer
+from tfdialemb.methods.fgc import FineGrainedContrastModel
 from tfdialemb.trace_policy import TraceWhenWorthIt
 
 
@@ -72,3 +74,19 @@ def test_dialogue_embedder_eager_batches_equal_the_traced_graph():
         speakers = tf.ragged.constant([role_ids(dialogue)], tf.int32)
         for name, value in embedder.embed_batch(turns, speakers).items():
             np.testing.assert_allclose(eager[name][i], value.numpy()[0], atol=1e-6)
+
+
+def test_pair_scorer_eager_batches_equal_the_traced_graph():
+    scorer = PairScorer(FineGrainedContrastModel(_encoder()), TOKENIZER, max_length=32)
+    contexts = [["hello there", "how are you"], ["book a taxi"], ["fine", "thanks", "bye"]]
+    responses = ["fine thanks", "to the hotel please", "good"]
+    eager = scorer.score(contexts, responses, batch_size=1)  # 3 batches: eager
+    traced = np.concatenate([scorer.score_batch(tf.constant(c), tf.constant([len(c)]), tf.constant([r])).numpy()
+                             for c, r in zip(contexts, responses)])
+    np.testing.assert_allclose(eager, traced, atol=1e-6)
+    np.testing.assert_allclose(scorer.score(contexts * 10, responses * 10, batch_size=1), np.tile(traced, 10),
+                               atol=1e-6)
+    representations = scorer.represent(contexts, responses, batch_size=1)
+    for i, (c, r) in enumerate(zip(contexts, responses)):
+        for name, value in scorer.represent_batch(tf.constant(c), tf.constant([len(c)]), tf.constant([r])).items():
+            np.testing.assert_allclose(representations[name][i], value.numpy()[0], atol=1e-6)

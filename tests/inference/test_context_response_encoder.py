@@ -65,6 +65,15 @@ def test_embeddings_equal_the_trained_models_projections(trained):
                                atol=2e-5)
 
 
+def test_eager_batches_equal_the_traced_graph(trained):
+    encoder = ContextResponseEncoder.from_model_dir(trained[0])
+    eager = encoder.embed_contexts(CONTEXTS, batch_size=1), encoder.embed_responses(RESPONSES, batch_size=1)
+    traced = (encoder.embed_contexts(CONTEXTS * 10, batch_size=1),  # 30 batches: traced
+              encoder.embed_responses(RESPONSES * 10, batch_size=1))
+    for eager_rows, traced_rows in zip(eager, traced):
+        np.testing.assert_allclose(traced_rows, np.tile(eager_rows, [10, 1]), atol=1e-6)
+
+
 def test_bad_inputs_are_named(trained, hf_safetensors_dir):
     encoder = ContextResponseEncoder.from_model_dir(trained[0])
     with pytest.raises(ValueError, match=r"contexts \[1\] have no utterance"):

@@ -6,16 +6,18 @@ shuffle augmentations builds a dialogue's similarity matrix from it. Texts are t
 build tokenizes them (`[CLS] pieces [SEP]`, at most the recorded max_length tokens) and the last
 `context` utterances of a context fill its slots oldest first, empty slots left at the end, as
 `tfdialemb.data.context_response_pairs` lays out training contexts; tokenizer, slot layout,
-encoder and projectors run in one traced graph per input kind.
+encoder and projectors run in one traced graph per input kind, once a run has enough batches for
+tracing to pay (`TraceWhenWorthIt`; a few batches run eagerly).
 """
 from typing import Callable, Optional, Sequence
 
 import numpy as np
 import tensorflow as tf
 
-from tfdialemb.embedder import embed_by_length
+from tfdialemb.embedder import batch_count, embed_by_length
 from tfdialemb.encoders.config import usable_max_length
 from tfdialemb.text import BertTokenizer
+from tfdialemb.trace_policy import TraceWhenWorthIt
 
 CONTEXT_SIGNATURE = [tf.TensorSpec([None], tf.string, name="turns"),
                      tf.TensorSpec([None], tf.int32, name="turn_counts")]
@@ -37,6 +39,8 @@ class ContextResponseEncoder(tf.Module):
         self.context = context
         self.max_length = usable_max_length(model.encoder.encoder_config, max_length)
         self.width = model.projection_size
+        self._context_function = TraceWhenWorthIt(self.context_batch)
+        self._response_function = TraceWhenWorthIt(self.response_batch)
 
     @classmethod
     def from_settings(cls, model, tokenizer: BertTokenizer, settings) -> "ContextResponseEncoder":
@@ -90,8 +94,7 @@ class ContextResponseEncoder(tf.Module):
                        on_batch: Optional[Callable[[int], None]] = None) -> np.ndarray:
         """[len(contexts), width] float32, L2-normalised; each context is its utterances oldest
         first, of which the last `context` are used. Batches group contexts of similar length."""
-        if batch_size < 1:
-            raise ValueError(f"batch_size must be positive, got {batch_size}")
+        context_batch = self._context_function.for_calls(batch_count(len(contexts), batch_size))
         kept = [list(c)[-self.context:] for c in contexts]
         empty = [i for i, c in enumerate(kept) if not c]
         if empty:
@@ -102,8 +105,8 @@ class ContextResponseEncoder(tf.Module):
         for start in range(0, len(kept), batch_size):
             index = order[start:start + batch_size]
             turns = [turn for i in index for turn in kept[i]]
-            output[index] = self.context_batch(tf.constant(turns, tf.string, shape=[len(turns)]),
-                                               tf.constant([len(kept[i]) for i in index], tf.int32)).numpy()
+            output[index] = context_batch(tf.constant(turns, tf.string, shape=[len(turns)]),
+                                          tf.constant([len(kept[i]) for i in index], tf.int32)).numpy()
             if on_batch is not None:
                 on_batch(len(index))
         return output
@@ -111,4 +114,5 @@ class ContextResponseEncoder(tf.Module):
     def embed_responses(self, texts: Sequence[str], batch_size: int = 64,
                         on_batch: Optional[Callable[[int], None]] = None) -> np.ndarray:
         """[len(texts), width] float32, L2-normalised."""
-        return embed_by_length(list(texts), self.response_batch, self.width, batch_size, on_batch)
+        response_batch = self._response_function.for_calls(batch_count(len(texts), batch_size))
+        return embed_by_length(list(texts), response_batch, self.width, batch_size, on_batch)

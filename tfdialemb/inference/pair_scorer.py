@@ -9,9 +9,11 @@ from typing import Callable, Dict, Optional, Sequence
 import numpy as np
 import tensorflow as tf
 
+from tfdialemb.embedder import batch_count
 from tfdialemb.encoders.config import usable_max_length
 from tfdialemb.text import BertTokenizer
 from tfdialemb.text.pair_packing import PairLayout, bound_pieces
+from tfdialemb.trace_policy import TraceWhenWorthIt
 
 SIGNATURE = [tf.TensorSpec([None], tf.string, name="turns"),
              tf.TensorSpec([None], tf.int32, name="turn_counts"),
@@ -24,7 +26,8 @@ class PairScorer(tf.Module):
     """σ(W s_[CLS] + b) of pairs through `model.scores(ids, mask, segments)` (e.g. FGC's), and
     their representations through `model.representations`.
 
-    Pairs are sorted by length and batched so each batch pads only to its own longest pair."""
+    Pairs are sorted by length and batched so each batch pads only to its own longest pair; a run
+    of a few batches runs eagerly, a longer one traces (`TraceWhenWorthIt`)."""
 
     def __init__(self, model, tokenizer: BertTokenizer, max_length: int = 512, layout: str = "paper"):
         super().__init__()
@@ -32,6 +35,8 @@ class PairScorer(tf.Module):
         self.tokenizer = tokenizer
         self.max_length = usable_max_length(model.encoder.encoder_config, max_length)
         self.layout = PairLayout.of(tokenizer, self.max_length, layout)
+        self._score_function = TraceWhenWorthIt(self.score_batch)
+        self._represent_function = TraceWhenWorthIt(self.represent_batch)
 
     @classmethod
     def from_settings(cls, model, tokenizer: BertTokenizer, settings) -> "PairScorer":
@@ -90,18 +95,18 @@ class PairScorer(tf.Module):
     def score(self, contexts: Sequence[Sequence[str]], responses: Sequence[str], batch_size: int = 64,
               on_batch: Optional[Callable[[int], None]] = None) -> np.ndarray:
         """Probabilities [len(responses)] float32 of the pairs (contexts[i], responses[i])."""
-        return self._map(self.score_batch, contexts, responses, batch_size, on_batch)
+        score_batch = self._score_function.for_calls(batch_count(len(responses), batch_size))
+        return self._map(score_batch, contexts, responses, batch_size, on_batch)
 
     def represent(self, contexts: Sequence[Sequence[str]], responses: Sequence[str], batch_size: int = 64,
                   on_batch: Optional[Callable[[int], None]] = None) -> Dict[str, np.ndarray]:
         """{view: [len(responses), d]} representations of the pairs (`model.representations`)."""
-        return self._map(self.represent_batch, contexts, responses, batch_size, on_batch)
+        represent_batch = self._represent_function.for_calls(batch_count(len(responses), batch_size))
+        return self._map(represent_batch, contexts, responses, batch_size, on_batch)
 
     @staticmethod
     def _map(function, contexts, responses, batch_size, on_batch):
         """`function` over length-sorted batches of pairs, its outputs back in input order."""
-        if batch_size < 1:
-            raise ValueError(f"batch_size must be positive, got {batch_size}")
         if len(contexts) != len(responses):
             raise ValueError(f"{len(contexts)} contexts for {len(responses)} responses")
         lengths = [len(r) + sum(len(t) for t in c) for c, r in zip(contexts, responses)]
