@@ -1,6 +1,7 @@
 """TraceWhenWorthIt: eager until tracing pays, one trace after; embedders give the same numbers
 on both paths."""
 import numpy as np
+import pytest
 import tensorflow as tf
 
 import tiny_bert
@@ -49,6 +50,15 @@ def test_a_long_first_run_traces_at_once():
     for n in range(1, 11):
         run(tf.ones([n]))
     assert module.body_runs == 1
+
+
+def test_a_run_counts_its_batches():
+    module = Doubler()
+    policy = TraceWhenWorthIt(module.double, break_even=4)
+    assert policy.for_batches(8, 2) == module.double.python_function  # 4 batches: eager
+    assert policy.for_batches(1, 64) == module.double  # a fifth batch passes break-even: traced
+    with pytest.raises(ValueError, match="batch_size must be positive"):
+        policy.for_batches(3, 0)
 
 
 def _encoder():

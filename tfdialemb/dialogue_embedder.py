@@ -16,7 +16,6 @@ import numpy as np
 import tensorflow as tf
 
 from tfdialemb.dialogue import Dialogue, role_ids
-from tfdialemb.embedder import batch_count
 from tfdialemb.encoders import Encoder, Pretrained
 from tfdialemb.encoders.config import usable_max_length
 from tfdialemb.layers.dialogue_views import (
@@ -131,7 +130,7 @@ class DialogueEmbedder(tf.Module):
               on_batch: Optional[Callable[[int], None]] = None) -> Dict[str, np.ndarray]:
         """{name: [len(dialogues), hidden] float32}, in input order; `on_batch(n)` is told after
         each batch of n. Dialogues are sorted by length so each batch pads to its own longest."""
-        embed_batch = self._batch_function.for_calls(batch_count(len(dialogues), batch_size))
+        embed_batch = self._batch_function.for_batches(len(dialogues), batch_size)
         order = np.argsort([sum(len(t.text) for t in d.turns) for d in dialogues], kind="stable")
         hidden = self.encoder.encoder_config.hidden_size
         output = {name: np.zeros([len(dialogues), hidden], np.float32) for name in self.names}

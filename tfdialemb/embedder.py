@@ -7,7 +7,7 @@ import tensorflow as tf
 from tfdialemb.encoders import Encoder, Pretrained
 from tfdialemb.encoders.config import usable_max_length
 from tfdialemb.text import BertTokenizer
-from tfdialemb.trace_policy import TraceWhenWorthIt
+from tfdialemb.trace_policy import TraceWhenWorthIt, batch_count
 
 
 class SentenceEmbedder(tf.Module):
@@ -48,15 +48,8 @@ class SentenceEmbedder(tf.Module):
     def embed(self, texts: Sequence[str], batch_size: int = 64,
               on_batch: Optional[Callable[[int], None]] = None) -> np.ndarray:
         """Embeddings [len(texts), hidden] float32; `on_batch(n)` is told after each batch of n."""
-        embed_batch = self._batch_function.for_calls(batch_count(len(texts), batch_size))
+        embed_batch = self._batch_function.for_batches(len(texts), batch_size)
         return embed_by_length(texts, embed_batch, self.encoder.encoder_config.hidden_size, batch_size, on_batch)
-
-
-def batch_count(items: int, batch_size: int) -> int:
-    """How many batches of `batch_size` hold `items`; a ValueError for a batch size below 1."""
-    if batch_size < 1:
-        raise ValueError(f"batch_size must be positive, got {batch_size}")
-    return -(-items // batch_size)
 
 
 def embed_by_length(texts: Sequence[str], embed_batch: Callable[[tf.Tensor], tf.Tensor], hidden_size: int,

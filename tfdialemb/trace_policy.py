@@ -38,3 +38,14 @@ class TraceWhenWorthIt:
             return self._eager
         self._tracing = True
         return self._traced
+
+    def for_batches(self, items: int, batch_size: int) -> Callable:
+        """What to call for a run over `items` items in batches of `batch_size`."""
+        return self.for_calls(batch_count(items, batch_size))
+
+
+def batch_count(items: int, batch_size: int) -> int:
+    """How many batches of `batch_size` hold `items`; a ValueError for a batch size below 1."""
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be positive, got {batch_size}")
+    return -(-items // batch_size)

@@ -14,7 +14,7 @@ from typing import Callable, Optional, Sequence
 import numpy as np
 import tensorflow as tf
 
-from tfdialemb.embedder import batch_count, embed_by_length
+from tfdialemb.embedder import embed_by_length
 from tfdialemb.encoders.config import usable_max_length
 from tfdialemb.text import BertTokenizer
 from tfdialemb.trace_policy import TraceWhenWorthIt
@@ -94,12 +94,12 @@ class ContextResponseEncoder(tf.Module):
                        on_batch: Optional[Callable[[int], None]] = None) -> np.ndarray:
         """[len(contexts), width] float32, L2-normalised; each context is its utterances oldest
         first, of which the last `context` are used. Batches group contexts of similar length."""
-        context_batch = self._context_function.for_calls(batch_count(len(contexts), batch_size))
         kept = [list(c)[-self.context:] for c in contexts]
         empty = [i for i, c in enumerate(kept) if not c]
         if empty:
             raise ValueError(f"contexts {empty[:5]} have no utterance; a context-response model embeds a "
                              "context of at least one")
+        context_batch = self._context_function.for_batches(len(kept), batch_size)
         order = np.argsort([sum(len(t) for t in c) for c in kept], kind="stable")
         output = np.zeros([len(kept), self.width], np.float32)
         for start in range(0, len(kept), batch_size):
@@ -114,5 +114,5 @@ class ContextResponseEncoder(tf.Module):
     def embed_responses(self, texts: Sequence[str], batch_size: int = 64,
                         on_batch: Optional[Callable[[int], None]] = None) -> np.ndarray:
         """[len(texts), width] float32, L2-normalised."""
-        response_batch = self._response_function.for_calls(batch_count(len(texts), batch_size))
+        response_batch = self._response_function.for_batches(len(texts), batch_size)
         return embed_by_length(list(texts), response_batch, self.width, batch_size, on_batch)

@@ -9,7 +9,6 @@ from typing import Callable, Dict, Optional, Sequence
 import numpy as np
 import tensorflow as tf
 
-from tfdialemb.embedder import batch_count
 from tfdialemb.encoders.config import usable_max_length
 from tfdialemb.text import BertTokenizer
 from tfdialemb.text.pair_packing import PairLayout, bound_pieces
@@ -95,20 +94,20 @@ class PairScorer(tf.Module):
     def score(self, contexts: Sequence[Sequence[str]], responses: Sequence[str], batch_size: int = 64,
               on_batch: Optional[Callable[[int], None]] = None) -> np.ndarray:
         """Probabilities [len(responses)] float32 of the pairs (contexts[i], responses[i])."""
-        score_batch = self._score_function.for_calls(batch_count(len(responses), batch_size))
-        return self._map(score_batch, contexts, responses, batch_size, on_batch)
+        return self._map(self._score_function, contexts, responses, batch_size, on_batch)
 
     def represent(self, contexts: Sequence[Sequence[str]], responses: Sequence[str], batch_size: int = 64,
                   on_batch: Optional[Callable[[int], None]] = None) -> Dict[str, np.ndarray]:
         """{view: [len(responses), d]} representations of the pairs (`model.representations`)."""
-        represent_batch = self._represent_function.for_calls(batch_count(len(responses), batch_size))
-        return self._map(represent_batch, contexts, responses, batch_size, on_batch)
+        return self._map(self._represent_function, contexts, responses, batch_size, on_batch)
 
     @staticmethod
-    def _map(function, contexts, responses, batch_size, on_batch):
-        """`function` over length-sorted batches of pairs, its outputs back in input order."""
+    def _map(policy: TraceWhenWorthIt, contexts, responses, batch_size, on_batch):
+        """The batch function `policy` picks, over length-sorted batches of pairs; its outputs back
+        in input order."""
         if len(contexts) != len(responses):
             raise ValueError(f"{len(contexts)} contexts for {len(responses)} responses")
+        function = policy.for_batches(len(responses), batch_size)
         lengths = [len(r) + sum(len(t) for t in c) for c, r in zip(contexts, responses)]
         order = np.argsort(lengths, kind="stable")
         pieces = []

@@ -16,9 +16,10 @@ and the pre-norm transformer blocks (mylib/utils/modeling/transformer.py: layer 
 residual; layer norm, GELU feed-forward of 4× the width, residual; dropout 0.02 on attention
 probabilities and block outputs) see no position, so only the utterances' contents order them; the
 padded utterances are masked as keys. The ranker head is x + GELU(W x + b), dropout, then a linear
-score without bias. GELU is PyTorch's exact erf form (`tfdialemb.layers.gelu`), as in the encoder. The released model also concatenates an 8-wide speaker embedding (width 392 for
-a 768-wide encoder); the thesis' width, 384, has none, and neither does this model. Inputs are
-each dialogue's utterances in a fresh random order (`tfdialemb.data.utterance_shuffle`).
+score without bias. GELU is PyTorch's exact erf form (`tfdialemb.layers.gelu`), as in the encoder.
+The released model also concatenates an 8-wide speaker embedding (width 392 for a 768-wide
+encoder); the thesis' width, 384, has none, and neither does this model. Inputs are each
+dialogue's utterances in a fresh random order (`tfdialemb.data.utterance_shuffle`).
 """
 from typing import Dict, Optional
 
