@@ -31,6 +31,7 @@ from tfdialemb.methods.base import Method
 from tfdialemb.methods.dial2vec import TEMPERATURE
 from tfdialemb.methods.spec import MethodSpec, register_method
 from tfdialemb.options import Option, Switch
+from tfdialemb.training.optimizer import THESIS_RELEASED_ADAMW
 
 EMB_DROPOUT = 0.1
 """bash-scripts/train/train-bert-roberta-retromae.sh `--emb-dropout 0.1` (the code's default is 0)."""
@@ -101,10 +102,9 @@ AUGMENT_SET = Option("augment_set", None, "Augment a plain --train_file with thi
                      kind=str, choices=tuple(PRESETS))
 AUGMENT_VIEWS = Option("augment_views", 1, "--augment_set: views per operation and dialogue.", lower_bound=1)
 AUGMENTATION_OPTIONS = (AUGMENT_SET, AUGMENT_VIEWS) + augment_flags.MODEL_OPTIONS + augment_flags.OPTIONS
-RELEASED_OPTIMIZER = {"schedule": "one_cycle", "learning_rate": 1e-5, "warmup_steps": 0, "amsgrad": True,
-                      "no_decay": ("bias",)}
-"""mylib/learners/generic.py `BaseLearnerConfig` (max_lr 1e-5, the scripts keep it) and
-`get_parameter_groups`."""
+RELEASED_OPTIMIZER = {**THESIS_RELEASED_ADAMW, "learning_rate": 1e-5}
+"""The released learner's optimiser at its max_lr 1e-5 (mylib/learners/generic.py
+`BaseLearnerConfig`; the training scripts keep it)."""
 
 
 @register_method
