@@ -93,9 +93,13 @@ GATHER_NEGATIVES = Option("gather_negatives", True, "In-batch negatives from eve
                           "released per-GPU batches.")
 ON_THE_FLY = Option("on_the_fly", True, "Mix the on-the-fly transforms (halves, response selection, span "
                     "matching) with the precomputed views, one generator drawn per example (the '-m' sets "
-                    "of thesis Table 1; false: precomputed views only).")
+                    "of thesis Table 1; false: precomputed views only). Unset with --augment_set: that set's "
+                    "'-m' mark.")
 PAIR = Option("pair", "orig_aug", "Precomputed positives: (dialogue, view) or (view, view); aug_aug "
               "takes two distinct views, or the dialogue and its view where it has one.", choices=PAIRS)
+DROP_LONG = Option("drop_long_dialogues", True, "Leave out an example whose original or any view exceeds "
+                   "--max_length tokens as the encoder reads it (thesis Sec. 5.1: the dialogues were filtered by "
+                   "length; released filter_dataset_by_length.py, 512) instead of cutting it.")
 AUGMENT_SET = Option("augment_set", None, "Augment a plain --train_file with this set of thesis Table 1 "
                      "first (the models it needs as python -m tfdialemb.augment takes them); unset: "
                      "--train_file is an augmented file already (or plain, on-the-fly transforms only).",
@@ -115,7 +119,7 @@ class AugclSpec(MethodSpec):
     paper = "Contrastive learning with dialogue augmentations (thesis, seed 004)"
     builder = "augcl"
     options = (AUGCL_POOLING, LOSS, AUGCL_TEMPERATURE, EMB_DROPOUT_OPTION, GATHER_NEGATIVES, ON_THE_FLY, PAIR,
-               NUM_ROLES, OPTIMIZER) + AUGMENTATION_OPTIONS
+               NUM_ROLES, OPTIMIZER, DROP_LONG) + AUGMENTATION_OPTIONS
     defaults = {"batch_size": 128, "learning_rate": 3e-6, "freeze_layers": -3, "max_length": 512,
                 "weight_decay": 0.01, "lr_schedule": "constant", "num_epochs": 5}
     """Thesis Sec. 5: batch 128, AdamW with weight decay 1e-2, constant learning rate 3e-6, all
@@ -123,8 +127,16 @@ class AugclSpec(MethodSpec):
     offers = ("dialogue", "sentence")
     bench_defaults = {"batch": 8, "dialogues": 500, "max_length": 256, "steps": 5, "warmup": 1}
 
+    def resolve(self, given=None):
+        """The options' values; --on_the_fly, when not given, follows --augment_set's "-m" mark."""
+        params = super().resolve(given)
+        if params["augment_set"] and ON_THE_FLY.name not in (given or {}):
+            params[ON_THE_FLY.name] = get_preset(params["augment_set"]).on_the_fly
+        return params
+
     def builder_params(self, params):
-        return {"max_roles": params["num_roles"], "min_views": 0 if params["on_the_fly"] else 1}
+        return {"max_roles": params["num_roles"], "min_views": 0 if params["on_the_fly"] else 1,
+                "drop_over_length": params["drop_long_dialogues"]}
 
     def make_model(self, encoder, params):
         return AugclModel(encoder, pooling=params["pooling"], loss_variant=params["augcl_loss"],
