@@ -80,7 +80,7 @@ def test_utterance_and_dialogue_token_bounds(tmp_path, hf_safetensors_dir, capsy
     def kept(*bounds):
         out = tmp_path / f"out{len(list(tmp_path.iterdir()))}.jsonl"
         assert _convert("--format=dialogstudio", f"--input={source}", f"--output={out}",
-                        f"--init_checkpoint={hf_safetensors_dir}", *bounds) == 0
+                        f"--vocab_file={hf_safetensors_dir}/vocab.txt", *bounds) == 0
         return [int(d.id[-1]) for d in read_dialogues(str(out))]
 
     assert kept("--max_utterance_tokens=7") == [1, 2, 3]
@@ -91,7 +91,7 @@ def test_utterance_and_dialogue_token_bounds(tmp_path, hf_safetensors_dir, capsy
     assert "dropped 2 with over 9 tokens" in capsys.readouterr().out
     assert _convert("--format=dialogstudio", f"--input={source}", f"--output={tmp_path / 'y.jsonl'}",
                     "--max_dialogue_tokens=9") == 2
-    assert "missing --init_checkpoint" in capsys.readouterr().err
+    assert "missing --vocab_file" in capsys.readouterr().err
 
 
 def test_an_augcl_example_is_dropped_when_its_original_or_a_view_is_too_long(tmp_path, hf_safetensors_dir):

@@ -21,6 +21,12 @@ most probable tokens are often stop words or punctuation, and a word further dow
 of the kept ones is drawn with probability proportional to its score (released
 `_replace_masks`); with none the place stays as it was. A dialogue none of whose places got a
 fill is returned as None (the operation did not apply).
+
+Not copied: the released filter reads the pipeline's `token_str` (insert.py:143), which for the
+RoBERTa it ran is the decoded token, " word" with its leading space for a whole word and "word"
+for a piece inside one, so `str.isalpha()` (insert.py:130) rejects every whole word and keeps
+sub-word pieces, the reverse of its intent (the README's "keep whole words"); here the WordPiece
+vocabulary marks pieces by "##", and whole words are what is kept.
 """
 import dataclasses
 import math

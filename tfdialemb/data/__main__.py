@@ -1,7 +1,7 @@
 r"""The data command line: convert, validate, stats, split and build.
 
   python -m tfdialemb.data convert  --format=NAME --input=PATH --output=x.jsonl [--on_error=skip] \
-      [--max_utterance_tokens=N] [--max_dialogue_tokens=N] [--init_checkpoint=DIR] \
+      [--max_utterance_tokens=N] [--max_dialogue_tokens=N] [--vocab_file=vocab.txt] \
       [--max_log_turns=N] [--drop_empty_utterances]   (the last two: --format=dialogstudio)
   python -m tfdialemb.data validate --input=x.jsonl
   python -m tfdialemb.data stats    --input=x.jsonl [--init_checkpoint=DIR] [--output=stats.json]
@@ -30,8 +30,9 @@ flags.DEFINE_string("output", None, "Output file (convert: JSONL; stats: JSON re
 flags.DEFINE_string("output_dir", None, "Output directory (split, build).")
 flags.DEFINE_string("format", None, "Native format for convert; see `convert --format=help`.")
 flags.DEFINE_enum("on_error", "fail", ["fail", "skip"], "Bad input lines: stop, or skip and count.")
-flags.DEFINE_string("init_checkpoint", None, "Checkpoint whose vocabulary tokenizes (build, stats, convert's "
-                    "token bounds).")
+flags.DEFINE_string("init_checkpoint", None, "Checkpoint whose vocabulary tokenizes (build, stats).")
+flags.DEFINE_string("vocab_file", None, "WordPiece vocabulary (vocab.txt) that counts the tokens of convert's "
+                    "--max_utterance_tokens and --max_dialogue_tokens.")
 flags.DEFINE_string("method", None, "Example builder for build (e.g. mlm, mge).")
 flags.DEFINE_multi_string("builder_param", [], "Builder parameter as key=value; repeatable.")
 flags.DEFINE_integer("max_length", 128, "Tokens per sequence, [CLS] and [SEP] included (build).")
@@ -46,11 +47,11 @@ flags.DEFINE_enum("dialogue_separator", "sep", ["sep", "eou"],
                   "Token between the turns of a whole-dialogue sequence (build, dial2vec).")
 flags.DEFINE_list("fractions", ["0.8", "0.1", "0.1"], "train,dev,test fractions (split).")
 flags.DEFINE_integer("max_utterance_tokens", 0, "convert: drop a dialogue with an utterance of more tokens than "
-                     "this, [CLS] and [SEP] counted, by --init_checkpoint's vocabulary (the augmentation thesis' "
+                     "this, [CLS] and [SEP] counted, by --vocab_file (the augmentation thesis' "
                      "DialogStudio corpus: 96 mpnet tokens, 60 for Disambiguation); 0: no bound.", lower_bound=0)
 flags.DEFINE_integer("max_dialogue_tokens", 0, "convert: drop a dialogue of more tokens than this as the "
                      "augmentation thesis' encoder reads it ('0 text[SEP]1 text' in [CLS] ... [SEP]) by "
-                     "--init_checkpoint's vocabulary (its SGD probe sets: 512); 0: no bound.", lower_bound=0)
+                     "--vocab_file (its SGD probe sets: 512); 0: no bound.", lower_bound=0)
 flags.DEFINE_integer("max_log_turns", 0, "convert --format=dialogstudio: drop a dialogue of more log turns "
                      "(user utterance and system response) than this (the thesis' corpus: 10); 0: no bound.",
                      lower_bound=0)
@@ -108,7 +109,7 @@ def convert() -> int:
         raise UsageError(f"{', '.join(given)} do(es) not apply to --format={FLAGS.format}")
     bounds = {"max_utterance_tokens": FLAGS.max_utterance_tokens, "max_dialogue_tokens": FLAGS.max_dialogue_tokens}
     if any(bounds.values()):
-        _require("init_checkpoint")
+        _require("vocab_file")
     check_output(FLAGS.output, [FLAGS.input], FLAGS.overwrite)
     errors = _errors()
     dropped = collections.Counter()
@@ -117,7 +118,9 @@ def convert() -> int:
     if any(bounds.values()):
         from tfdialemb.data.length_filter import TokenLengthFilter  # pylint: disable=import-outside-toplevel
 
-        by_length = TokenLengthFilter(_load_tokenizer(), **bounds)
+        from tfdialemb.encoders.checkpoint import vocab_file_tokenizer  # pylint: disable=import-outside-toplevel
+
+        by_length = TokenLengthFilter(vocab_file_tokenizer(FLAGS.vocab_file), **bounds)
         dialogues = by_length(dialogues)
     count = write_dialogues(dialogues, FLAGS.output)
     if any(bounds.values()):

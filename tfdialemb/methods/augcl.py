@@ -108,7 +108,12 @@ AUGMENT_VIEWS = Option("augment_views", 1, "--augment_set: views per operation a
 AUGMENTATION_OPTIONS = (AUGMENT_SET, AUGMENT_VIEWS) + augment_flags.MODEL_OPTIONS + augment_flags.OPTIONS
 RELEASED_OPTIMIZER = {**THESIS_RELEASED_ADAMW, "learning_rate": 1e-5}
 """The released learner's optimiser at its max_lr 1e-5 (mylib/learners/generic.py
-`BaseLearnerConfig`; the training scripts keep it)."""
+`BaseLearnerConfig`; the training scripts keep it), its one-cycle over the run's steps. Not
+copied: the released run sized the cycle as len(train) · epochs // batch_size
+(mylib/trainers/encoder/data.py:16) with batch_size the per-GPU 128, while each of its two DDP
+processes stepped through half the data: the run took half the planned steps and ended at about
+0.63 of the peak learning rate instead of at its floor; here the cycle spans the steps the run
+takes at its global batch."""
 
 
 @register_method
