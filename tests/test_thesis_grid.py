@@ -24,6 +24,8 @@ def _run(*args, cwd=ROOT):
 
 @pytest.mark.slow
 def test_the_grid_trains_its_rows_and_writes_the_tables_from_the_reports(tmp_path, tiny_state):
+    for name in ("mlm", "bert"):
+        (tmp_path / name).mkdir()
     mlm = tiny_bert.write_hf_safetensors_dir(str(tmp_path / "mlm"),
                                              tiny_bert.with_heads(tiny_state, tiny_bert.random_mlm_head()))
     four_layers = dict(tiny_bert.HF_CONFIG, num_hidden_layers=4)  # Table 5 probes the hidden states -2..-4

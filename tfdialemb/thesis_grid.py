@@ -27,6 +27,7 @@ from typing import Dict, List, Optional, Tuple
 
 from absl import app, flags
 
+from tfdialemb.augment.operations import MODEL_FLAGS, required_model_flags
 from tfdialemb.augment.presets import PRESETS
 from tfdialemb.cli import parse_flags
 from tfdialemb.command_steps import evaluation_metrics, run_step
@@ -52,8 +53,9 @@ flags.DEFINE_string("context_response_model", None, "The context-response model 
 flags.DEFINE_string("context_response_init", "models/dse-bert-large", "Encoder the context-response model is "
                     "trained from when none is given (the thesis: aws-ai/dse-bert-large).")
 flags.DEFINE_multi_string("train_flag", [], "A flag added to every augcl training command after the flagfile "
-                          "(and to the augmentation of the invariance file, for the models and augmentation flags "
-                          "it names), e.g. --train_flag=--max_steps=100; repeatable.")
+                          "(a model flag only to the sets that use that model; the augmentation of the invariance "
+                          "file takes the models and augmentation flags), e.g. --train_flag=--max_steps=100; "
+                          "repeatable.")
 flags.DEFINE_multi_string("context_response_flag", [], "A flag added to the context-response training command; "
                           "repeatable.")
 flags.DEFINE_multi_string("evaluate_flag", [], "A flag added to every evaluate command; repeatable.")
@@ -142,8 +144,14 @@ def train(set_name: str, encoder: str, directory: Optional[str], work: str, cont
         given.append(f"--train_file={FLAGS.train_file}")
     if context_response and PRESETS[set_name].similarity == "context_response":
         given.append(f"--context_response_model={context_response}")
-    run_step("tfdialemb.train", f"--flagfile={flagfile(set_name, encoder)}", *given, *FLAGS.train_flag)
+    run_step("tfdialemb.train", f"--flagfile={flagfile(set_name, encoder)}", *given, *row_flags(set_name))
     return model
+
+
+def row_flags(set_name: str) -> List[str]:
+    """--train_flag's flags for a row: a model flag goes only to the sets that use that model."""
+    unused = set(MODEL_FLAGS) - set(required_model_flags(PRESETS[set_name]))
+    return [item for item in FLAGS.train_flag if item.lstrip("-").partition("=")[0] not in unused]
 
 
 def evaluate(reports: str, name: str, dialogue_source: Tuple[str, ...], sentence_source: Tuple[str, ...],
