@@ -111,6 +111,11 @@ def check_grid(encoders) -> None:
         raise ValueError(f"missing: {', '.join(missing)} (the flagfiles' recipes say where the data comes from)")
     if bool(FLAGS.intent_fit_file) != bool(FLAGS.intent_eval_file):
         raise ValueError("--intent_fit_file and --intent_eval_file go together")
+    scored = [s for s in FLAGS.sets if PRESETS[s].similarity == "context_response"]
+    if scored and not FLAGS.context_response_model and not os.path.isdir(FLAGS.context_response_init):
+        raise ValueError(f"{', '.join(scored)} need a context-response model: give --context_response_model, or "
+                         f"--context_response_init (a checkpoint to train one from; {FLAGS.context_response_init} "
+                         "does not exist)")
 
 
 def overrides() -> Dict[str, str]:

@@ -30,7 +30,8 @@ def test_the_run_writes_the_augment_commands_file_once(plain_file, tmp_path, ran
     run = TrainingRun(init_checkpoint=random_mlm_dir, batch_size=4, max_length=64, seed=3)
     data_dir = str(tmp_path / "run" / "data")
     written = spec.training_file(plain_file, data_dir, params, run)
-    assert written == os.path.join(data_dir, "augmented-a-l-m-dse.jsonl")
+    assert written == os.path.join(f"{data_dir}-augmented", "augmented-a-l-m-dse.jsonl")
+    assert not os.path.exists(data_dir)  # left for the build, which makes it whole
 
     given = {name: params[name] for name in augment_flags.flag_names()}
     expected = str(tmp_path / "by_command.jsonl")

@@ -9,7 +9,7 @@ the other dialogues of the batch are the negatives (`tfdialemb.losses.augmentati
 The input layout is recorded as the `dialogue` inference settings, so `DialogueEmbedder`,
 `evaluate --task=dialogue` and `export --kind=dialogue` feed the encoder what training fed it and
 serve the trained pooling. With `--augment_set`, --train_file is a plain dialogue file whose
-augmentations the run writes first (`python -m tfdialemb.augment`, into the run's data directory,
+augmentations the run writes first (`python -m tfdialemb.augment`, into MODEL_DIR/data-augmented/,
 kept while the input and the augmentation flags stay the same).
 """
 import dataclasses
@@ -160,7 +160,8 @@ class AugclSpec(MethodSpec):
         return warnings
 
     def training_file(self, train_file, data_dir, params, run):
-        """--train_file, or with --augment_set its augmented file, written once into `data_dir`."""
+        """--train_file, or with --augment_set its augmented file, written once beside `data_dir`
+        (DATA_DIR-augmented/)."""
         if not params["augment_set"]:
             return train_file
         # pylint: disable=import-outside-toplevel
@@ -168,7 +169,9 @@ class AugclSpec(MethodSpec):
         from tfdialemb.files import atomic_open
 
         given = {name: params[name] for name in augment_flags.flag_names()}
-        output = os.path.join(data_dir, f"augmented-{params['augment_set']}.jsonl")
+        # Beside the build's directory, which the build creates whole.
+        augmented_dir = f"{data_dir}-augmented"
+        output = os.path.join(augmented_dir, f"augmented-{params['augment_set']}.jsonl")
         wanted = augmentation_plan(train_file, output, params["augment_set"], given, run.seed,
                                    params["augment_views"]).fingerprint()
         record = output + ".flags.json"
@@ -176,7 +179,7 @@ class AugclSpec(MethodSpec):
             with open(record, encoding="utf-8") as f:
                 if json.load(f) == wanted:
                     return output
-        os.makedirs(data_dir, exist_ok=True)
+        os.makedirs(augmented_dir, exist_ok=True)
         augment_to(train_file, output, params["augment_set"], given, seed=run.seed, views=params["augment_views"],
                    overwrite=True)
         with atomic_open(record) as f:
