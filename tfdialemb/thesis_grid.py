@@ -226,8 +226,9 @@ def tables45(results: Dict[Tuple[str, str], Dict[str, dict]], encoders: List[str
                  for column in ("logreg_accuracy", "5nn_accuracy", "view_cosine") for _, row in runs]
         lines.append(f"| {ENCODERS[e]} | " + " | ".join(cells) + " |")
     lines += ["", "Table 5: 5-NN accuracy per layer (emb: the final embedding)", "",
-              "| model | " + " | ".join(f"{layer} {r}" for r, _ in runs for layer in ("emb", "hs[-2]", "hs[-3]", "hs[-4]"))
-              + " |", "|---" * 9 + "|"]
+              "| model | " + " | ".join(f"{layer} {r}" for r, _ in runs
+                                        for layer in ("emb", "hs[-2]", "hs[-3]", "hs[-4]")) + " |",
+              "|---" * 9 + "|"]
     for e in encoders:
         cells = [cell(results.get((row, e), {}).get("invariance", {}).get(layer, {}).get("5nn_accuracy"))
                  for _, row in runs for layer in INVARIANCE_LAYERS]

@@ -116,5 +116,6 @@ def test_an_augcl_example_is_dropped_when_its_original_or_a_view_is_too_long(tmp
                     options, ErrorPolicy("fail"))
     assert (cutting["counts"]["examples"], cutting["counts"]["dropped_over_length"]) == (2, 0)
     with pytest.raises(ValueError, match="2 examples were dropped for exceeding 9 tokens"):
-        build(str(tmp_path / "augmented.jsonl"), str(tmp_path / "none"), make_builder("augcl", {"drop_over_length": True}),
-              tokenizer, BuildOptions(max_length=9, num_shards=1, merge_consecutive_turns=False), ErrorPolicy("fail"))
+        build(str(tmp_path / "augmented.jsonl"), str(tmp_path / "none"),
+              make_builder("augcl", {"drop_over_length": True}), tokenizer,
+              BuildOptions(max_length=9, num_shards=1, merge_consecutive_turns=False), ErrorPolicy("fail"))
