@@ -55,7 +55,7 @@ does (the released code: optimistic); --c3l_stp_scorer=released scores STP as th
 compute_stp_scores does (candidates normalised across candidates). Both are recorded in the
 report's "embedding", the STP set's distractor sources in its metrics.
 
-Probes of frozen, L2-normalised embeddings (the augmentation thesis, Sec. 4.4 and 5.4-5.5; see
+Probes of frozen embeddings (the augmentation thesis, Sec. 4.4 and 5.4-5.5; see
 tfdialemb/eval/probes.py, intent.py, invariance.py): `probes` on labelled canonical dialogues
 (--label_key, e.g. `domain` of `--format=sgd_single_domain`): logistic-regression accuracy and
 macro F1, KMeans purity and V-measure, retrieval nDCG@--ndcg_k (100); the dialogue embedding is
@@ -65,12 +65,14 @@ records (`--format=banking77`; --label_key defaults to intent) with the sentence
 released fixed splits: SGD train / test, banking77 train.csv / test.csv), or without --fit_file
 hold out --probe_test_fraction of --eval_file by --probe_seed. `invariance` reads
 --augmented_file (originals and views with labels.augmentations and labels.source_id) and
-predicts each view's augmentation (none, insert, replace, crop, shuffle) with logistic regression,
---invariance_knn (5) nearest neighbours and the cosine nearest centroid, on the final embedding and
-on the hidden states --hidden_layers (-2,-3,-4), pooled as --probe_view
-(--hidden_state_pooling=mean: by mean, as the released embed_domain_dataset.py); lower is more
-invariant. --invariance_sampling=released draws one view per source (sources with every class),
-all_views keeps every view and splits by source. --plot_dir writes the PCA projection coloured by
+predicts each view's augmentation (none, insert, replace, crop, shuffle) with logistic regression
+and --invariance_knn (5) nearest neighbours on the raw embeddings (--invariance_embeddings=raw, as
+released; normalised: on unit vectors) and the cosine nearest centroid, and reports the mean
+cosine of each original and its view per augmentation (Table 4's cosine column), on the final
+embedding and on the hidden states --hidden_layers (-2,-3,-4), mean-pooled as the released
+embed_domain_dataset.py (--hidden_state_pooling=view: pooled as --probe_view); lower accuracy
+is more invariant. --invariance_sampling=released draws one view per source (sources with every
+class), all_views keeps every view and splits by source. --plot_dir writes the PCA projection coloured by
 label (by augmentation for invariance).
 
 --model_dir is a trained tfdialemb model: its method.json says how it was trained, so the method's
@@ -98,7 +100,8 @@ from tfdialemb.data.sampling import UtterancePool
 from tfdialemb.dialogue import read_dialogues
 from tfdialemb.eval.inputs import embed_distinct
 from tfdialemb.eval.intent import DEFAULT_LABEL_KEY as INTENT_LABEL_KEY
-from tfdialemb.eval.invariance import HIDDEN_STATE_POOLINGS, SAMPLINGS, THESIS_K as INVARIANCE_K
+from tfdialemb.eval.invariance import (EMBEDDINGS as INVARIANCE_EMBEDDINGS, HIDDEN_STATE_POOLINGS, SAMPLINGS,
+                                      THESIS_K as INVARIANCE_K)
 from tfdialemb.eval.metrics import RANK_TIES
 from tfdialemb.eval.ndcg import THESIS_K as NDCG_K
 from tfdialemb.eval.probe_split import DEFAULT_TEST_FRACTION
@@ -150,7 +153,7 @@ TASK_FLAGS = {
     "probe_view": DIALOGUE_PROBE_TASKS, "probe_test_fraction": PROBE_TASKS, "probe_seed": PROBE_TASKS,
     "ndcg_k": ("probes",), "augmented_file": ("invariance",), "hidden_layers": ("invariance",),
     "hidden_state_pooling": ("invariance",), "invariance_sampling": ("invariance",),
-    "invariance_knn": ("invariance",),
+    "invariance_knn": ("invariance",), "invariance_embeddings": ("invariance",),
     "pairs_per_batch": ("context_response",), "pair_seed": ("context_response",),
 }
 """Flag → the tasks it applies to."""
@@ -222,9 +225,12 @@ flags.DEFINE_string("augmented_file", None, "invariance: canonical JSONL of orig
                     "augmented views (`python -m tfdialemb.augment`).")
 flags.DEFINE_list("hidden_layers", ["-2", "-3", "-4"], "invariance: the lower layers probed besides the "
                   "final embedding, counted from the top (-1 the last; thesis Table 5: -2,-3,-4); empty: none.")
-flags.DEFINE_enum("hidden_state_pooling", "view", list(HIDDEN_STATE_POOLINGS), "invariance: pool a "
-                  "hidden layer as --probe_view does the last (view), or by mean whatever the view (the "
-                  "released embed_domain_dataset.py's hidden_state[k]).")
+flags.DEFINE_enum("hidden_state_pooling", "mean", list(HIDDEN_STATE_POOLINGS), "invariance: pool a "
+                  "hidden layer by mean whatever the view (the released embed_domain_dataset.py's "
+                  "hidden_state[k]), or as --probe_view does the last (view).")
+flags.DEFINE_enum("invariance_embeddings", "raw", list(INVARIANCE_EMBEDDINGS), "invariance: fit logistic "
+                  "regression and k-NN on the raw embeddings (released scatter-analysis.py dump_scores) or "
+                  "on L2-normalised ones.")
 flags.DEFINE_enum("invariance_sampling", "released", list(SAMPLINGS), "invariance: released (one view "
                   "drawn per source dialogue, scatter-analysis.py aug_prediction) or all_views (every "
                   "view, split by source); both use only sources with a view of every class.")
@@ -672,7 +678,7 @@ def _invariance_probe(source, embedding: dict, settings: dict):
 
     result = evaluate_invariance(FLAGS.augmented_file, embed_representations, sampling=FLAGS.invariance_sampling,
                                  test_fraction=FLAGS.probe_test_fraction, seed=FLAGS.probe_seed,
-                                 k=FLAGS.invariance_knn)
+                                 k=FLAGS.invariance_knn, embeddings=FLAGS.invariance_embeddings)
     return {"embedding": embedding, **result}, evaluated[0]
 
 

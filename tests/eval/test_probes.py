@@ -204,7 +204,7 @@ def test_cli_intent_on_converted_banking77_and_invariance(tmp_path, four_layer_b
         ["--task=intent", f"--eval_file={tmp_path / 'test.jsonl'}", f"--fit_file={tmp_path / 'train.jsonl'}",
          f"--output={tmp_path / 'intent.json'}", *common],
         ["--task=invariance", f"--augmented_file={augmented_file}", "--hidden_layers=-2,-4", "--invariance_knn=3",
-         "--invariance_sampling=all_views", "--hidden_state_pooling=mean", f"--output={tmp_path / 'invariance.json'}",
+         "--invariance_sampling=all_views", f"--output={tmp_path / 'invariance.json'}",
          *common]])
     assert statuses == [0, 0]
     intent = json.loads((tmp_path / "intent.json").read_text(encoding="utf-8"))
@@ -219,7 +219,8 @@ def test_cli_intent_on_converted_banking77_and_invariance(tmp_path, four_layer_b
     assert (invariance["embedding"]["hidden_layers"], invariance["embedding"]["hidden_state_pooling"]) == ([-2, -4], "mean")
     assert set(invariance["metrics"]["representations"]) == {"embedding", "hidden_state[-2]", "hidden_state[-4]"}
     assert set(invariance["metrics"]["representations"]["embedding"]) == {
-        "logreg_accuracy", "logreg_converged", "3nn_accuracy", "cosine_centroid_accuracy"}
+        "logreg_accuracy", "logreg_converged", "3nn_accuracy", "cosine_centroid_accuracy", "view_cosine"}
+    assert invariance["metrics"]["embeddings"] == "raw"  # the released protocol, and mean-pooled layers, by default
     assert invariance["metrics"]["left_out"] == {"translate": 4}
     assert sorted(p.name for p in (tmp_path / "plots").iterdir()) == ["projection-intent.png",
                                                                       "projection-invariance.png"]

@@ -1,6 +1,8 @@
 r"""The data command line: convert, validate, stats, split and build.
 
-  python -m tfdialemb.data convert  --format=NAME --input=PATH --output=x.jsonl [--on_error=skip]
+  python -m tfdialemb.data convert  --format=NAME --input=PATH --output=x.jsonl [--on_error=skip] \
+      [--max_utterance_tokens=N] [--max_dialogue_tokens=N] [--vocab_file=vocab.txt] \
+      [--max_log_turns=N] [--drop_empty_utterances]   (the last two: --format=dialogstudio)
   python -m tfdialemb.data validate --input=x.jsonl
   python -m tfdialemb.data stats    --input=x.jsonl [--init_checkpoint=DIR] [--output=stats.json]
   python -m tfdialemb.data split    --input=x.jsonl --output_dir=DIR [--seed=0] [--fractions=0.8,0.1,0.1]
@@ -29,6 +31,8 @@ flags.DEFINE_string("output_dir", None, "Output directory (split, build).")
 flags.DEFINE_string("format", None, "Native format for convert; see `convert --format=help`.")
 flags.DEFINE_enum("on_error", "fail", ["fail", "skip"], "Bad input lines: stop, or skip and count.")
 flags.DEFINE_string("init_checkpoint", None, "Checkpoint whose vocabulary tokenizes (build, stats).")
+flags.DEFINE_string("vocab_file", None, "WordPiece vocabulary (vocab.txt) that counts the tokens of convert's "
+                    "--max_utterance_tokens and --max_dialogue_tokens.")
 flags.DEFINE_string("method", None, "Example builder for build (e.g. mlm, mge).")
 flags.DEFINE_multi_string("builder_param", [], "Builder parameter as key=value; repeatable.")
 flags.DEFINE_integer("max_length", 128, "Tokens per sequence, [CLS] and [SEP] included (build).")
@@ -42,6 +46,18 @@ OVERWRITE.define()
 flags.DEFINE_enum("dialogue_separator", "sep", ["sep", "eou"],
                   "Token between the turns of a whole-dialogue sequence (build, dial2vec).")
 flags.DEFINE_list("fractions", ["0.8", "0.1", "0.1"], "train,dev,test fractions (split).")
+flags.DEFINE_integer("max_utterance_tokens", 0, "convert: drop a dialogue with an utterance of more tokens than "
+                     "this, [CLS] and [SEP] counted, by --vocab_file (the augmentation thesis' "
+                     "DialogStudio corpus: 96 mpnet tokens, 60 for Disambiguation); 0: no bound.", lower_bound=0)
+flags.DEFINE_integer("max_dialogue_tokens", 0, "convert: drop a dialogue of more tokens than this as the "
+                     "augmentation thesis' encoder reads it ('0 text[SEP]1 text' in [CLS] ... [SEP]) by "
+                     "--vocab_file (its SGD probe sets: 512); 0: no bound.", lower_bound=0)
+flags.DEFINE_integer("max_log_turns", 0, "convert --format=dialogstudio: drop a dialogue of more log turns "
+                     "(user utterance and system response) than this (the thesis' corpus: 10); 0: no bound.",
+                     lower_bound=0)
+flags.DEFINE_bool("drop_empty_utterances", False, "convert --format=dialogstudio: leave empty utterances out "
+                  "(the thesis' corpus), dropping a dialogue left with fewer than two, instead of reporting "
+                  "them as bad records.")
 
 
 class UsageError(Exception):
@@ -71,7 +87,9 @@ def _report_skipped(errors) -> None:
 
 
 def convert() -> int:
-    from tfdialemb.converters import converters  # pylint: disable=import-outside-toplevel
+    import collections  # pylint: disable=import-outside-toplevel
+
+    from tfdialemb.converters import converter_options, converters  # pylint: disable=import-outside-toplevel
     from tfdialemb.dialogue import write_dialogues  # pylint: disable=import-outside-toplevel
     from tfdialemb.files import check_output  # pylint: disable=import-outside-toplevel
 
@@ -83,10 +101,32 @@ def convert() -> int:
             return 0
         raise UsageError(f"unknown --format={FLAGS.format}; known: {known}")
     _require("input", "output")
+    options = converter_options()
+    own = options.get(FLAGS.format, ())
+    stray = sorted({name for names in options.values() for name in names} - set(own))
+    given = [f"--{name}" for name in stray if FLAGS[name].present]
+    if given:
+        raise UsageError(f"{', '.join(given)} do(es) not apply to --format={FLAGS.format}")
+    bounds = {"max_utterance_tokens": FLAGS.max_utterance_tokens, "max_dialogue_tokens": FLAGS.max_dialogue_tokens}
+    if any(bounds.values()):
+        _require("vocab_file")
     check_output(FLAGS.output, [FLAGS.input], FLAGS.overwrite)
     errors = _errors()
-    count = write_dialogues(table[FLAGS.format](FLAGS.input, errors), FLAGS.output)
-    print(f"wrote {count} dialogues to {FLAGS.output}")
+    dropped = collections.Counter()
+    dialogues = table[FLAGS.format](FLAGS.input, errors, **{name: FLAGS[name].value for name in own},
+                                    **({"dropped": dropped} if own else {}))
+    if any(bounds.values()):
+        from tfdialemb.data.length_filter import TokenLengthFilter  # pylint: disable=import-outside-toplevel
+
+        from tfdialemb.encoders.checkpoint import vocab_file_tokenizer  # pylint: disable=import-outside-toplevel
+
+        by_length = TokenLengthFilter(vocab_file_tokenizer(FLAGS.vocab_file), **bounds)
+        dialogues = by_length(dialogues)
+    count = write_dialogues(dialogues, FLAGS.output)
+    if any(bounds.values()):
+        dropped.update(by_length.dropped)
+    print(f"wrote {count} dialogues to {FLAGS.output}"
+          + "".join(f"; dropped {n} with {reason}" for reason, n in dropped.items()))
     _report_skipped(errors)
     return 0
 

@@ -19,13 +19,15 @@ from tfdialemb.inference.settings import MAX_LENGTH, MERGE_TURNS, MIN_TURNS, POO
 from tfdialemb.options import define_all
 
 FLAGS = flags.FLAGS
-VALIDATION_KINDS = {"sr": "sentence", "dsts": "sentence", "dialogue": "dialogue", "sequence_modeling": "triple",
-                    "context_response": "context_response"}
+VALIDATION_KINDS = {"sr": "sentence", "dsts": "sentence", "dialogue": "dialogue", "probes": "dialogue",
+                    "sequence_modeling": "triple", "context_response": "context_response"}
 """Validation task → the inference kind whose recorded settings embed its texts."""
 SELECTION_METRICS = {"sr": ("map", "max"), "dsts": ("spearman", "max"), "dialogue": ("purity", "max"),
-                     "sequence_modeling": ("avg_rank", "min"), "context_response": ("accuracy@5", "max")}
+                     "probes": ("accuracy", "max"), "sequence_modeling": ("avg_rank", "min"),
+                     "context_response": ("accuracy@5", "max")}
 """Validation task → the metric that selects the best weights, and which way is better (the
-triple-encoders paper selects on the validation set's average rank)."""
+triple-encoders paper selects on the validation set's average rank; the augmentation thesis reports
+its domain classification first, and the released learner validates with these probes)."""
 SELECTOR = {"train": "method", "pretrain": "objective"}
 """The flag that names the spec, per command."""
 SELECTOR_DEFAULTS = {"train": None, "pretrain": "mlm"}
@@ -76,6 +78,8 @@ def define_flags(command: str) -> None:
     flags.DEFINE_enum("validate_task", "sr", sorted(VALIDATION_KINDS),
                       "Validation task (with --validate_file); dialogue: dial2vec's metrics of the "
                       "dialogue embedding the method serves, labels[--validate_label_key] the domain; "
+                      "probes: the augmentation thesis' domain probes of that embedding (logistic regression "
+                      "accuracy, KMeans purity, nDCG@100), a seeded quarter of the file held out; "
                       "sequence_modeling: triple-encoders' average rank of the next utterance; "
                       "context_response: a context-response model's in-batch accuracy@5 over batches of "
                       "--batch_size pairs, one per dialogue. The weights "
@@ -310,6 +314,7 @@ def _validation(task: str, eval_file: str, tokenizer, config: Dict[str, Any]) ->
     from tfdialemb.embedder import SentenceEmbedder
     from tfdialemb.eval.context_response import evaluate_context_response
     from tfdialemb.eval.dialogue_embedding import evaluate_dialogue_embeddings, read_labelled_dialogues
+    from tfdialemb.eval.probes import evaluate_probes
     from tfdialemb.inference.context_response import ContextResponseEncoder
     from tfdialemb.eval.sequence_modeling import evaluate_sequence_modeling
     from tfdialemb.eval.tasks import TASKS
@@ -321,7 +326,7 @@ def _validation(task: str, eval_file: str, tokenizer, config: Dict[str, Any]) ->
         raise ValueError(f"--validate_task={task} embeds with a {kind} model; {config['method']} offers "
                          f"{', '.join(config['inference']) or 'sentence embeddings only'}")
     settings, _ = resolve(kind, recorded_settings(config, kind), {}, FLAGS.model_dir)
-    if task == "dialogue":
+    if task in ("dialogue", "probes"):
         read_labelled_dialogues(eval_file, FLAGS.validate_label_key)  # fails now, not after training
     embedders: Dict[int, Any] = {}
     embedder_class = DialogueEmbedder if kind == "dialogue" else SentenceEmbedder
@@ -342,9 +347,12 @@ def _validation(task: str, eval_file: str, tokenizer, config: Dict[str, Any]) ->
             return evaluate_sequence_modeling(eval_file, embedder.embed, mode=settings["curved"],
                                               speaker_tokens=settings["speaker_tokens"],
                                               merge_turns=settings["merge_consecutive_turns"])
-        if task != "dialogue":
+        if task not in ("dialogue", "probes"):
             return TASKS[task](eval_file, embedder.embed)
         pooling = settings["dialogue_pooling"]
+        if task == "probes":
+            return evaluate_probes(eval_file, FLAGS.validate_label_key,
+                                   lambda dialogues: embedder.embed(dialogues)[pooling], seed=FLAGS.seed)["metrics"]
         report = evaluate_dialogue_embeddings(
             eval_file, FLAGS.validate_label_key,
             lambda dialogues: {pooling: embedder.embed(dialogues)[pooling]}, runs=3)
