@@ -106,7 +106,8 @@ from tfdialemb.eval.short_term_planning import SCORER as STP_SCORER
 from tfdialemb.eval.switches import EVALUATION_SWITCHES
 from tfdialemb.eval.tasks import TASKS
 from tfdialemb import options
-from tfdialemb.files import atomic_open, check_output
+from tfdialemb.reports import write_report
+from tfdialemb.files import check_output
 from tfdialemb.inference.settings import (DEFAULT_MAX_LENGTH, FGC_INPUT, FINAL_SEPARATOR, KIND_SETTINGS,
                                           MAX_LENGTH, MERGE_TURNS, NUM_ROLES, POOLING, SEPARATOR, SETTINGS,
                                           SPEAKER_PREFIX, SPEAKER_TOKENS)
@@ -392,10 +393,7 @@ def main(argv):
             report.update(_sentence_task(source, embedding, settings))
     except (OSError, ValueError) as e:
         return report_error(e)
-    text = json.dumps(report, indent=2, ensure_ascii=False)
-    with atomic_open(FLAGS.output) as f:
-        f.write(text + "\n")
-    print(text)
+    print(write_report(FLAGS.output, report))
     return 0
 
 
@@ -592,8 +590,8 @@ def _dialogue_task(source, embedding: dict, settings: dict) -> dict:
         history = os.path.join(FLAGS.model_dir or "", VALIDATION_HISTORY)
         if FLAGS.model_dir and os.path.isfile(history):
             with open(history, encoding="utf-8") as f:
-                points = [row for row in map(json.loads, f)
-                          if "adjusted_alignment" in row and "uniformity" in row]
+                points = [row for row in map(json.loads, f)  # an undefined value is null
+                          if row.get("adjusted_alignment") is not None and row.get("uniformity") is not None]
             if points:
                 path = os.path.join(FLAGS.plot_dir, "alignment_uniformity.png")
                 # The trajectory follows the embedding the model serves (the validation's).

@@ -11,7 +11,6 @@ Exit status: 0 done; 1 the input has bad lines (reported with file, line and rea
 --on_error=skip they are counted and skipped instead); 2 the command itself is wrong (unknown
 format or method, missing file or checkpoint, existing output).
 """
-import json
 import os
 import sys
 
@@ -105,7 +104,8 @@ def validate() -> int:
 def stats() -> int:
     from tfdialemb.data.stats import corpus_stats  # pylint: disable=import-outside-toplevel
     from tfdialemb.dialogue import read_dialogues  # pylint: disable=import-outside-toplevel
-    from tfdialemb.files import atomic_open, check_output  # pylint: disable=import-outside-toplevel
+    from tfdialemb.files import check_output  # pylint: disable=import-outside-toplevel
+    from tfdialemb.reports import report_json, write_report  # pylint: disable=import-outside-toplevel
 
     _require("input")
     if FLAGS.output:
@@ -115,11 +115,7 @@ def stats() -> int:
     report = corpus_stats(read_dialogues(FLAGS.input, errors), tokenizer)
     report["skipped_lines"] = errors.skipped
     _report_skipped(errors)
-    text = json.dumps(report, indent=2, ensure_ascii=False)
-    print(text)
-    if FLAGS.output:
-        with atomic_open(FLAGS.output) as f:
-            f.write(text + "\n")
+    print(write_report(FLAGS.output, report) if FLAGS.output else report_json(report))
     return 0
 
 

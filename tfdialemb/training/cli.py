@@ -212,7 +212,7 @@ def _train(spec, params, prepared: PreparedRun) -> int:
     from tfdialemb.encoders import CheckpointError, load_pretrained  # pylint: disable=import-outside-toplevel
     from tfdialemb.training.graph_options import (  # pylint: disable=import-outside-toplevel
         apply_training_graph_options)
-    from tfdialemb.training.loop import LoopConfig, TrainingLoop  # pylint: disable=import-outside-toplevel
+    from tfdialemb.training.loop import LoopConfig, NonFiniteError, TrainingLoop  # pylint: disable=import-outside-toplevel
     from tfdialemb.training.optimizer import OptimizerConfig  # pylint: disable=import-outside-toplevel
 
     tokenizer, manifest, auxiliary, run_settings = (prepared.tokenizer, prepared.manifest, prepared.auxiliary,
@@ -271,7 +271,7 @@ def _train(spec, params, prepared: PreparedRun) -> int:
         return 2
     try:
         scalars = loop.run()
-    except CheckpointError as e:
+    except (CheckpointError, NonFiniteError) as e:
         return report_error(e)
     print(f"trained to step {scalars['step']:.0f} of {max_steps}: "
           + ", ".join(f"{k} {v:.4f}" for k, v in scalars.items() if k != "step"))
