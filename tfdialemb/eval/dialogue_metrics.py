@@ -209,7 +209,11 @@ def dialogue_retrieval(embeddings: np.ndarray, labels: Sequence[Hashable]) -> Di
 
 
 def unit_rows(x: np.ndarray) -> np.ndarray:
-    """Rows scaled to length 1; a zero row has no direction on the hypersphere and is refused."""
+    """Rows scaled to length 1; a zero row has no direction on the hypersphere and is refused, and
+    so is a row holding NaN or an infinity (a diverged model's)."""
+    broken = np.flatnonzero(~np.isfinite(x).all(axis=1))
+    if broken.size:
+        raise ValueError(f"embedding rows {broken[:10].tolist()} hold NaN or infinite values")
     norms = np.linalg.norm(x, axis=1, keepdims=True)
     if (norms == 0).any():
         raise ValueError(f"embedding rows {np.flatnonzero(norms[:, 0] == 0)[:10].tolist()} are "
