@@ -79,18 +79,19 @@ def read_lines(path: str) -> list:
     return lines
 
 
-def parse_flags(argv):
+def parse_flags(argv, flag_values=None):
     """absl's flag parsing for `app.run(main, flags_parser=parse_flags)`, with a bad flag value or
     a missing required flag reported as one line and exit status 2, like every other wrong
     command (absl's own parser exits 1, the status of a bad data line here). NaN and the
     infinities are refused for every float flag (`options.non_finite_floats`)."""
     from absl import flags  # pylint: disable=import-outside-toplevel
 
+    flag_values = flag_values or flags.FLAGS
     try:
-        remaining = flags.FLAGS(argv)
+        remaining = flag_values(argv)
     except flags.Error as e:
         _usage_error(str(e))
-    refused = non_finite_floats(flags.FLAGS)
+    refused = non_finite_floats(flag_values)
     if refused:
         _usage_error(f"{', '.join(refused)}: a float flag takes a finite number")
     return remaining
