@@ -1,6 +1,7 @@
 r"""The data command line: convert, validate, stats, split and build.
 
-  python -m tfdialemb.data convert  --format=NAME --input=PATH --output=x.jsonl [--on_error=skip]
+  python -m tfdialemb.data convert  --format=NAME --input=PATH --output=x.jsonl [--on_error=skip] \
+      [--block_size=10]   # ubuntu, douban: lines per candidate block (training files: 2)
   python -m tfdialemb.data validate --input=x.jsonl
   python -m tfdialemb.data stats    --input=x.jsonl [--init_checkpoint=DIR] [--output=stats.json]
   python -m tfdialemb.data split    --input=x.jsonl --output_dir=DIR [--seed=0] [--fractions=0.8,0.1,0.1]
@@ -22,6 +23,17 @@ from tfdialemb.inference.settings import MERGE_TURNS, MIN_TURNS, POOL_DIALOGUES
 
 COMMANDS = ("convert", "validate", "stats", "split", "build")
 FLAGS = flags.FLAGS
+
+
+def _define_format_options() -> set:
+    """One flag per converter option (convert), its help naming the formats that take it."""
+    from tfdialemb.converters import converter_options  # pylint: disable=import-outside-toplevel
+
+    declared = [(name, option) for name, taken in converter_options().items() for option in taken]
+    options.define_all(declared)
+    return {option.name for _, option in declared}
+
+
 flags.DEFINE_string("input", None, "Input file (native corpus for convert, canonical JSONL otherwise).")
 flags.DEFINE_string("output", None, "Output file (convert: JSONL; stats: JSON report).")
 flags.DEFINE_string("output_dir", None, "Output directory (split, build).")
@@ -33,6 +45,7 @@ flags.DEFINE_multi_string("builder_param", [], "Builder parameter as key=value; 
 flags.DEFINE_integer("max_length", 128, "Tokens per sequence, [CLS] and [SEP] included (build).")
 flags.DEFINE_integer("seed", 0, "Seed for negative sampling (build) and splits (split).")
 flags.DEFINE_integer("num_shards", 4, "TFRecord shards (build); at least the number of workers.")
+FORMAT_OPTION_NAMES = _define_format_options()
 MERGE_TURNS.define()
 MIN_TURNS.define()
 POOL_DIALOGUES.define()
@@ -70,7 +83,7 @@ def _report_skipped(errors) -> None:
 
 
 def convert() -> int:
-    from tfdialemb.converters import converters  # pylint: disable=import-outside-toplevel
+    from tfdialemb.converters import converter_options, converters  # pylint: disable=import-outside-toplevel
     from tfdialemb.dialogue import write_dialogues  # pylint: disable=import-outside-toplevel
     from tfdialemb.files import check_output  # pylint: disable=import-outside-toplevel
 
@@ -82,9 +95,14 @@ def convert() -> int:
             return 0
         raise UsageError(f"unknown --format={FLAGS.format}; known: {known}")
     _require("input", "output")
+    taken = {option.name for option in converter_options().get(FLAGS.format, ())}
+    stray = sorted(name for name in FORMAT_OPTION_NAMES - taken if FLAGS[name].present)
+    if stray:
+        raise UsageError(f"{', '.join('--' + name for name in stray)} does not apply to --format={FLAGS.format}")
     check_output(FLAGS.output, [FLAGS.input], FLAGS.overwrite)
     errors = _errors()
-    count = write_dialogues(table[FLAGS.format](FLAGS.input, errors), FLAGS.output)
+    count = write_dialogues(table[FLAGS.format](FLAGS.input, errors, **{name: FLAGS[name].value for name in taken}),
+                            FLAGS.output)
     print(f"wrote {count} dialogues to {FLAGS.output}")
     _report_skipped(errors)
     return 0
