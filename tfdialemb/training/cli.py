@@ -308,11 +308,11 @@ def _validation(task: str, eval_file: str, tokenizer, config: Dict[str, Any]) ->
     # pylint: disable=import-outside-toplevel
     from tfdialemb.dialogue_embedder import DialogueEmbedder
     from tfdialemb.embedder import SentenceEmbedder
-    from tfdialemb.eval.context_response import evaluate_context_response
+    from tfdialemb.eval.context_response import check_batches, context_response_pairs, evaluate_context_response
     from tfdialemb.eval.dialogue_embedding import evaluate_dialogue_embeddings, read_labelled_dialogues
     from tfdialemb.inference.context_response import ContextResponseEncoder
     from tfdialemb.eval.sequence_modeling import evaluate_sequence_modeling
-    from tfdialemb.eval.tasks import TASKS
+    from tfdialemb.eval.tasks import READERS, TASKS
     from tfdialemb.inference.settings import resolve
     from tfdialemb.model_dir import recorded_settings
 
@@ -321,8 +321,14 @@ def _validation(task: str, eval_file: str, tokenizer, config: Dict[str, Any]) ->
         raise ValueError(f"--validate_task={task} embeds with a {kind} model; {config['method']} offers "
                          f"{', '.join(config['inference']) or 'sentence embeddings only'}")
     settings, _ = resolve(kind, recorded_settings(config, kind), {}, FLAGS.model_dir)
+    # A set that cannot be scored fails now, not after training.
     if task == "dialogue":
-        read_labelled_dialogues(eval_file, FLAGS.validate_label_key)  # fails now, not after training
+        read_labelled_dialogues(eval_file, FLAGS.validate_label_key)
+    elif task == "context_response":
+        contexts, _ = context_response_pairs(eval_file, FLAGS.seed, settings["merge_consecutive_turns"])
+        check_batches(eval_file, len(contexts), FLAGS.batch_size)
+    elif task in READERS:
+        READERS[task](eval_file)
     embedders: Dict[int, Any] = {}
     embedder_class = DialogueEmbedder if kind == "dialogue" else SentenceEmbedder
 
