@@ -309,29 +309,26 @@ def _all_finite(checkpoint_prefix):
     return bool(floats) and all(np.isfinite(reader.get_tensor(name)).all() for name in floats)
 
 
-def test_a_nan_loss_stops_training_naming_the_step_and_the_last_good_checkpoint(built, tmp_path):
-    model_dir = tmp_path / "nan"
-    loop = _loop(make_strategy("default"), built, model_dir, max_steps=8, checkpoint_every=2,
-                 method_class=PoisonedFrom, reshape_batches=numbered_batches)
-    with pytest.raises(NonFiniteError, match=r"^step 4: the loss is nan; training stopped without saving this "
-                                             rf"step\. The last good checkpoint is {model_dir}/ckpt-2 "):
+class FiniteLossNanGradient(PoisonedFrom):
+    poison_from, finite_loss = 1, True
+
+
+@pytest.mark.parametrize("method_class, checkpoint_every, stopped, kept", [
+    # The batch of step 4 gives a NaN loss: ckpt-2 is the last saved.
+    (PoisonedFrom, 2, r"step 4: the loss is nan", 2),
+    # Step 2's loss is 0 but its gradient NaN: the weights go bad, step 2 is not saved.
+    (FiniteLossNanGradient, 1, r"step 2: \d+ variables hold NaN or infinite values .*", 1),
+])
+def test_non_finite_training_stops_naming_the_step_and_the_last_good_checkpoint(
+        built, tmp_path, method_class, checkpoint_every, stopped, kept):
+    model_dir = tmp_path / "run"
+    loop = _loop(make_strategy("default"), built, model_dir, max_steps=8, checkpoint_every=checkpoint_every,
+                 method_class=method_class, reshape_batches=numbered_batches)
+    with pytest.raises(NonFiniteError, match=rf"^{stopped}; training stopped without saving this step\. "
+                                             rf"The last good checkpoint is {model_dir}/ckpt-{kept} "):
         loop.run()
-    assert sorted(n for n in os.listdir(model_dir) if n.endswith(".index")) == ["ckpt-2.index"]
-    assert _all_finite(str(model_dir / "ckpt-2"))
-
-
-def test_weights_made_non_finite_by_a_finite_loss_are_never_saved(built, tmp_path):
-    class FiniteLossNanGradient(PoisonedFrom):
-        poison_from, finite_loss = 1, True
-
-    model_dir = tmp_path / "nan_weights"
-    loop = _loop(make_strategy("default"), built, model_dir, max_steps=8, checkpoint_every=1,
-                 method_class=FiniteLossNanGradient, reshape_batches=numbered_batches)
-    with pytest.raises(NonFiniteError, match=r"^step 2: \d+ variables hold NaN or infinite values .*"
-                                             rf"The last good checkpoint is {model_dir}/ckpt-1 "):
-        loop.run()
-    assert sorted(n for n in os.listdir(model_dir) if n.endswith(".index")) == ["ckpt-1.index"]
-    assert _all_finite(str(model_dir / "ckpt-1"))
+    assert sorted(n for n in os.listdir(model_dir) if n.endswith(".index")) == [f"ckpt-{kept}.index"]
+    assert _all_finite(str(model_dir / f"ckpt-{kept}"))
 
 
 def test_a_nan_validation_is_written_as_null_and_never_kept_as_the_best(built, tmp_path):
