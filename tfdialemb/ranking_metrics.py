@@ -26,10 +26,9 @@ def top_k_hits(scores: tf.Tensor, labels: tf.Tensor, k: int) -> tf.Tensor:
     above it (a tie, or a NaN on either side), and a true candidate scored NaN or infinite is a miss."""
     scores = tf.cast(scores, tf.float32)
     true = tf.gather(scores, labels, batch_dims=1)
-    others = tf.logical_not(tf.one_hot(labels, tf.shape(scores)[1], on_value=True, off_value=False))
-    ahead = tf.logical_and(others, tf.logical_not(scores < true[:, tf.newaxis]))
-    ranked_in = tf.reduce_sum(tf.cast(ahead, tf.int32), axis=1) < k
-    return tf.cast(tf.logical_and(ranked_in, tf.math.is_finite(true)), tf.float32)
+    # Candidates not strictly below the truth, the truth itself among them when it is finite.
+    not_below = tf.reduce_sum(tf.cast(tf.logical_not(scores < true[:, tf.newaxis]), tf.int32), axis=1)
+    return tf.cast(tf.logical_and(not_below - 1 < k, tf.math.is_finite(true)), tf.float32)
 
 
 def sorting_quality(scores: tf.Tensor, positions: tf.Tensor, mask: tf.Tensor) -> tf.Tensor:
