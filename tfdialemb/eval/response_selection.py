@@ -59,7 +59,7 @@ def read_blocks(path: str, block_size: Optional[int] = None) -> List[Block]:
     size = BLOCK_SIZE.default if block_size is None else block_size
     blocks: List[Block] = []
     current, seen, first_lines = None, set(), []
-    for line, record in read_eval_records(path, lambda text, errors: convert_response_selection(text, errors, size)):
+    for line, record in read_eval_records(path, lambda source, errors: convert_response_selection(source, errors, size)):
         labels = record.labels
         if labels.get("label") not in (0, 1) or "context_id" not in labels or len(record.turns) < 2:
             raise DialogueFormatError(path, line, "a response-selection record has context turns, the "

@@ -142,7 +142,8 @@ class TrainingLoop:
         return 0
 
     def run(self) -> Dict[str, float]:
-        """Trains to `max_steps`; returns the last logged scalars. Ctrl-C / SIGTERM save first."""
+        """Trains to `max_steps`; returns the last logged scalars. Ctrl-C / SIGTERM save first; a
+        NaN or infinite loss, or weights made so, raise NonFiniteError without saving that step."""
         start = self.restore()
         if self.chief:
             write_model_files(self.config.model_dir, self.method.encoder, self.tokenizer)
