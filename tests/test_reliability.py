@@ -196,6 +196,7 @@ def test_bad_numbers_exit_2_at_parse_time(module, flag):
     assert flag.split("=")[0] in result.stderr and "Traceback" not in result.stderr
 
 
+@pytest.mark.slow
 def test_a_diverging_run_exits_2_naming_the_step_and_the_last_good_checkpoint(tmp_path, corpus_file,
                                                                              hf_safetensors_dir):
     """A learning rate of 1e30 overflows the weights in one step: the next loss is NaN."""
