@@ -6,7 +6,7 @@ from typing import Optional
 import numpy as np
 
 from tfdialemb.files import atomic_open
-from tfdialemb.options import Option
+from tfdialemb.options import Option, non_finite_floats
 
 OVERWRITE = Option("overwrite", False, "Replace an existing output (never one of the inputs).")
 
@@ -79,18 +79,28 @@ def read_lines(path: str) -> list:
     return lines
 
 
-def parse_flags(argv):
+def parse_flags(argv, flag_values=None):
     """absl's flag parsing for `app.run(main, flags_parser=parse_flags)`, with a bad flag value or
     a missing required flag reported as one line and exit status 2, like every other wrong
-    command (absl's own parser exits 1, the status of a bad data line here)."""
+    command (absl's own parser exits 1, the status of a bad data line here). NaN and the
+    infinities are refused for every float flag (`options.non_finite_floats`)."""
     from absl import flags  # pylint: disable=import-outside-toplevel
 
+    flag_values = flag_values or flags.FLAGS
     try:
-        return flags.FLAGS(argv)
+        remaining = flag_values(argv)
     except flags.Error as e:
-        print(f"error: {e}", file=sys.stderr)
-        print("Pass --helpshort or --helpfull to see the flags.", file=sys.stderr)
-        sys.exit(2)
+        _usage_error(str(e))
+    refused = non_finite_floats(flag_values)
+    if refused:
+        _usage_error(f"{', '.join(refused)}: a float flag takes a finite number")
+    return remaining
+
+
+def _usage_error(message: str) -> None:
+    print(f"error: {message}", file=sys.stderr)
+    print("Pass --helpshort or --helpfull to see the flags.", file=sys.stderr)
+    sys.exit(2)
 
 
 def report_error(error: Exception) -> int:

@@ -271,7 +271,8 @@ def split_of(dialogue_id: str, seed: int, fractions: Sequence[float] = (0.8, 0.1
     Independent of file order and of the other dialogues, so a corpus splits while streaming and
     a dialogue keeps its split when the corpus grows.
     """
-    if len(fractions) != len(SPLITS) or abs(sum(fractions) - 1.0) > 1e-9 or min(fractions) < 0:
+    if len(fractions) != len(SPLITS) or not all(f >= 0 for f in fractions) or not abs(sum(fractions) - 1.0) <= 1e-9:
+        # Written so that NaN, for which every comparison is false, fails the test.
         raise ValueError(f"fractions must be three non-negative numbers summing to 1, got {fractions}")
     digest = hashlib.sha256(f"{seed}\x00{dialogue_id}".encode("utf-8")).digest()
     point = int.from_bytes(digest[:8], "big") / 2**64

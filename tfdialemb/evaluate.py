@@ -30,8 +30,9 @@ Hugging Face RoBERTa or T5 directory given as --init_checkpoint (--dial2vec_plm_
 validation.jsonl with alignment and uniformity (train with --validate_task=dialogue), the
 alignment-uniformity trajectory over training.
 
-Response selection (FGC): `response_selection` on an Ubuntu V1 / Douban test file (released text
-or the JSONL of the `ubuntu` / `douban` converters), blocks of candidates per context: r10@1,
+Response selection (FGC): `response_selection` on an Ubuntu V1 / Douban test file (released text,
+cut into blocks of --block_size=10 lines by position, or the JSONL of the `ubuntu` / `douban`
+converters), blocks of candidates per context, the report saying how many were scored: r10@1,
 r10@2, r10@5, r2@1, map, mrr, p@1 of a trained cross-encoder's scores (--model_dir of an `fgc`
 model; --fgc_input is recorded there). Blocks without a positive are left out and counted unless
 --keep_empty_blocks. `fgc_similarity` on the same file is FGC's Table 7: the mean cosine of the
@@ -95,6 +96,7 @@ import numpy as np
 from absl import app, flags
 
 from tfdialemb.baselines.plm_mean import PLM_INPUT
+from tfdialemb.converters.response_selection import BLOCK_SIZE
 from tfdialemb.cli import OVERWRITE, Progress, parse_flags, report_error
 from tfdialemb.data.sampling import UtterancePool
 from tfdialemb.dialogue import read_dialogues
@@ -109,7 +111,8 @@ from tfdialemb.eval.short_term_planning import SCORER as STP_SCORER
 from tfdialemb.eval.switches import EVALUATION_SWITCHES
 from tfdialemb.eval.tasks import TASKS
 from tfdialemb import options
-from tfdialemb.files import atomic_open, check_output
+from tfdialemb.reports import write_report
+from tfdialemb.files import check_output
 from tfdialemb.inference.settings import (DEFAULT_MAX_LENGTH, FGC_INPUT, FINAL_SEPARATOR, KIND_SETTINGS,
                                           MAX_LENGTH, MERGE_TURNS, NUM_ROLES, POOLING, SEPARATOR, SETTINGS,
                                           SPEAKER_PREFIX, SPEAKER_TOKENS)
@@ -149,7 +152,7 @@ TASK_FLAGS = {
     STP_SCORER.name: ("stp",),
     "history_lengths": ("sequence_modeling",),
     "merge_consecutive_turns": ("dialogue", "sequence_modeling", "context_response") + DIALOGUE_PROBE_TASKS,
-    "keep_empty_blocks": ("response_selection",),
+    "keep_empty_blocks": ("response_selection",), "block_size": ("response_selection", "fgc_similarity"),
     "probe_view": DIALOGUE_PROBE_TASKS, "probe_test_fraction": PROBE_TASKS, "probe_seed": PROBE_TASKS,
     "ndcg_k": ("probes",), "augmented_file": ("invariance",), "hidden_layers": ("invariance",),
     "hidden_state_pooling": ("invariance",), "invariance_sampling": ("invariance",),
@@ -209,6 +212,8 @@ flags.DEFINE_list("history_lengths", [str(h) for h in range(2, 11)],
 flags.DEFINE_integer("pairs_per_batch", 128, "context_response: pairs per batch, each context ranking "
                      "every response of its batch (the thesis: 128).", lower_bound=2)
 flags.DEFINE_integer("pair_seed", 0, "context_response: seed of the response drawn from each dialogue.")
+BLOCK_SIZE.define("response_selection, fgc_similarity: lines per candidate block of a released text file, "
+                  "one context each, by position (Ubuntu and Douban test files: 10).")
 flags.DEFINE_bool("keep_empty_blocks", False, "response_selection: score candidate blocks without a "
                   "positive as 0 instead of leaving them out (as taesunwhang/UMS-ResSel does).")
 flags.DEFINE_enum("probe_view", None, ["cls", "mean"], "probes / invariance: the last layer's pooling "
@@ -398,10 +403,7 @@ def main(argv):
             report.update(_sentence_task(source, embedding, settings))
     except (OSError, ValueError) as e:
         return report_error(e)
-    text = json.dumps(report, indent=2, ensure_ascii=False)
-    with atomic_open(FLAGS.output) as f:
-        f.write(text + "\n")
-    print(text)
+    print(write_report(FLAGS.output, report))
     return 0
 
 
@@ -598,8 +600,8 @@ def _dialogue_task(source, embedding: dict, settings: dict) -> dict:
         history = os.path.join(FLAGS.model_dir or "", VALIDATION_HISTORY)
         if FLAGS.model_dir and os.path.isfile(history):
             with open(history, encoding="utf-8") as f:
-                points = [row for row in map(json.loads, f)
-                          if "adjusted_alignment" in row and "uniformity" in row]
+                points = [row for row in map(json.loads, f)  # an undefined value is null
+                          if row.get("adjusted_alignment") is not None and row.get("uniformity") is not None]
             if points:
                 path = os.path.join(FLAGS.plot_dir, "alignment_uniformity.png")
                 # The trajectory follows the embedding the model serves (the validation's).
@@ -761,11 +763,12 @@ def _response_selection_task(source, embedding: dict, settings: dict) -> dict:
                                            on_batch=progress.advance)
         return run_pairs
 
+    block_size = FLAGS.block_size if FLAGS["block_size"].present else None
     if FLAGS.task == "fgc_similarity":
-        metrics = evaluate_pair_similarity(FLAGS.eval_file, over_pairs("represent"))
+        metrics = evaluate_pair_similarity(FLAGS.eval_file, over_pairs("represent"), block_size)
     else:
         metrics = evaluate_response_selection(FLAGS.eval_file, over_pairs("score"),
-                                              keep_empty_blocks=FLAGS.keep_empty_blocks)
+                                              keep_empty_blocks=FLAGS.keep_empty_blocks, block_size=block_size)
     return {"embedding": embedding, "metrics": metrics}
 
 

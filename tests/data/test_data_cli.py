@@ -40,22 +40,35 @@ def _dialogue(i, texts, **labels):
 
 def test_convert_then_validate(run, tmp_path):
     out = str(tmp_path / "ubuntu.jsonl")
-    status, stdout, _ = run("convert", "--format=ubuntu", f"--input={FIXTURES}/ubuntu/train.txt",
+    status, stdout, _ = run("convert", "--format=ubuntu", f"--input={FIXTURES}/ubuntu/test.txt",
                             f"--output={out}")
-    assert status == 0 and stdout.startswith("wrote ")
-    count = len(list(read_dialogues(out)))
+    assert status == 0 and stdout.startswith("wrote 30 dialogues")
+    assert [d.labels["context_id"] for d in read_dialogues(out)] == [0] * 10 + [1] * 10 + [2] * 10
     status, stdout, _ = run("validate", f"--input={out}")
-    assert status == 0 and f"{count} valid dialogues, 0 bad line(s)" in stdout
+    assert status == 0 and "30 valid dialogues, 0 bad line(s)" in stdout
+
+
+def test_convert_takes_the_block_size_of_a_training_file(run, tmp_path):
+    source = f"{FIXTURES}/ubuntu/train.txt"
+    status, _, stderr = run("convert", "--format=ubuntu", f"--input={source}", f"--output={tmp_path}/a.jsonl")
+    assert status == 1 and f"{source}:1-10: the file ends after 4 line(s) of this block" in stderr
+    status, stdout, _ = run("convert", "--format=ubuntu", f"--input={source}", f"--output={tmp_path}/b.jsonl",
+                            "--block_size=2")
+    assert status == 0 and stdout.startswith("wrote 4 dialogues")
+    status, _, stderr = run("convert", "--format=dailydialog", f"--input={source}", f"--output={tmp_path}/c.jsonl",
+                            "--block_size=2")
+    assert status == 2 and "--block_size does not apply to --format=dailydialog" in stderr
 
 
 def test_convert_bad_native_lines_fail_or_skip(run, tmp_path):
     bad = os.path.join(FIXTURES, "ubuntu", "bad")
     source = os.path.join(bad, sorted(os.listdir(bad))[0])
-    status, _, stderr = run("convert", "--format=ubuntu", f"--input={source}", f"--output={tmp_path}/x.jsonl")
+    status, _, stderr = run("convert", "--format=ubuntu", f"--input={source}", f"--output={tmp_path}/x.jsonl",
+                            "--block_size=2")
     assert status == 1 and f"{source}:" in stderr and "--on_error=skip" in stderr
     assert not os.path.exists(tmp_path / "x.jsonl")
     status, _, stderr = run("convert", "--format=ubuntu", f"--input={source}", f"--output={tmp_path}/x.jsonl",
-                            "--on_error=skip")
+                            "--block_size=2", "--on_error=skip")
     assert status == 0 and "skipped" in stderr and os.path.exists(tmp_path / "x.jsonl")
 
 

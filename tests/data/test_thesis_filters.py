@@ -62,7 +62,7 @@ def test_dialogstudio_log_turn_bound_and_empty_utterances(tmp_path, capsys):
                                                                             "X--train--4"]
     assert _convert("--format=sgd", f"--input={source}", f"--output={tmp_path / 'x.jsonl'}",
                     "--max_log_turns=10") == 2
-    assert "--max_log_turns do(es) not apply to --format=sgd" in capsys.readouterr().err
+    assert "--max_log_turns does not apply to --format=sgd" in capsys.readouterr().err
 
 
 def test_utterance_and_dialogue_token_bounds(tmp_path, hf_safetensors_dir, capsys):

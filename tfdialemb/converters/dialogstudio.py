@@ -62,6 +62,7 @@ from tfdialemb.converters.multiwoz import (
     utterance_text,
 )
 from tfdialemb.dialogue import Dialogue, ErrorPolicy, Turn
+from tfdialemb.options import Option
 
 USER_UTTERANCE = "user utterance"
 SYSTEM_RESPONSE = "system response"
@@ -153,5 +154,9 @@ def _info_domains(info: Dict[str, Any]) -> Optional[List[str]]:
 
 
 FORMATS = {"dialogstudio": convert_dialogstudio}
-FORMAT_OPTIONS = {"dialogstudio": ("max_log_turns", "drop_empty_utterances")}
-"""The converter's keyword arguments that `python -m tfdialemb.data convert` passes from its flags."""
+MAX_LOG_TURNS = Option("max_log_turns", 0, "dialogstudio: drop a dialogue of more log turns (user utterance and "
+                       "system response) than this (the thesis' corpus: 10); 0: no bound.", lower_bound=0)
+DROP_EMPTY_UTTERANCES = Option("drop_empty_utterances", False, "dialogstudio: leave empty utterances out (the "
+                               "thesis' corpus), dropping a dialogue left with fewer than two, instead of "
+                               "reporting them as bad records.")
+OPTIONS = {"dialogstudio": (MAX_LOG_TURNS, DROP_EMPTY_UTTERANCES)}

@@ -2,7 +2,8 @@ r"""The data command line: convert, validate, stats, split and build.
 
   python -m tfdialemb.data convert  --format=NAME --input=PATH --output=x.jsonl [--on_error=skip] \
       [--max_utterance_tokens=N] [--max_dialogue_tokens=N] [--vocab_file=vocab.txt] \
-      [--max_log_turns=N] [--drop_empty_utterances]   (the last two: --format=dialogstudio)
+      [--block_size=10]                               # ubuntu, douban: lines per candidate block (training files: 2)
+      [--max_log_turns=N] [--drop_empty_utterances]   # dialogstudio
   python -m tfdialemb.data validate --input=x.jsonl
   python -m tfdialemb.data stats    --input=x.jsonl [--init_checkpoint=DIR] [--output=stats.json]
   python -m tfdialemb.data split    --input=x.jsonl --output_dir=DIR [--seed=0] [--fractions=0.8,0.1,0.1]
@@ -13,7 +14,6 @@ Exit status: 0 done; 1 the input has bad lines (reported with file, line and rea
 --on_error=skip they are counted and skipped instead); 2 the command itself is wrong (unknown
 format or method, missing file or checkpoint, existing output).
 """
-import json
 import os
 import sys
 
@@ -25,6 +25,17 @@ from tfdialemb.inference.settings import MERGE_TURNS, MIN_TURNS, POOL_DIALOGUES
 
 COMMANDS = ("convert", "validate", "stats", "split", "build")
 FLAGS = flags.FLAGS
+
+
+def _define_format_options() -> set:
+    """One flag per converter option (convert), its help naming the formats that take it."""
+    from tfdialemb.converters import converter_options  # pylint: disable=import-outside-toplevel
+
+    declared = [(name, option) for name, taken in converter_options().items() for option in taken]
+    options.define_all(declared)
+    return {option.name for _, option in declared}
+
+
 flags.DEFINE_string("input", None, "Input file (native corpus for convert, canonical JSONL otherwise).")
 flags.DEFINE_string("output", None, "Output file (convert: JSONL; stats: JSON report).")
 flags.DEFINE_string("output_dir", None, "Output directory (split, build).")
@@ -38,6 +49,7 @@ flags.DEFINE_multi_string("builder_param", [], "Builder parameter as key=value; 
 flags.DEFINE_integer("max_length", 128, "Tokens per sequence, [CLS] and [SEP] included (build).")
 flags.DEFINE_integer("seed", 0, "Seed for negative sampling (build) and splits (split).")
 flags.DEFINE_integer("num_shards", 4, "TFRecord shards (build); at least the number of workers.")
+FORMAT_OPTION_NAMES = _define_format_options()
 MERGE_TURNS.define()
 MIN_TURNS.define()
 POOL_DIALOGUES.define()
@@ -52,12 +64,6 @@ flags.DEFINE_integer("max_utterance_tokens", 0, "convert: drop a dialogue with a
 flags.DEFINE_integer("max_dialogue_tokens", 0, "convert: drop a dialogue of more tokens than this as the "
                      "augmentation thesis' encoder reads it ('0 text[SEP]1 text' in [CLS] ... [SEP]) by "
                      "--vocab_file (its SGD probe sets: 512); 0: no bound.", lower_bound=0)
-flags.DEFINE_integer("max_log_turns", 0, "convert --format=dialogstudio: drop a dialogue of more log turns "
-                     "(user utterance and system response) than this (the thesis' corpus: 10); 0: no bound.",
-                     lower_bound=0)
-flags.DEFINE_bool("drop_empty_utterances", False, "convert --format=dialogstudio: leave empty utterances out "
-                  "(the thesis' corpus), dropping a dialogue left with fewer than two, instead of reporting "
-                  "them as bad records.")
 
 
 class UsageError(Exception):
@@ -88,6 +94,7 @@ def _report_skipped(errors) -> None:
 
 def convert() -> int:
     import collections  # pylint: disable=import-outside-toplevel
+    import inspect  # pylint: disable=import-outside-toplevel
 
     from tfdialemb.converters import converter_options, converters  # pylint: disable=import-outside-toplevel
     from tfdialemb.dialogue import write_dialogues  # pylint: disable=import-outside-toplevel
@@ -101,20 +108,19 @@ def convert() -> int:
             return 0
         raise UsageError(f"unknown --format={FLAGS.format}; known: {known}")
     _require("input", "output")
-    options = converter_options()
-    own = options.get(FLAGS.format, ())
-    stray = sorted({name for names in options.values() for name in names} - set(own))
-    given = [f"--{name}" for name in stray if FLAGS[name].present]
-    if given:
-        raise UsageError(f"{', '.join(given)} do(es) not apply to --format={FLAGS.format}")
+    taken = {option.name for option in converter_options().get(FLAGS.format, ())}
+    stray = sorted(name for name in FORMAT_OPTION_NAMES - taken if FLAGS[name].present)
+    if stray:
+        raise UsageError(f"{', '.join('--' + name for name in stray)} does not apply to --format={FLAGS.format}")
     bounds = {"max_utterance_tokens": FLAGS.max_utterance_tokens, "max_dialogue_tokens": FLAGS.max_dialogue_tokens}
     if any(bounds.values()):
         _require("vocab_file")
     check_output(FLAGS.output, [FLAGS.input], FLAGS.overwrite)
     errors = _errors()
     dropped = collections.Counter()
-    dialogues = table[FLAGS.format](FLAGS.input, errors, **{name: FLAGS[name].value for name in own},
-                                    **({"dropped": dropped} if own else {}))
+    convert_format = table[FLAGS.format]
+    counted = {"dropped": dropped} if "dropped" in inspect.signature(convert_format).parameters else {}
+    dialogues = convert_format(FLAGS.input, errors, **{name: FLAGS[name].value for name in taken}, **counted)
     if any(bounds.values()):
         from tfdialemb.data.length_filter import TokenLengthFilter  # pylint: disable=import-outside-toplevel
 
@@ -145,7 +151,8 @@ def validate() -> int:
 def stats() -> int:
     from tfdialemb.data.stats import corpus_stats  # pylint: disable=import-outside-toplevel
     from tfdialemb.dialogue import read_dialogues  # pylint: disable=import-outside-toplevel
-    from tfdialemb.files import atomic_open, check_output  # pylint: disable=import-outside-toplevel
+    from tfdialemb.files import check_output  # pylint: disable=import-outside-toplevel
+    from tfdialemb.reports import report_json, write_report  # pylint: disable=import-outside-toplevel
 
     _require("input")
     if FLAGS.output:
@@ -155,11 +162,7 @@ def stats() -> int:
     report = corpus_stats(read_dialogues(FLAGS.input, errors), tokenizer)
     report["skipped_lines"] = errors.skipped
     _report_skipped(errors)
-    text = json.dumps(report, indent=2, ensure_ascii=False)
-    print(text)
-    if FLAGS.output:
-        with atomic_open(FLAGS.output) as f:
-            f.write(text + "\n")
+    print(write_report(FLAGS.output, report) if FLAGS.output else report_json(report))
     return 0
 
 

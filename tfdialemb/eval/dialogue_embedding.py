@@ -31,9 +31,10 @@ class LabelledDialogues:
 def read_labelled_dialogues(path: str, label_key: str) -> LabelledDialogues:
     """The dialogues of `path` that have `labels[label_key]`, their labels, and how many had none.
 
-    A label must be a string, number or boolean: it is compared for equality only.
+    A label must be a string, number or boolean: it is compared for equality only, and one file
+    uses one kind (3 and "3" are refused rather than counted as two classes).
     """
-    dialogues, labels, skipped = [], [], 0
+    dialogues, labels, skipped, first_of_kind = [], [], 0, {}
     for dialogue in read_dialogues(path):
         if label_key not in dialogue.labels:
             skipped += 1
@@ -42,6 +43,11 @@ def read_labelled_dialogues(path: str, label_key: str) -> LabelledDialogues:
         if not isinstance(label, (str, int, float, bool)) or label != label:  # NaN != NaN
             raise ValueError(f"{path}: dialogue {dialogue.id!r}: label {label_key!r} must be a "
                              f"string, number or boolean, got {label!r}")
+        first_of_kind.setdefault(dialogue_metrics.label_kind(label), (dialogue.id, label))
+        if len(first_of_kind) > 1:
+            raise ValueError(f"{path}: label {label_key!r} is " + " but ".join(
+                f"a {kind} in dialogue {id_!r} ({value!r})" for kind, (id_, value) in first_of_kind.items())
+                + "; a class is spelled one way (these would count as different classes)")
         dialogues.append(dialogue)
         labels.append(label)
     distinct = len(set(labels))

@@ -26,6 +26,7 @@ from tfdialemb.methods.base import Method
 from tfdialemb.methods.mge import NEGATIVES
 from tfdialemb.methods.spec import MethodSpec, default_bench_sequences, register_method
 from tfdialemb.options import Option, Switch
+from tfdialemb.ranking_metrics import top_k_hits
 
 LOSS_VARIANTS = ("paper", "released")
 
@@ -86,7 +87,9 @@ class Dial2vecModel(Method):
             role_masks(batch["samples_role_ids"][:, 0], batch["samples_mask"][:, 0], self.num_roles) > 0,
             axis=-1)
         losses = interlocutor_nt_xent(similarities, self.temperature, present, self.loss_variant)
-        positive_first = tf.equal(tf.argmax(similarities, axis=1), 0)
+        per_role = tf.reshape(tf.transpose(similarities, [0, 2, 1]), [-1, samples])
+        positive_first = tf.reshape(top_k_hits(per_role, tf.zeros(tf.shape(per_role)[:1], tf.int32), 1) > 0,
+                                    [-1, self.num_roles])
         accuracy = tf.cast(tf.reduce_all(positive_first | ~present, axis=-1), tf.float32)
         return losses, {"accuracy": accuracy}
 

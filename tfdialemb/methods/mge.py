@@ -23,6 +23,7 @@ from tfdialemb.losses.candidate_nt_xent import candidate_nt_xent
 from tfdialemb.methods.base import Method, leading_candidates
 from tfdialemb.methods.spec import MethodSpec, default_bench_sequences, register_method
 from tfdialemb.options import Option, Switch
+from tfdialemb.ranking_metrics import top_k_hits
 
 VARIANTS = ("paper", "released")
 CONTEXT_SPLITS = ("per_side", "nearest")
@@ -123,7 +124,7 @@ class MatchingGuidedEmbeddingModel(Method):
             self.encoder.encode_rows(context, context_mask, training), context_mask, turn_mask,
             self.encoder.encode_rows(candidates, candidates_mask, training), candidates_mask)
         losses = candidate_nt_xent(logits, positive_index=0, variant=self.variant)
-        accuracy = tf.cast(tf.equal(tf.argmax(logits, axis=-1), 0), tf.float32)
+        accuracy = top_k_hits(logits, tf.zeros(tf.shape(logits)[:1], tf.int32), 1)
         return losses, {"accuracy": accuracy}
 
 

@@ -216,7 +216,7 @@ def _train(spec, params, prepared: PreparedRun) -> int:
     from tfdialemb.encoders import CheckpointError, load_pretrained  # pylint: disable=import-outside-toplevel
     from tfdialemb.training.graph_options import (  # pylint: disable=import-outside-toplevel
         apply_training_graph_options)
-    from tfdialemb.training.loop import LoopConfig, TrainingLoop  # pylint: disable=import-outside-toplevel
+    from tfdialemb.training.loop import LoopConfig, NonFiniteError, TrainingLoop  # pylint: disable=import-outside-toplevel
     from tfdialemb.training.optimizer import OptimizerConfig  # pylint: disable=import-outside-toplevel
 
     tokenizer, manifest, auxiliary, run_settings = (prepared.tokenizer, prepared.manifest, prepared.auxiliary,
@@ -275,7 +275,7 @@ def _train(spec, params, prepared: PreparedRun) -> int:
         return 2
     try:
         scalars = loop.run()
-    except CheckpointError as e:
+    except (CheckpointError, NonFiniteError) as e:
         return report_error(e)
     print(f"trained to step {scalars['step']:.0f} of {max_steps}: "
           + ", ".join(f"{k} {v:.4f}" for k, v in scalars.items() if k != "step"))
@@ -312,12 +312,12 @@ def _validation(task: str, eval_file: str, tokenizer, config: Dict[str, Any]) ->
     # pylint: disable=import-outside-toplevel
     from tfdialemb.dialogue_embedder import DialogueEmbedder
     from tfdialemb.embedder import SentenceEmbedder
-    from tfdialemb.eval.context_response import evaluate_context_response
+    from tfdialemb.eval.context_response import check_batches, context_response_pairs, evaluate_context_response
     from tfdialemb.eval.dialogue_embedding import evaluate_dialogue_embeddings, read_labelled_dialogues
     from tfdialemb.eval.probes import evaluate_probes
     from tfdialemb.inference.context_response import ContextResponseEncoder
     from tfdialemb.eval.sequence_modeling import evaluate_sequence_modeling
-    from tfdialemb.eval.tasks import TASKS
+    from tfdialemb.eval.tasks import READERS, TASKS
     from tfdialemb.inference.settings import resolve
     from tfdialemb.model_dir import recorded_settings
 
@@ -326,8 +326,14 @@ def _validation(task: str, eval_file: str, tokenizer, config: Dict[str, Any]) ->
         raise ValueError(f"--validate_task={task} embeds with a {kind} model; {config['method']} offers "
                          f"{', '.join(config['inference']) or 'sentence embeddings only'}")
     settings, _ = resolve(kind, recorded_settings(config, kind), {}, FLAGS.model_dir)
+    # A set that cannot be scored fails now, not after training.
     if task in ("dialogue", "probes"):
-        read_labelled_dialogues(eval_file, FLAGS.validate_label_key)  # fails now, not after training
+        read_labelled_dialogues(eval_file, FLAGS.validate_label_key)
+    elif task == "context_response":
+        contexts, _ = context_response_pairs(eval_file, FLAGS.seed, settings["merge_consecutive_turns"])
+        check_batches(eval_file, len(contexts), FLAGS.batch_size)
+    elif task in READERS:
+        READERS[task](eval_file)
     embedders: Dict[int, Any] = {}
     embedder_class = DialogueEmbedder if kind == "dialogue" else SentenceEmbedder
 

@@ -10,6 +10,7 @@ import dataclasses
 import glob
 import json
 import logging
+import math
 import os
 import shutil
 import signal
@@ -26,6 +27,7 @@ from tfdialemb.encoders.weights import DAMAGED_CHECKPOINT_ERRORS, CheckpointErro
 from tfdialemb.methods.base import Method
 from tfdialemb.model_dir import METHOD_CONFIG
 from tfdialemb.precision import with_loss_scaling
+from tfdialemb.reports import report_json
 from tfdialemb.text import BertTokenizer
 from tfdialemb.training.optimizer import OptimizerConfig, create_optimizer
 
@@ -36,6 +38,11 @@ BEST_DIR = "best"
 """MODEL_DIR/best: a model directory of its own holding the best validated weights."""
 BEST_RECORD = "best.json"
 """In BEST_DIR: {"step": N, "metric": name, "value": x, "better": "max"|"min"}."""
+
+
+class NonFiniteError(RuntimeError):
+    """A step gave a NaN or infinite loss, or left NaN or infinite weights: training stops there
+    and nothing of that step is saved."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -135,7 +142,8 @@ class TrainingLoop:
         return 0
 
     def run(self) -> Dict[str, float]:
-        """Trains to `max_steps`; returns the last logged scalars. Ctrl-C / SIGTERM save first."""
+        """Trains to `max_steps`; returns the last logged scalars. Ctrl-C / SIGTERM save first; a
+        NaN or infinite loss, or weights made so, raise NonFiniteError without saving that step."""
         start = self.restore()
         if self.chief:
             write_model_files(self.config.model_dir, self.method.encoder, self.tokenizer)
@@ -159,6 +167,8 @@ class TrainingLoop:
                     loss, metrics = train_step(iterator)
                     step = int(self.step.numpy())
                     scalars = {"loss": float(loss), **{k: float(v) for k, v in metrics.items()}}
+                    if not math.isfinite(scalars["loss"]):
+                        raise self._non_finite(step, f"the loss is {scalars['loss']}")
                     if step % self.config.log_every == 0 or step == self.config.max_steps:
                         self._log_scalars(step, scalars)
                     if self.validate and self.config.validate_every and step % self.config.validate_every == 0:
@@ -239,7 +249,7 @@ class TrainingLoop:
         self._log_scalars(step, {f"validation/{k}": v for k, v in metrics.items()})
         if self.chief:
             with open(os.path.join(self.config.model_dir, VALIDATION_HISTORY), "a", encoding="utf-8") as f:
-                f.write(json.dumps({"step": step, **{k: float(v) for k, v in metrics.items()}}) + "\n")
+                f.write(report_json({"step": step, **{k: float(v) for k, v in metrics.items()}}, indent=None) + "\n")
             if self.config.keep_best:
                 self._keep_if_best(step, metrics)
 
@@ -250,9 +260,14 @@ class TrainingLoop:
         if metric not in metrics:
             raise ValueError(f"validation reports {sorted(metrics)}, not {metric!r} to keep the best by")
         value = float(metrics[metric])
+        if not math.isfinite(value):
+            _log.warning("step %d: validation %s is %s, so these weights cannot be kept as the best", step,
+                         metric, value)
+            return
         best = read_best(self.config.model_dir)
         if best is not None and not (value > best["value"] if better == "max" else value < best["value"]):
             return
+        self._check_finite(step)
         with checkpoint_directory(os.path.join(self.config.model_dir, BEST_DIR), self.method.encoder,
                                   self.tokenizer, number=step, replace=True, model=self.method) as staging:
             record = os.path.join(self.config.model_dir, METHOD_CONFIG)
@@ -280,11 +295,30 @@ class TrainingLoop:
             f.writelines(kept)
 
     def _save(self) -> None:
-        """Saves `ckpt-STEP` unless this step is already saved (every worker must call it)."""
+        """Saves `ckpt-STEP` unless this step is already saved (every worker must call it); weights
+        or optimizer slots that are not finite are never saved."""
         step = int(self.step.numpy())
         latest = self.manager.latest_checkpoint
         if step > 0 and (latest is None or not latest.endswith(f"ckpt-{step}")):
+            self._check_finite(step)
             self.manager.save(checkpoint_number=step)
+
+    def _check_finite(self, step: int) -> None:
+        """NonFiniteError when a float variable of the model or its optimizers holds NaN or an
+        infinity (a finite loss can come with a non-finite update)."""
+        variables = list(self.method.variables) + [v for o in self.optimizers.values() for v in o.variables]
+        bad = sorted({v.name for v in variables
+                      if v.dtype.is_floating and not bool(tf.reduce_all(tf.math.is_finite(v)))})
+        if bad:
+            raise self._non_finite(step, f"{len(bad)} variables hold NaN or infinite values ({', '.join(bad[:3])}"
+                                         + (", ..." if len(bad) > 3 else "") + ")")
+
+    def _non_finite(self, step: int, what: str) -> NonFiniteError:
+        latest = self.manager.latest_checkpoint
+        return NonFiniteError(
+            f"step {step}: {what}; training stopped without saving this step. "
+            + (f"The last good checkpoint is {latest}" if latest else "No checkpoint was saved before it")
+            + " (a lower --learning_rate, or a look at the data, may help)")
 
     def _clean_worker_dir(self) -> None:
         if not self.chief and os.path.isdir(self._checkpoint_dir):
