@@ -83,14 +83,28 @@ def parse_flags(argv):
     """absl's flag parsing for `app.run(main, flags_parser=parse_flags)`, with a bad flag value or
     a missing required flag reported as one line and exit status 2, like every other wrong
     command (absl's own parser exits 1, the status of a bad data line here)."""
+    import logging  # pylint: disable=import-outside-toplevel
+
     from absl import flags  # pylint: disable=import-outside-toplevel
 
+    if "verbose" not in flags.FLAGS:
+        flags.DEFINE_bool("verbose", False, "Show TensorFlow's start-up and saving messages (CUDA probing, "
+                          "oneDNN notices, its INFO log), hidden by default; -v for short.",
+                          module_name=argv[0])
+    argv = ["--verbose" if arg == "-v" else arg for arg in argv]
     try:
-        return flags.FLAGS(argv)
+        parsed = flags.FLAGS(argv)
     except flags.Error as e:
         print(f"error: {e}", file=sys.stderr)
         print("Pass --helpshort or --helpfull to see the flags.", file=sys.stderr)
         sys.exit(2)
+    if not flags.FLAGS.verbose:
+        # TensorFlow's Python INFO lines (signature input names, sharding, assets, fingerprints),
+        # logged through its own logger and absl's; the library logs through neither.
+        # A filter, not a level: absl resets levels when it installs its handler after parsing.
+        for name in ("tensorflow", "absl"):
+            logging.getLogger(name).addFilter(lambda record: record.levelno >= logging.WARNING)
+    return parsed
 
 
 def report_error(error: Exception) -> int:
