@@ -1,6 +1,8 @@
 r"""The data command line: convert, validate, stats, split and build.
 
   python -m tfdialemb.data convert  --format=NAME --input=PATH --output=x.jsonl [--on_error=skip]
+  python -m tfdialemb.data convert  --format=json|jsonl|yaml|text --input=PATH_OR_DIR --output=x.jsonl \
+      [--text_key=text] [--speaker_key=speaker] [--label_key=KEY,...] [--turns_key=turns] [--dialogues_key=KEY]
   python -m tfdialemb.data validate --input=x.jsonl
   python -m tfdialemb.data stats    --input=x.jsonl [--init_checkpoint=DIR] [--output=stats.json]
   python -m tfdialemb.data split    --input=x.jsonl --output_dir=DIR [--seed=0] [--fractions=0.8,0.1,0.1]
@@ -19,6 +21,7 @@ from absl import app, flags
 
 from tfdialemb import options
 from tfdialemb.cli import OVERWRITE, parse_flags
+from tfdialemb.converters import converter_options
 from tfdialemb.inference.settings import MERGE_TURNS, MIN_TURNS, POOL_DIALOGUES
 
 COMMANDS = ("convert", "validate", "stats", "split", "build")
@@ -37,6 +40,8 @@ flags.DEFINE_integer("num_shards", 4, "TFRecord shards (build); at least the num
 MERGE_TURNS.define()
 MIN_TURNS.define()
 POOL_DIALOGUES.define()
+CONVERTER_OPTIONS = converter_options()
+options.define_all([(name, option) for name, own in CONVERTER_OPTIONS.items() for option in own])
 flags.adopt_module_key_flags(options)
 OVERWRITE.define()
 flags.DEFINE_enum("dialogue_separator", "sep", ["sep", "eou"],
@@ -83,9 +88,15 @@ def convert() -> int:
             return 0
         raise UsageError(f"unknown --format={FLAGS.format}; known: {known}")
     _require("input", "output")
+    own = {option.name for option in CONVERTER_OPTIONS[FLAGS.format]}
+    stray = sorted({option.name for given in CONVERTER_OPTIONS.values() for option in given
+                    if option.name not in own and FLAGS[option.name].present})
+    if stray:
+        raise UsageError(f"{', '.join('--' + name for name in stray)} do(es) not apply to --format={FLAGS.format}")
     check_output(FLAGS.output, [FLAGS.input], FLAGS.overwrite)
     errors = _errors()
-    count = write_dialogues(table[FLAGS.format](FLAGS.input, errors), FLAGS.output)
+    converted = table[FLAGS.format](FLAGS.input, errors, **{name: FLAGS[name].value for name in own})
+    count = write_dialogues(converted, FLAGS.output)
     print(f"wrote {count} dialogues to {FLAGS.output}")
     _report_skipped(errors)
     return 0
@@ -97,8 +108,11 @@ def validate() -> int:
     _require("input")
     errors = ErrorPolicy("skip", keep=1000)
     count = sum(1 for _ in read_dialogues(FLAGS.input, errors))
-    _report_skipped(errors)
-    print(f"{FLAGS.input}: {count} valid dialogues, {errors.skipped} bad line(s)")
+    for message in errors.messages:
+        print(f"bad line {message}", file=sys.stderr)
+    more = errors.skipped - len(errors.messages)
+    print(f"{FLAGS.input}: {count} valid dialogues, {errors.skipped} bad line(s)"
+          + (f" ({more} not shown)" if more else ""))
     return 1 if errors.skipped else 0
 
 
