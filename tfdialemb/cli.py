@@ -12,9 +12,13 @@ OVERWRITE = Option("overwrite", False, "Replace an existing output (never one of
 
 
 class Progress:
-    """A one-line progress bar on stderr: done (of total when known), rate and time left.
+    """A one-line progress bar on stderr: done (of total when known), rate, time left and an
+    optional note (e.g. the running loss).
 
-    Redraws at most every `interval` seconds, so per-item calls stay cheap.
+    The rate and the time left are measured from the first item on, so the first item's one-off
+    costs (a graph trace, a warm cache) do not stretch the estimate; until a second item is done
+    the time left is unknown. Redraws at most every `interval` seconds, so per-item calls stay
+    cheap; `message` prints a line of its own without gluing it to the bar.
     """
 
     def __init__(self, total: Optional[int], unit: str = "items", stream=None, interval: float = 0.2):
@@ -24,16 +28,31 @@ class Progress:
         self.start = time.perf_counter()
         self.stream = stream or sys.stderr
         self.interval = interval
+        self.note = ""
+        self._first: Optional[tuple] = None  # (items done, time) when the first advance came
         self._drawn = 0.0
+        self._width = 0
         self._finished = False
 
-    def advance(self, count: int) -> None:
+    def advance(self, count: int, note: Optional[str] = None) -> None:
         self.done += count
+        if note is not None:
+            self.note = note
         now = time.perf_counter()
+        if self._first is None and count:
+            self._first = (self.done, now)
         if self.total is not None and self.done >= self.total:
             self.finish()
         elif now - self._drawn >= self.interval:
             self._draw(now)
+
+    def message(self, text: str) -> None:
+        """Prints `text` on a line of its own above the bar, then redraws the bar."""
+        self.stream.write("\r" + " " * self._width + "\r" + text + "\n")
+        self._width = 0
+        if not self._finished and self._drawn:
+            self._draw(time.perf_counter())
+        self.stream.flush()
 
     def finish(self) -> None:
         if not self._finished:
@@ -42,18 +61,32 @@ class Progress:
             self.stream.flush()
             self._finished = True
 
+    def _rate(self, now: float) -> Optional[float]:
+        """Items per second after the first item, or None before a second one."""
+        if self._first is None or self.done <= self._first[0] or now <= self._first[1]:
+            return None
+        return (self.done - self._first[0]) / (now - self._first[1])
+
     def _draw(self, now: float) -> None:
         self._drawn = now
-        rate = self.done / max(now - self.start, 1e-9)
+        rate = self._rate(now)
+        if rate is None:
+            speed = ""
+        elif rate >= 1:
+            speed = f" {rate:.1f}/s"
+        else:
+            speed = f" {1 / rate:.1f} s/{self.unit.rstrip('s')}"
         if self.total is None:
-            line = f"{self.done} {self.unit} {rate:.1f}/s"
+            line = f"{self.done} {self.unit}{speed}"
         else:
             width = 30
             filled = int(width * self.done / max(self.total, 1))
-            left = (self.total - self.done) / rate if rate else 0.0
-            line = (f"[{'=' * filled}{'.' * (width - filled)}] {self.done}/{self.total} {self.unit} "
-                    f"{rate:.1f}/s, {left:.0f}s left")
-        self.stream.write("\r" + line)
+            left = f"{(self.total - self.done) / rate:.0f}s left" if rate else "time left unknown"
+            line = f"[{'=' * filled}{'.' * (width - filled)}] {self.done}/{self.total} {self.unit}{speed}, {left}"
+        if self.note:
+            line += f", {self.note}"
+        self.stream.write("\r" + line + " " * max(0, self._width - len(line)))
+        self._width = len(line)
         self.stream.flush()
 
 

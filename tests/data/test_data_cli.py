@@ -105,7 +105,8 @@ def test_stats_hand_worked(run, tmp_path):
     assert report["tokens_per_turn"] == {"p50": 1, "p90": 4, "p95": 4, "p99": 4, "p100": 4}
     # Dialogue lengths: 4, 7, 2 -> p50 = 4.
     assert report["tokens_per_dialogue"]["p50"] == 4 and report["tokens_per_dialogue"]["p100"] == 7
-    assert report["labels"] == {"domain": {"x": 2, "y": 1}}
+    assert report["labels"] == {"domain": {"distinct": 2, "dialogues": {"x": 2, "y": 1}}}
+    assert report["turns_by_speaker"] == {"a": 4, "b": 3}  # turns, not dialogues
     assert report["turns_per_dialogue"]["p100"] == 3
 
 

@@ -9,7 +9,7 @@ pads S to L × L and hands it to scikit-learn, which reads a precomputed matrix 
 diagonal, so the same pairs are used there.
 
 Two clusterings (`--stage_clustering`):
-- `contiguous` (default; the issue's stages): average linkage (the distance of two clusters is the
+- `contiguous` (default; stages of consecutive turns): average linkage (the distance of two clusters is the
   mean distance of their utterance pairs) where only neighbouring runs may merge, so every stage
   is a run of consecutive utterances. Written here rather than with scikit-learn's
   `connectivity=` chain graph: under a connectivity graph scikit-learn's average linkage averages

@@ -168,6 +168,9 @@ class MgeSpec(MethodSpec):
                              f"--{VARIANT.name}=released (×0.1 logit scaling, Σ(1+α)R̂ over the turns); drop it")
         return params
 
+    def unused_options(self, params):
+        return (TEMPERATURE.name, AGGREGATION.name) if params[VARIANT.name] == "released" else ()
+
     def optimizer_settings(self, params):
         """The released optimiser goes with the released scoring (wrapper_bert.py: Adam, lr
         max(5e-5 · 0.98^(step/10000), 1e-5), gradients clipped to global norm 3)."""
