@@ -96,19 +96,27 @@ def save_npy_atomic(path: str, array: np.ndarray) -> None:
         np.save(f, array)
 
 
+STDIN = "-"
+
+
 def read_lines(path: str) -> list:
-    """Non-empty lines of a UTF-8 text file; a clear error for a missing, empty or binary file."""
+    """Non-empty lines of a UTF-8 text file (STDIN: standard input); a clear error for a missing,
+    empty or binary file."""
     from tfdialemb.dialogue import check_input_file  # pylint: disable=import-outside-toplevel
 
-    check_input_file(path, "input file")
+    if path != STDIN:
+        check_input_file(path, "input file")
     try:
-        with open(path, encoding="utf-8") as f:
-            lines = [line.rstrip("\n").rstrip("\r") for line in f]
+        if path == STDIN:
+            lines = [line.rstrip("\r") for line in sys.stdin.buffer.read().decode("utf-8").split("\n")]
+        else:
+            with open(path, encoding="utf-8") as f:
+                lines = [line.rstrip("\n").rstrip("\r") for line in f]
     except UnicodeDecodeError as e:
-        raise ValueError(f"{path}: not UTF-8 text ({e})") from None
+        raise ValueError(f"{'standard input' if path == STDIN else path}: not UTF-8 text ({e})") from None
     lines = [line for line in lines if line.strip()]
     if not lines:
-        raise ValueError(f"{path}: has no non-empty lines to encode")
+        raise ValueError(f"{'standard input' if path == STDIN else path}: has no non-empty lines to encode")
     return lines
 
 
