@@ -59,9 +59,11 @@ Probes of frozen, L2-normalised embeddings (the augmentation thesis, Sec. 4.4 an
 tfdialemb/eval/probes.py, intent.py, invariance.py): `probes` on labelled canonical dialogues
 (--label_key, e.g. `domain` of `--format=sgd_single_domain`): logistic-regression accuracy and
 macro F1, KMeans purity and V-measure, retrieval nDCG@--ndcg_k (100); the dialogue embedding is
-the --probe_view (cls, or mean) of the whole dialogue as one sequence. `intent` on one-utterance
-records (`--format=banking77`; --label_key defaults to intent) with the sentence embedding
-(--pooling): logistic-regression accuracy. Both fit on --fit_file and score --eval_file (the
+the --probe_view (cls, or mean) of the whole dialogue as one sequence. `intent` classifies
+utterances with the sentence embedding (--pooling): every turn of the file, labelled by its own
+field --label_key (default intent) or else by its dialogue's labels[--label_key], so one-utterance
+records (`--format=banking77`) and dialogues labelled as a whole (a domain, a category) both drive
+it; logistic-regression accuracy and macro F1. Both fit on --fit_file and score --eval_file (the
 released fixed splits: SGD train / test, banking77 train.csv / test.csv), or without --fit_file
 hold out --probe_test_fraction of --eval_file by --probe_seed. `invariance` reads
 --augmented_file (originals and views with labels.augmentations and labels.source_id) and
@@ -196,7 +198,8 @@ flags.DEFINE_enum("lda_metrics", "categorization", ["categorization", "all"],
                   "lda: categorization (dial2vec Sec. 4.3: each dialogue's most probable topic, "
                   "purity, ARI, NMI and accuracy over --runs LDA fits) or all (one fit's topic "
                   "distributions evaluated like any embedding, KMeans categorization included).")
-flags.DEFINE_string("label_key", None, "dialogue: the key of `labels` holding the domain.")
+flags.DEFINE_string("label_key", None, "dialogue, probes: the key of `labels` holding the domain; intent: "
+                    "the turn field or dialogue label classified (default: intent).")
 flags.DEFINE_string("plot_dir", None, "dialogue: write PNG plots here.")
 flags.DEFINE_integer("runs", 10, "dialogue: seeded KMeans runs (lda: LDA fits) and random pairings "
                      "averaged.", lower_bound=1)
@@ -643,7 +646,7 @@ def _intent_probe(source, embedding: dict, settings: dict):
 
     result = evaluate_intent(FLAGS.eval_file, embed_texts, label_key=label_key, fit_path=FLAGS.fit_file,
                              test_fraction=FLAGS.probe_test_fraction, seed=FLAGS.probe_seed)
-    texts, labels, _ = read_utterances(FLAGS.eval_file, label_key)
+    texts, labels, _, _ = read_utterances(FLAGS.eval_file, label_key)
     return {"label_key": label_key, "embedding": embedding, **result}, (
         np.stack([embedded[text] for text in texts]), labels)
 
