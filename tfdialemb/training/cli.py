@@ -63,14 +63,16 @@ def define_flags(command: str) -> None:
                        lower_bound=0.0)
     flags.DEFINE_integer("freeze_layers", None, "Freeze the embeddings and this many bottom layers "
                          "(0: none; negative: all but the top -N layers, e.g. -3 trains only the "
-                         "last 3 whatever the depth; default: the method's).")
+                         "last 3 whatever the depth; default: the method's, fitted to the encoder's "
+                         "depth when it would leave no layer to train).")
     MAX_LENGTH.define("Tokens per built sequence, special tokens included (default: the method's).")
     MERGE_TURNS.define()
     MIN_TURNS.define()
     POOL_DIALOGUES.define()
     flags.DEFINE_integer("seed", 0, "Seed for data building, shuffling and initialisation.")
     flags.DEFINE_integer("checkpoint_every", 200, "Save a checkpoint every N steps.", lower_bound=1)
-    flags.DEFINE_integer("log_every", 50, "Log scalars every N steps.", lower_bound=1)
+    flags.DEFINE_integer("log_every", 50, "Print the step's loss and metrics, and write them to "
+                         "TensorBoard (MODEL_DIR/train), every N steps.", lower_bound=1)
     flags.DEFINE_integer("num_shards", 4, "Shards when building --train_file (>= number of workers).",
                          lower_bound=1)
     flags.DEFINE_enum("validate_task", "sr", sorted(VALIDATION_KINDS),
@@ -78,8 +80,9 @@ def define_flags(command: str) -> None:
                       "dialogue embedding the method serves, labels[--validate_label_key] the domain; "
                       "sequence_modeling: triple-encoders' average rank of the next utterance; "
                       "context_response: a context-response model's in-batch accuracy@5 over batches of "
-                      "--batch_size pairs, one per dialogue. The weights "
-                      "that validate best (SELECTION_METRICS) are kept in MODEL_DIR/best.")
+                      "--batch_size pairs, one per dialogue. The weights that validate best (sr: MAP, "
+                      "dsts: Spearman, dialogue: purity, sequence_modeling: the lowest average rank, "
+                      "context_response: accuracy@5) are kept in MODEL_DIR/best.")
     flags.DEFINE_string("validate_label_key", "domain", "Label key of --validate_task=dialogue.")
     flags.DEFINE_string("validate_file", None, "Evaluation set scored every --validate_every steps.")
     flags.DEFINE_integer("validate_every", 0, "Validation interval in steps (0: never).", lower_bound=0)
