@@ -43,6 +43,7 @@ def test_progress_counts_to_the_total():
     progress.advance(3)
     progress.advance(2)
     assert "5/5 sentences" in stream.getvalue() and stream.getvalue().endswith("\n")
+    assert ", done in " in stream.getvalue().splitlines()[-1]  # the elapsed time, not a time left
     progress.finish()
     assert stream.getvalue().count("\n") == 1
 

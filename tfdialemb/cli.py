@@ -81,7 +81,10 @@ class Progress:
         else:
             width = 30
             filled = int(width * self.done / max(self.total, 1))
-            left = f"{(self.total - self.done) / rate:.0f}s left" if rate else "time left unknown"
+            if self.done >= self.total:
+                left = f"done in {now - self.start:.1f}s"
+            else:
+                left = f"{(self.total - self.done) / rate:.0f}s left" if rate else "time left unknown"
             line = f"[{'=' * filled}{'.' * (width - filled)}] {self.done}/{self.total} {self.unit}{speed}, {left}"
         if self.note:
             line += f", {self.note}"

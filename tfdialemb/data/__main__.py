@@ -71,7 +71,7 @@ def _report_skipped(errors) -> None:
         print(f"skipped {message}", file=sys.stderr)
     if errors.skipped:
         more = errors.skipped - len(errors.messages)
-        print(f"skipped {errors.skipped} bad line(s)" + (f" ({more} not shown)" if more else ""),
+        print(f"skipped {errors.skipped} bad record(s)" + (f" ({more} not shown)" if more else ""),
               file=sys.stderr)
 
 
