@@ -80,4 +80,5 @@ def test_text_layouts_read_back_the_same_float32_values(tmp_path):
 
 def test_an_output_of_another_layout_is_refused_before_any_work(tmp_path, hf_safetensors_dir):
     result = _run(f"--init_checkpoint={hf_safetensors_dir}", "--input=-", f"--output={tmp_path}/e.csv")
-    assert result.returncode == 2 and "--output must end with .npy, .jsonl, .tsv" in result.stderr
+    assert result.returncode == 2 and "e.csv: --output must end with .npy, .jsonl, .tsv" in result.stderr
+    assert "loaded" not in result.stderr  # refused before the checkpoint was read

@@ -47,8 +47,6 @@ flags.DEFINE_integer("batch_size", 64, "Sentences per batch.", lower_bound=1)
 OVERWRITE.define()
 flags.mark_flags_as_required(["input", "output"])
 flags.mark_flags_as_mutual_exclusive(["model_dir", "init_checkpoint", "saved_model"], required=True)
-flags.register_validator("output", lambda path: path is None or path.endswith(OUTPUT_LAYOUTS),
-                         message=f"--output must end with {', '.join(OUTPUT_LAYOUTS)}")
 flags.register_multi_flags_validator(
     ["saved_model", "pooling", "max_length"],
     lambda values: not (values["saved_model"] and (FLAGS["pooling"].present or FLAGS["max_length"].present)),
@@ -66,6 +64,8 @@ def main(argv):
 
     try:
         check_output(FLAGS.output, [FLAGS.input], FLAGS.overwrite)
+        if not FLAGS.output.endswith(OUTPUT_LAYOUTS):
+            raise ValueError(f"{FLAGS.output}: --output must end with {', '.join(OUTPUT_LAYOUTS)} (its layout)")
         texts = read_lines(FLAGS.input)
         embedder = _saved_model_embedder() if FLAGS.saved_model else _checkpoint_embedder()
     except (OSError, ValueError) as e:

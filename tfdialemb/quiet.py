@@ -75,6 +75,11 @@ def _filter_stderr() -> None:
     if child == 0:  # the filter: reads the pipe until every writer has closed it
         try:
             os.close(write_end)
+            for unused in (0, 1):  # holding the command's stdin or stdout open could keep a reader waiting
+                try:
+                    os.close(unused)
+                except OSError:
+                    pass
             for name in ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"):
                 signal.signal(getattr(signal, name), signal.SIG_IGN)
             forward(read_end, 2)
