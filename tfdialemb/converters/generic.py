@@ -42,7 +42,7 @@ import os
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from tfdialemb.converters.native import alternate_speakers, iter_lines
-from tfdialemb.dialogue import Dialogue, ErrorPolicy, Turn, check_input_file, parse_dialogue
+from tfdialemb.dialogue import Dialogue, ErrorPolicy, check_input_file, json_lines, parse_dialogue
 from tfdialemb.options import Option
 
 TEXT_KEY = Option("text_key", "text", "the key of a turn object holding its text.")
@@ -173,16 +173,7 @@ def convert_jsonl(input_path: str, errors: ErrorPolicy, **keys) -> Iterator[Dial
     """One dialogue per line of each JSON Lines file."""
     layout, ids = _Layout(**keys), _UniqueIds(errors)
     for path, stem in input_files(input_path, EXTENSIONS["jsonl"]):
-        count = 0
-        for number, line in iter_lines(path, errors):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as e:
-                errors.report(path, number, f"malformed JSON ({e.msg} at column {e.colno})")
-                continue
-            count += 1
+        for count, (number, record) in enumerate(json_lines(path, errors, skip_blank=True), start=1):
             dialogue = _converted(layout, record, f"{stem}-{count}", {}, path, number, errors, ids)
             if dialogue is not None:
                 yield dialogue
