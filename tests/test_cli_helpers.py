@@ -48,6 +48,7 @@ def test_progress_counts_to_the_total():
     progress.advance(3)
     progress.advance(2)
     assert "5/5 sentences" in stream.getvalue() and stream.getvalue().endswith("\n")
+    assert ", done in " in stream.getvalue().splitlines()[-1]  # the elapsed time, not a time left
     progress.finish()
     assert stream.getvalue().count("\n") == 1
 
@@ -59,6 +60,24 @@ def test_progress_without_a_total_counts_until_finished():
         progress.advance(1)
     progress.finish()
     assert stream.getvalue().rstrip("\n").endswith("/s") and "\r4 dialogues" in stream.getvalue()
+
+
+def test_progress_measures_time_left_after_the_first_item_and_prints_messages_on_their_own_line(monkeypatch):
+    clock = iter([0.0, 30.0, 32.0, 33.0, 34.0])  # start; item 1 takes 30 s (a trace), then 2 s each
+    monkeypatch.setattr("tfdialemb.cli.time.perf_counter", lambda: next(clock))
+    stream = io.StringIO()
+    progress = Progress(10, "steps", stream=stream, interval=0.0)
+    progress.advance(1, "loss 2.0000")
+    assert stream.getvalue().endswith("1/10 steps, time left unknown, loss 2.0000")
+    progress.advance(1, "loss 1.5000")
+    # 1 step in the 2 s after the first, 8 to go: 16 s, not the 72 s the first step's pace gives.
+    assert stream.getvalue().endswith("2/10 steps 2.0 s/step, 16s left, loss 1.5000")
+    progress.message("step 2: validation spearman 0.5")
+    lines = stream.getvalue().split("\r")
+    assert lines[-2].endswith("step 2: validation spearman 0.5\n")  # after the bar was blanked
+    assert lines[-3].strip() == "" and lines[-1].startswith("[======") and "\n" not in lines[-1]  # redrawn
+    progress.advance(1)
+    assert stream.getvalue().endswith("3/10 steps 2.0 s/step, 14s left, loss 1.5000")
 
 
 def test_atomic_directory_appears_complete_or_not_at_all(tmp_path):

@@ -130,6 +130,9 @@ def test_evaluate_and_export_through_the_commands(trained, hf_safetensors_dir):
     kernel, bias = (v.numpy() for v in loaded.model.selection.weights)
     np.testing.assert_allclose(1 / (1 + np.exp(-(cls @ kernel + bias)[:, 0])), expected, atol=1e-5)
     assert "turn_counts must add up" in result["errors"][0]
+    by_path = PairScorer.load(str(root / "model"))  # the directory's recorded layout and length
+    assert (by_path.max_length, by_path.layout.layout) == (scorer.max_length, "ums")
+    np.testing.assert_allclose(by_path.score(contexts, responses), expected, atol=1e-6)
     assert "at least one token" in result["errors"][1]
 
 

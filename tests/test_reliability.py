@@ -8,7 +8,6 @@ import signal
 import subprocess
 import sys
 
-import numpy as np
 import pytest
 import tensorflow as tf
 

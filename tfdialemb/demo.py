@@ -39,6 +39,7 @@ from absl import app, flags
 
 from tfdialemb.cli import parse_flags
 from tfdialemb.command_steps import evaluation_metrics, run_step
+from tfdialemb.eval.table import format_table
 
 PARTS = ("dialoguecse", "dial2vec", "triple", "augcl", "fgc")
 DEFAULT_PARTS = ("dialoguecse", "dial2vec", "triple", "augcl")
@@ -61,11 +62,7 @@ flags.DEFINE_integer("augcl_steps", 40, "augcl training steps.")
 
 
 def _table(title: str, columns, rows: dict) -> None:
-    widths = [max(10, len(c)) + 2 for c in columns]
-    print(f"\n{title}")
-    print(f"{'':34}" + "".join(f"{c:>{w}}" for c, w in zip(columns, widths)))
-    for name, values in rows.items():
-        print(f"{name:34}" + "".join(f"{values[c]:{w}.4f}" for c, w in zip(columns, widths)))
+    print("\n" + format_table(columns, {name: [values[c] for c in columns] for name, values in rows.items()}, title))
 
 
 def _continued_mlm(work: str, encoder: str, train: str) -> str:

@@ -167,6 +167,20 @@ def iter_lines(path: str, errors: ErrorPolicy) -> Iterator[Tuple[int, str]]:
             yield number, text.rstrip("\n").rstrip("\r")
 
 
+def json_lines(path: str, errors: ErrorPolicy, skip_blank: bool = False) -> Iterator[Tuple[int, Any]]:
+    """(1-based line number, decoded JSON value) of each line of `path`; malformed JSON (and a
+    blank line, unless `skip_blank`) goes to `errors`."""
+    for number, line in iter_lines(path, errors):
+        if not line.strip():
+            if not skip_blank:
+                errors.report(path, number, "blank line")
+            continue
+        try:
+            yield number, json.loads(line)
+        except json.JSONDecodeError as e:
+            errors.report(path, number, f"malformed JSON ({e.msg} at column {e.colno})")
+
+
 def read_dialogues(path: str, errors: Optional[ErrorPolicy] = None) -> Iterator[Dialogue]:
     """Streams the dialogues of a canonical JSONL file, validating every line.
 
@@ -176,15 +190,7 @@ def read_dialogues(path: str, errors: Optional[ErrorPolicy] = None) -> Iterator[
     """
     errors = errors or ErrorPolicy("fail")
     seen = set()
-    for number, line in iter_lines(path, errors):
-        if not line.strip():
-            errors.report(path, number, "blank line")
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as e:
-            errors.report(path, number, f"malformed JSON ({e.msg} at column {e.colno})")
-            continue
+    for number, record in json_lines(path, errors):
         try:
             dialogue = parse_dialogue(record)
         except ValueError as e:

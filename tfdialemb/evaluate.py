@@ -60,9 +60,11 @@ Probes of frozen embeddings (the augmentation thesis, Sec. 4.4 and 5.4-5.5; see
 tfdialemb/eval/probes.py, intent.py, invariance.py): `probes` on labelled canonical dialogues
 (--label_key, e.g. `domain` of `--format=sgd_single_domain`): logistic-regression accuracy and
 macro F1, KMeans purity and V-measure, retrieval nDCG@--ndcg_k (100); the dialogue embedding is
-the --probe_view (cls, or mean) of the whole dialogue as one sequence. `intent` on one-utterance
-records (`--format=banking77`; --label_key defaults to intent) with the sentence embedding
-(--pooling): logistic-regression accuracy. Both fit on --fit_file and score --eval_file (the
+the --probe_view (cls, or mean) of the whole dialogue as one sequence. `intent` classifies
+utterances with the sentence embedding (--pooling): every turn of the file, labelled by its own
+field --label_key (default intent) or else by its dialogue's labels[--label_key], so one-utterance
+records (`--format=banking77`) and dialogues labelled as a whole (a domain, a category) both drive
+it; logistic-regression accuracy and macro F1. Both fit on --fit_file and score --eval_file (the
 released fixed splits: SGD train / test, banking77 train.csv / test.csv), or without --fit_file
 hold out --probe_test_fraction of --eval_file by --probe_seed. `invariance` reads
 --augmented_file (originals and views with labels.augmentations and labels.source_id) and
@@ -81,7 +83,10 @@ settings (--separator, --num_roles, --speaker_tokens, --merge_consecutive_turns,
 come from there and a flag contradicting them is refused; --max_length and --pooling override the
 record with a warning. --init_checkpoint is any checkpoint the project loads (Hugging Face BERT,
 Google TF1 BERT), with the flags' values or their defaults. The report {"task",
-"eval_file", "checkpoint", "embedding", "metrics", ...} is written atomically and printed.
+"eval_file", "checkpoint", "embedding", "metrics", ...} is written atomically and printed, then a
+table of the task's headline metrics under the names its paper uses. --model_dir=A,B,C evaluates
+several models (checkpoint directories of any kind) on the same task and settings: the file holds
+a list of their reports and the table compares them, a row per model (and view).
 Exit status: 0 done; 1 the eval or fit file has a bad line (file, line and reason are named);
 2 the command is wrong (missing eval file or checkpoint, a file that is no such set, a flag the
 task or embedding needs or does not use).
@@ -167,7 +172,8 @@ FLAGS = flags.FLAGS
 flags.DEFINE_enum("task", None, sorted(TASK_EMBEDDINGS), "Evaluation task.")
 flags.DEFINE_string("eval_file", None, "Evaluation set: released text file or converted JSONL "
                     "(every task but invariance).")
-flags.DEFINE_string("model_dir", None, "Trained tfdialemb model directory to evaluate.")
+flags.DEFINE_string("model_dir", None, "Trained tfdialemb model directory to evaluate, or several, "
+                    "comma-separated, for one comparison table (any checkpoint directory may be one of them).")
 flags.DEFINE_string("init_checkpoint", None, "Any loadable checkpoint, e.g. an untrained BERT.")
 flags.DEFINE_string("saved_model", None, "sr, dsts: an exported sentence SavedModel (`export "
                     "--kind=sentence`) instead of a checkpoint; its pooling and max length are fixed.")
@@ -198,7 +204,8 @@ flags.DEFINE_enum("lda_metrics", "categorization", ["categorization", "all"],
                   "lda: categorization (dial2vec Sec. 4.3: each dialogue's most probable topic, "
                   "purity, ARI, NMI and accuracy over --runs LDA fits) or all (one fit's topic "
                   "distributions evaluated like any embedding, KMeans categorization included).")
-flags.DEFINE_string("label_key", None, "dialogue: the key of `labels` holding the domain.")
+flags.DEFINE_string("label_key", None, "dialogue, probes: the key of `labels` holding the domain; intent: "
+                    "the turn field or dialogue label classified (default: intent).")
 flags.DEFINE_string("plot_dir", None, "dialogue: write PNG plots here.")
 flags.DEFINE_integer("runs", 10, "dialogue: seeded KMeans runs (lda: LDA fits) and random pairings "
                      "averaged.", lower_bound=1)
@@ -317,6 +324,8 @@ def check_flags() -> None:
                          "--fit_file the whole eval file is held out")
     if task == "invariance":
         probed_layers(FLAGS.hidden_layers)
+    if len(model_dirs()) > 1 and FLAGS.plot_dir:
+        raise ValueError("--plot_dir draws one model's plots: give one --model_dir with it")
 
 
 def probed_layers(values: List[str]) -> List[int]:
@@ -369,42 +378,58 @@ def fit_transform(encode, embedding: dict):
     return transform
 
 
+def model_dirs() -> List[str]:
+    """The directories of --model_dir, which may name several, comma-separated."""
+    return [path.strip() for path in (FLAGS.model_dir or "").split(",") if path.strip()]
+
+
 def main(argv):
     del argv
+    from tfdialemb.eval.table import results_table  # pylint: disable=import-outside-toplevel
     from tfdialemb.model_dir import ModelSource  # pylint: disable=import-outside-toplevel
 
     try:
         check_flags()
         check_output(FLAGS.output, [FLAGS.eval_file, FLAGS.fit_file, FLAGS.augmented_file], FLAGS.overwrite)
-        checkpoint = FLAGS.model_dir or FLAGS.init_checkpoint
-        source = ModelSource(checkpoint) if checkpoint else None
+        checkpoints = model_dirs() or [FLAGS.init_checkpoint]
         kind = settings_kind(FLAGS.task, FLAGS.embedding)
-        settings = source.settings(kind, given_settings(kind)) if kind and source else {}
+        sources, settings = [], []
+        for checkpoint in checkpoints:  # every record checked before the first model loads
+            sources.append(ModelSource(checkpoint) if checkpoint else None)
+            settings.append(sources[-1].settings(kind, given_settings(kind)) if kind and sources[-1] else {})
     except (OSError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    try:
+        reports = [evaluate_model(checkpoint, source, setting)
+                   for checkpoint, source, setting in zip(checkpoints, sources, settings)]
+    except (OSError, ValueError) as e:
+        return report_error(e)
+    print(write_report(FLAGS.output, reports[0] if len(reports) == 1 else reports))
+    print("\n" + results_table(reports))
+    return 0
+
+
+def evaluate_model(checkpoint: Optional[str], source, settings: dict) -> dict:
+    """The report of --task for one checkpoint (None: a baseline without one)."""
     embedding = {"kind": FLAGS.embedding}
     read = {"augmented_file": FLAGS.augmented_file} if FLAGS.task == "invariance" else {"eval_file": FLAGS.eval_file}
     report = {"task": FLAGS.task, **read, "checkpoint": checkpoint or FLAGS.saved_model}
     if source and source.method:
         report["method"] = source.method
-    try:
-        if FLAGS.task == "dialogue":
-            report.update(_dialogue_task(source, embedding, settings))
-        elif FLAGS.task in CURVED_TASKS:
-            report.update(_curved_task(source, embedding, settings))
-        elif FLAGS.task in ("response_selection", "fgc_similarity"):
-            report.update(_response_selection_task(source, embedding, settings))
-        elif FLAGS.task in PROBE_TASKS:
-            report.update(_probe_task(source, embedding, settings))
-        elif FLAGS.task == "context_response":
-            report.update(_context_response_task(source, embedding, settings))
-        else:
-            report.update(_sentence_task(source, embedding, settings))
-    except (OSError, ValueError) as e:
-        return report_error(e)
-    print(write_report(FLAGS.output, report))
-    return 0
+    if FLAGS.task == "dialogue":
+        report.update(_dialogue_task(source, embedding, settings))
+    elif FLAGS.task in CURVED_TASKS:
+        report.update(_curved_task(source, embedding, settings))
+    elif FLAGS.task in ("response_selection", "fgc_similarity"):
+        report.update(_response_selection_task(source, embedding, settings))
+    elif FLAGS.task in PROBE_TASKS:
+        report.update(_probe_task(source, embedding, settings))
+    elif FLAGS.task == "context_response":
+        report.update(_context_response_task(source, embedding, settings))
+    else:
+        report.update(_sentence_task(source, embedding, settings))
+    return report
 
 
 def _sentence_encoder(source, settings: dict):
@@ -629,7 +654,7 @@ def _intent_probe(source, embedding: dict, settings: dict):
 
     result = evaluate_intent(FLAGS.eval_file, embed_texts, label_key=label_key, fit_path=FLAGS.fit_file,
                              test_fraction=FLAGS.probe_test_fraction, seed=FLAGS.probe_seed)
-    texts, labels, _ = read_utterances(FLAGS.eval_file, label_key)
+    texts, labels, _, _ = read_utterances(FLAGS.eval_file, label_key)
     return {"label_key": label_key, "embedding": embedding, **result}, (
         np.stack([embedded[text] for text in texts]), labels)
 

@@ -1,6 +1,8 @@
 r"""The data command line: convert, validate, stats, split and build.
 
   python -m tfdialemb.data convert  --format=NAME --input=PATH --output=x.jsonl [--on_error=skip] \
+      [--text_key=text] [--speaker_key=speaker] [--label_key=KEY,...] [--turns_key=turns] \
+      [--dialogues_key=KEY]                           # json, jsonl, yaml, text: your own dialogues
       [--max_utterance_tokens=N] [--max_dialogue_tokens=N] [--vocab_file=vocab.txt] \
       [--block_size=10]                               # ubuntu, douban: lines per candidate block (training files: 2)
       [--max_log_turns=N] [--drop_empty_utterances]   # dialogstudio
@@ -88,7 +90,7 @@ def _report_skipped(errors) -> None:
         print(f"skipped {message}", file=sys.stderr)
     if errors.skipped:
         more = errors.skipped - len(errors.messages)
-        print(f"skipped {errors.skipped} bad line(s)" + (f" ({more} not shown)" if more else ""),
+        print(f"skipped {errors.skipped} bad record(s)" + (f" ({more} not shown)" if more else ""),
               file=sys.stderr)
 
 
@@ -143,8 +145,11 @@ def validate() -> int:
     _require("input")
     errors = ErrorPolicy("skip", keep=1000)
     count = sum(1 for _ in read_dialogues(FLAGS.input, errors))
-    _report_skipped(errors)
-    print(f"{FLAGS.input}: {count} valid dialogues, {errors.skipped} bad line(s)")
+    for message in errors.messages:
+        print(f"bad line {message}", file=sys.stderr)
+    more = errors.skipped - len(errors.messages)
+    print(f"{FLAGS.input}: {count} valid dialogues, {errors.skipped} bad line(s)"
+          + (f" ({more} not shown)" if more else ""))
     return 1 if errors.skipped else 0
 
 

@@ -74,7 +74,7 @@ class AugclModel(Method):
         return losses, {}
 
 
-LOSS = Option("augcl_loss", "released", "The contrastive loss: released (the default, as the issue asks), "
+LOSS = Option("augcl_loss", "released", "The contrastive loss: released (the default), "
               "mylib/learners/loss.py contrastive_symmetric, CE(S, I) + CE(Sᵀ, I) with S = x yᵀ / τ and x_i, y_i "
               "swapped at random; thesis, Sec. 3.2's -log exp(cos(x, y)) / Σ_z exp(cos(x, z)), one direction, "
               "no temperature.", choices=VARIANTS)
@@ -158,6 +158,11 @@ class AugclSpec(MethodSpec):
                             f"on-the-fly transforms in thesis Table 1; this run trains with --on_the_fly="
                             f"{str(params['on_the_fly']).lower()}")
         return warnings
+
+    def unused_options(self, params):
+        unused = () if params["augment_set"] else tuple(o.name for o in AUGMENTATION_OPTIONS
+                                                        if o.name != AUGMENT_SET.name)
+        return unused + ((AUGCL_TEMPERATURE.name,) if params["augcl_loss"] == "thesis" else ())
 
     def training_file(self, train_file, data_dir, params, run):
         """--train_file, or with --augment_set its augmented file, written once beside `data_dir`

@@ -132,7 +132,7 @@ DIALOGUE_CSE_DEFAULTS = {"batch_size": 20, "learning_rate": 5e-5, "freeze_layers
 """DialogueCSE Sec. 4.2: batch 20, learning rate 5e-5, the bottom 6 layers frozen, 50 tokens."""
 TURNS = Option("turns", 3, "Context utterances around the response (DialogueCSE Sec. 4.2: 3; "
                "--context_split says on which sides).", lower_bound=1)
-CONTEXT_SPLIT = Option("context_split", "per_side", "mge: per_side, --turns preceding and --turns following "
+CONTEXT_SPLIT = Option("context_split", "per_side", "Which context utterances: per_side, --turns preceding and --turns following "
                        "utterances (the authors' config_bert.py round_num=3, bidirectional=1); nearest, the "
                        "--turns nearest ones, ⌈N/2⌉ before and ⌊N/2⌋ after.", choices=CONTEXT_SPLITS)
 NEGATIVES = Option("negatives", 9, "Negatives per positive, sampled from other dialogues "
@@ -168,6 +168,9 @@ class MgeSpec(MethodSpec):
             raise ValueError(f"{', '.join('--' + name for name in unused)} do(es) not apply to "
                              f"--{VARIANT.name}=released (×0.1 logit scaling, Σ(1+α)R̂ over the turns); drop it")
         return params
+
+    def unused_options(self, params):
+        return (TEMPERATURE.name, AGGREGATION.name) if params[VARIANT.name] == "released" else ()
 
     def optimizer_settings(self, params):
         """The released optimiser goes with the released scoring (wrapper_bert.py: Adam, lr

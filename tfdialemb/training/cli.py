@@ -10,7 +10,7 @@ import dataclasses
 import math
 import os
 import sys
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from absl import flags
 
@@ -65,14 +65,16 @@ def define_flags(command: str) -> None:
                        lower_bound=0.0)
     flags.DEFINE_integer("freeze_layers", None, "Freeze the embeddings and this many bottom layers "
                          "(0: none; negative: all but the top -N layers, e.g. -3 trains only the "
-                         "last 3 whatever the depth; default: the method's).")
+                         "last 3 whatever the depth; default: the method's, fitted to the encoder's "
+                         "depth when it would leave no layer to train).")
     MAX_LENGTH.define("Tokens per built sequence, special tokens included (default: the method's).")
     MERGE_TURNS.define()
     MIN_TURNS.define()
     POOL_DIALOGUES.define()
     flags.DEFINE_integer("seed", 0, "Seed for data building, shuffling and initialisation.")
     flags.DEFINE_integer("checkpoint_every", 200, "Save a checkpoint every N steps.", lower_bound=1)
-    flags.DEFINE_integer("log_every", 50, "Log scalars every N steps.", lower_bound=1)
+    flags.DEFINE_integer("log_every", 50, "Print the step's loss and metrics, and write them to "
+                         "TensorBoard (MODEL_DIR/train), every N steps.", lower_bound=1)
     flags.DEFINE_integer("num_shards", 4, "Shards when building --train_file (>= number of workers).",
                          lower_bound=1)
     flags.DEFINE_enum("validate_task", "sr", sorted(VALIDATION_KINDS),
@@ -82,8 +84,9 @@ def define_flags(command: str) -> None:
                       "accuracy, KMeans purity, nDCG@100), a seeded quarter of the file held out; "
                       "sequence_modeling: triple-encoders' average rank of the next utterance; "
                       "context_response: a context-response model's in-batch accuracy@5 over batches of "
-                      "--batch_size pairs, one per dialogue. The weights "
-                      "that validate best (SELECTION_METRICS) are kept in MODEL_DIR/best.")
+                      "--batch_size pairs, one per dialogue. The weights that validate best (sr: MAP, "
+                      "dsts: Spearman, dialogue: purity, sequence_modeling: the lowest average rank, "
+                      "context_response: accuracy@5) are kept in MODEL_DIR/best.")
     flags.DEFINE_string("validate_label_key", "domain", "Label key of --validate_task=dialogue.")
     flags.DEFINE_string("validate_file", None, "Evaluation set scored every --validate_every steps.")
     flags.DEFINE_integer("validate_every", 0, "Validation interval in steps (0: never).", lower_bound=0)
@@ -123,26 +126,71 @@ def main(command: str) -> int:
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    shown = {**settings, **params, **spec.optimizer_settings(params)}
-    print(f"{spec.name}: " + ", ".join(f"{name} {value}" for name, value in shown.items() if value is not None),
-          flush=True)
     return run(spec, params)
 
 
 def training_settings(spec) -> Dict[str, Any]:
-    """The shared training flags as this run uses them: given, else the method's, else the library's."""
+    """The shared training flags as this run uses them: given, else the method's, else the library's.
+    --freeze_layers stays None when not given: `fitted_freeze_layers` fits the method's value to
+    the encoder's depth once the encoder's config is read."""
     settings = {}
     for name, fallback in TRAINING_DEFAULTS.items():
         value = FLAGS[name].value
-        settings[name] = value if value is not None else spec.defaults.get(name, fallback)
+        settings[name] = (value if value is not None or name == "freeze_layers"
+                          else spec.defaults.get(name, fallback))
     return settings
+
+
+def fitted_freeze_layers(spec, given: Optional[int], num_layers: int, checkpoint: str) -> Tuple[int, Optional[str]]:
+    """(--freeze_layers for an encoder of `num_layers` layers, a note when the method's value was
+    adapted). A given value that leaves no layer to train is refused with one that would; the
+    method's own value (the paper's, for BERT-base's 12 layers) adapts instead: a bottom count
+    that would freeze every layer becomes the bottom half, a top count beyond the depth trains
+    every layer."""
+    if given is not None:
+        if given >= num_layers:
+            raise ValueError(f"--freeze_layers={given} would freeze all {num_layers} layers of {checkpoint}; "
+                             f"give at most {num_layers - 1}, e.g. --freeze_layers={num_layers // 2} (the bottom half)")
+        if given < -num_layers:
+            raise ValueError(f"--freeze_layers={given} would train the top {-given} layers of {checkpoint}, which "
+                             f"has {num_layers}; --freeze_layers=-{num_layers} trains them all")
+        return given, None
+    paper = spec.defaults.get("freeze_layers", TRAINING_DEFAULTS["freeze_layers"])
+    if paper >= num_layers:
+        fitted = num_layers // 2
+        return fitted, (f"freeze_layers: {spec.name}'s paper freezes the embeddings and the bottom {paper} layers; "
+                        f"{checkpoint} has {num_layers}, so the embeddings and the bottom {fitted} (half) are frozen "
+                        "(--freeze_layers=N to choose)")
+    if paper < -num_layers:
+        return -num_layers, (f"freeze_layers: {spec.name}'s paper trains only the top {-paper} layers; {checkpoint} "
+                             f"has {num_layers}, so all of them train, the embeddings frozen (--freeze_layers=N to choose)")
+    return paper, None
+
+
+def run_header(spec, params: Dict[str, Any]) -> str:
+    """The settings this run uses: the shared ones (the run's length as given, --max_steps or
+    --num_epochs), then the method's options that apply (`MethodSpec.unused_options`)."""
+    shared = {name: getattr(FLAGS, name) for name in TRAINING_DEFAULTS if name != "num_epochs"}
+    shared.update({"max_steps": FLAGS.max_steps} if FLAGS.max_steps else {"num_epochs": FLAGS.num_epochs})
+    unused = set(spec.unused_options(params))
+    shown = {**shared, **{k: v for k, v in params.items() if k not in unused}, **spec.optimizer_settings(params)}
+    return f"{spec.name}: " + ", ".join(f"{name} {value}" for name, value in shown.items() if value is not None)
+
+
+def data_summary(manifest: Dict[str, Any], max_steps: int) -> str:
+    """What the run reads: the built examples and the fraction of them its steps cover."""
+    counts = manifest["counts"]
+    examples = counts["examples"]
+    return (f"data: {examples} {manifest['builder']['method']} examples from {counts['dialogues']} dialogues in "
+            f"{manifest['directory']}; {max_steps} steps x batch {FLAGS.batch_size} = "
+            f"{max_steps * FLAGS.batch_size / examples:.2f} epochs")
 
 
 def run(spec, params: Dict[str, Any]) -> int:
     """Trains `spec`'s model with `params` on --train_file; the exit status."""
     from tfdialemb.data.build import BuildOptions  # pylint: disable=import-outside-toplevel
     from tfdialemb.data.examples import make_builder  # pylint: disable=import-outside-toplevel
-    from tfdialemb.cli import report_error  # pylint: disable=import-outside-toplevel
+    from tfdialemb.cli import Progress, report_error  # pylint: disable=import-outside-toplevel
     from tfdialemb.dialogue import ErrorPolicy  # pylint: disable=import-outside-toplevel
     from tfdialemb.encoders import load_tokenizer  # pylint: disable=import-outside-toplevel
     from tfdialemb.encoders.checkpoint import load_encoder_config  # pylint: disable=import-outside-toplevel
@@ -161,7 +209,13 @@ def run(spec, params: Dict[str, Any]) -> int:
         return 2
     lock = contextlib.ExitStack()
     try:
-        FLAGS.max_length = usable_max_length(load_encoder_config(FLAGS.init_checkpoint), FLAGS.max_length)
+        encoder_config = load_encoder_config(FLAGS.init_checkpoint)
+        FLAGS.max_length = usable_max_length(encoder_config, FLAGS.max_length)
+        FLAGS.freeze_layers, freezing = fitted_freeze_layers(spec, FLAGS.freeze_layers, encoder_config.num_layers,
+                                                             FLAGS.init_checkpoint)
+        print(run_header(spec, params), flush=True)
+        if freezing:
+            print(freezing, flush=True)
         FLAGS.mixed_precision = precision.resolve(FLAGS.mixed_precision)  # method.json records what ran
         run_settings = TrainingRun(FLAGS.init_checkpoint, FLAGS.batch_size, FLAGS.max_length, FLAGS.seed)
         for warning in spec.check(params, run_settings):
@@ -181,7 +235,11 @@ def run(spec, params: Dict[str, Any]) -> int:
                                **spec.build_options(params))
         builder = make_builder(spec.builder, spec.builder_params(params))
         train_file = spec.training_file(FLAGS.train_file, data_dir, params, run_settings)
-        manifest = data.prepare(train_file, data_dir, builder, tokenizer, options, ErrorPolicy("fail"))
+        building = Progress(None, f"dialogues read into {spec.builder} examples")
+        manifest = data.prepare(train_file, data_dir, builder, tokenizer, options, ErrorPolicy("fail"),
+                                on_dialogue=building.advance)
+        if building.done:
+            building.finish()
         auxiliary = spec.auxiliary(params, run_settings)
         encoder_options = spec.encoder_options(params)
         config = method_config(spec, params, manifest, tokenizer, encoder_options, _training_record())
@@ -225,6 +283,7 @@ def _train(spec, params, prepared: PreparedRun) -> int:
     apply_training_graph_options()
     examples = manifest["counts"]["examples"]
     max_steps = FLAGS.max_steps or max(1, math.ceil(FLAGS.num_epochs * examples / FLAGS.batch_size))
+    print(data_summary(manifest, max_steps), flush=True)
     if FLAGS.batch_size > examples:
         print(f"warning: --batch_size={FLAGS.batch_size} exceeds the {examples} examples built from "
               f"{FLAGS.train_file}: every batch repeats examples", file=sys.stderr)
@@ -232,13 +291,6 @@ def _train(spec, params, prepared: PreparedRun) -> int:
     def build_method():
         tf.keras.utils.set_random_seed(FLAGS.seed)
         encoder = load_pretrained(FLAGS.init_checkpoint, **prepared.encoder_options).encoder
-        layers = encoder.encoder_config.num_layers
-        if FLAGS.freeze_layers >= layers:
-            raise ValueError(f"--freeze_layers={FLAGS.freeze_layers} would freeze all {layers} layers "
-                             f"of {FLAGS.init_checkpoint}; freeze fewer")
-        if FLAGS.freeze_layers < -layers:
-            raise ValueError(f"--freeze_layers={FLAGS.freeze_layers} would train the top {-FLAGS.freeze_layers} "
-                             f"layers of {FLAGS.init_checkpoint}, which has {layers}; train at most {layers}")
         encoder.freeze_bottom(FLAGS.freeze_layers)
         model = spec.make_model(encoder, params)
         spec.after_build(model, params, run_settings)
@@ -268,6 +320,7 @@ def _train(spec, params, prepared: PreparedRun) -> int:
         checkpoint_every=FLAGS.checkpoint_every, log_every=FLAGS.log_every,
         validate_every=FLAGS.validate_every, jit_compile=FLAGS.jit_compile,
         keep_best=SELECTION_METRICS[FLAGS.validate_task] if validate else None)
+    print(f"building the {spec.name} model from {FLAGS.init_checkpoint}", flush=True)
     try:
         loop = TrainingLoop(prepared.strategy, build_method, dataset_fn, tokenizer, loop_config, validate)
     except ValueError as e:

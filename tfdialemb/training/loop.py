@@ -6,6 +6,7 @@ Resume is exact in data: the input pipeline is deterministic for a seed, so a re
 the batches the restored step count says were consumed (per input pipeline, one per replica it
 feeds per step) and continues with the next one — no batch is repeated or skipped. (Dropout masks after a restart differ from an uninterrupted run.)
 """
+import collections
 import dataclasses
 import glob
 import json
@@ -38,6 +39,8 @@ BEST_DIR = "best"
 """MODEL_DIR/best: a model directory of its own holding the best validated weights."""
 BEST_RECORD = "best.json"
 """In BEST_DIR: {"step": N, "metric": name, "value": x, "better": "max"|"min"}."""
+RUNNING_STEPS = 10
+"""The progress line shows the loss and metrics averaged over this many last steps."""
 
 
 class NonFiniteError(RuntimeError):
@@ -105,6 +108,7 @@ class TrainingLoop:
         self.manager = tf.train.CheckpointManager(
             self.checkpoint, self._checkpoint_dir, max_to_keep=config.keep_checkpoints,
             step_counter=self.step)
+        self._progress: Optional[Progress] = None
 
     def restore(self) -> int:
         """Restores the newest readable checkpoint of the model directory, if any; returns its step.
@@ -159,6 +163,10 @@ class TrainingLoop:
         writer = tf.summary.create_file_writer(
             os.path.join(self.config.model_dir, "train")) if self.chief else tf.summary.create_noop_writer()
         progress = Progress(self.config.max_steps - start, "steps") if self.chief else None
+        self._progress = progress
+        if progress:
+            progress.advance(0, "the first step traces the training graph")
+        running = RunningMeans(RUNNING_STEPS)
         scalars: Dict[str, float] = {}
         previous = signal.signal(signal.SIGTERM, _raise_interrupt)
         try:
@@ -175,17 +183,21 @@ class TrainingLoop:
                         self._record_validation(step, self.validate(self.method, step))
                     if step % self.config.checkpoint_every == 0:
                         self._save()
+                    running.add(scalars)
                     if progress:
-                        progress.advance(1)
+                        progress.advance(1, running.describe())
             self._save()
         except KeyboardInterrupt:
             self._save()
+            if progress:
+                progress.finish()
             _log.warning("interrupted: saved step %d to %s", int(self.step.numpy()), self.config.model_dir)
             raise
         finally:
             signal.signal(signal.SIGTERM, previous)
             if progress:
                 progress.finish()
+            self._progress = None
             self._clean_worker_dir()
         return dict(scalars, step=float(self.step.numpy()))
 
@@ -241,7 +253,14 @@ class TrainingLoop:
         if callable(lr):
             tf.summary.scalar("learning_rate", lr(step), step=step)
         if self.chief:
-            _log.info("step %d: %s", step, ", ".join(f"{k} {v:.4f}" for k, v in scalars.items()))
+            self._say(f"step {step}: " + ", ".join(f"{k} {v:.4f}" for k, v in scalars.items()))
+
+    def _say(self, text: str) -> None:
+        """A line of the run's log: above the progress bar while it is drawn, else to the log."""
+        if self._progress is not None:
+            self._progress.message(text)
+        else:
+            _log.info("%s", text)
 
     def _record_validation(self, step: int, metrics: Dict[str, float]) -> None:
         """Logs validation metrics and appends them to VALIDATION_HISTORY, so curves over
@@ -275,7 +294,7 @@ class TrainingLoop:
                 shutil.copy(record, staging)
             with open(os.path.join(staging, BEST_RECORD), "w", encoding="utf-8") as f:
                 json.dump({"step": step, "metric": metric, "value": value, "better": better}, f)
-        _log.info("step %d: best %s so far (%.4f), kept in %s", step, metric, value, BEST_DIR)
+        self._say(f"step {step}: best {metric} so far ({value:.4f}), kept in {BEST_DIR}")
 
     def _forget_best_after(self, step: int) -> None:
         """Drops a best kept after `step`: a restart trains those steps again."""
@@ -323,6 +342,24 @@ class TrainingLoop:
     def _clean_worker_dir(self) -> None:
         if not self.chief and os.path.isdir(self._checkpoint_dir):
             shutil.rmtree(self._checkpoint_dir, ignore_errors=True)
+
+
+class RunningMeans:
+    """The mean of each scalar (loss, the method's metrics) over the last `window` steps, shown
+    in the progress line."""
+
+    def __init__(self, window: int):
+        self.window = window
+        self.values: Dict[str, collections.deque] = {}
+
+    def add(self, scalars: Dict[str, float]) -> None:
+        for name, value in scalars.items():
+            self.values.setdefault(name, collections.deque(maxlen=self.window)).append(value)
+
+    def describe(self) -> str:
+        steps = max((len(v) for v in self.values.values()), default=0)
+        means = ", ".join(f"{name} {sum(v) / len(v):.4f}" for name, v in self.values.items())
+        return f"last {steps} steps: {means}" if steps > 1 else means
 
 
 def read_best(model_dir: str) -> Optional[Dict]:
