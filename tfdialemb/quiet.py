@@ -9,9 +9,9 @@ user set it, and passes its standard error through a small forked filter process
 exactly those lines, each recognised by TensorFlow's log prefix and its message.
 
 What the filter keeps:
-- Everything else, at once: a line that starts with a digit (it may be a TensorFlow log line) waits
-  for its end at most HOLD_SECONDS from its first byte and HOLD_BYTES, any other partial line such
-  as a progress bar is not held.
+- Everything else, unchanged and at once (a progress bar's partial line too), except that a line
+  starting with a digit (it may be a TensorFlow log line) waits for its end: at most HOLD_SECONDS
+  from its first byte, and no longer than HOLD_BYTES.
 - The order of standard output and standard error when both go to one place (`cmd > log 2>&1`,
   `cmd 2>&1 | tee log`, a terminal): the filter then carries both through one pipe, so they
   arrive as written. Each stream's own buffering is Python's, as without the filter.
@@ -24,9 +24,10 @@ What the filter keeps:
   has read and waits for the answer (milliseconds; at most DRAIN_WAIT_SECONDS when the filter
   cannot write, e.g. to a paused terminal), never for child processes that still hold the pipe.
 
-`-v` or `--verbose` (on the command line or in a `--flagfile`) keeps TensorFlow's own log level and
-every line; `-v` takes no value (absl's log verbosity is `--verbosity=N`). Importing tfdialemb from
-Python (a notebook, a test) changes nothing but the log level default.
+`--verbose` (on the command line or in a `--flagfile`, read as absl reads it; `-v` for short on the
+command line) keeps TensorFlow's own log level and every line. `-v` takes no value: absl's log
+verbosity keeps its long name, `--verbosity=N`. Importing tfdialemb from Python (a notebook, a
+test) changes nothing but the log level default.
 """
 import atexit
 import fcntl
