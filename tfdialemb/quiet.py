@@ -25,8 +25,10 @@ What the filter keeps:
   cannot write, e.g. to a paused terminal), never for child processes that still hold the pipe.
 
 `--verbose` (on the command line or in a `--flagfile`, read as absl reads it; `-v` for short on the
-command line) keeps TensorFlow's own log level and every line. `-v` takes no value: absl's log
-verbosity keeps its long name, `--verbosity=N`. Importing tfdialemb from Python (a notebook, a
+command line) keeps TensorFlow's own log level and every line. A flagfile that is not a regular
+file (bash's `--flagfile=<(...)`) is read by the command alone, after TensorFlow has started, so
+`--verbose` there shows TensorFlow's Python log only. `-v` takes no value: absl's log verbosity
+keeps its long name, `--verbosity=N`. Importing tfdialemb from Python (a notebook, a
 test) changes nothing but the log level default.
 """
 import atexit
@@ -100,10 +102,29 @@ def verbose_requested(arguments: Sequence[str]) -> bool:
     values = flags.FlagValues()
     flags.DEFINE_boolean("verbose", False, "", flag_values=values)
     try:
-        values(["command", *long_verbose(arguments)], known_only=True)
+        values(["command", *_without_one_time_flagfiles(long_verbose(arguments))], known_only=True)
     except (flags.Error, ValueError):
         return False
     return values.verbose
+
+
+def _without_one_time_flagfiles(arguments: List[str]) -> List[str]:
+    """`arguments` without the flagfiles that are not regular files: reading a pipe (bash's
+    `--flagfile=<(...)`, /dev/stdin) here would use up what the command's own parsing reads, and
+    a missing file is the command's to report."""
+    kept = []
+    remaining = iter(arguments)
+    for argument in remaining:
+        if argument in ("--flagfile", "-flagfile"):
+            path = next(remaining, "")
+        elif argument.startswith(("--flagfile=", "-flagfile=")):
+            path = argument.split("=", 1)[1]
+        else:
+            kept.append(argument)
+            continue
+        if os.path.isfile(os.path.expanduser(path)):
+            kept.append(f"--flagfile={path}")
+    return kept
 
 
 def is_noise(line: bytes) -> bool:
@@ -115,10 +136,10 @@ def configure(argv: Sequence[str] = None) -> None:
     """Sets the log level and starts the filter for a command run without --verbose; called by
     `import tfdialemb` before TensorFlow is imported."""
     arguments = command_arguments(sys.orig_argv if argv is None else argv)
-    verbose = arguments is not None and verbose_requested(arguments)
-    if not verbose:
-        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    if arguments is not None and not verbose:
+    if arguments is not None and verbose_requested(arguments):
+        return
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    if arguments is not None:
         start_filter()
 
 
