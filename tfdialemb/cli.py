@@ -5,6 +5,7 @@ from typing import Optional
 
 import numpy as np
 
+from tfdialemb import quiet
 from tfdialemb.files import atomic_open
 from tfdialemb.options import Option, non_finite_floats
 
@@ -128,7 +129,8 @@ def parse_flags(argv, flag_values=None):
     a missing required flag reported as one line and exit status 2, like every other wrong
     command (absl's own parser exits 1, the status of a bad data line here). NaN and the
     infinities are refused for every float flag (`options.non_finite_floats`). TensorFlow's Python
-    INFO log is hidden unless -v / --verbose is given."""
+    INFO log is hidden unless --verbose is set; -v on the command line is --verbose
+    (`quiet.long_verbose`, which also decided TensorFlow's C++ logging before it loaded)."""
     import logging  # pylint: disable=import-outside-toplevel
 
     from absl import flags  # pylint: disable=import-outside-toplevel
@@ -136,12 +138,12 @@ def parse_flags(argv, flag_values=None):
     flag_values = flag_values or flags.FLAGS
     if "verbose" not in flag_values:
         flags.DEFINE_bool("verbose", False, "Show TensorFlow's start-up and saving messages (CUDA probing, "
-                          "oneDNN notices, its INFO log), hidden by default; -v for short.",
+                          f"oneDNN notices, its INFO log), hidden by default; {quiet.SHORT_VERBOSE} for short "
+                          "on the command line (absl's log verbosity is --verbosity=N).",
                           module_name=argv[0], flag_values=flag_values)
-    argv = ["--verbose" if arg == "-v" else arg for arg in argv]
     try:
-        remaining = flag_values(argv)
-    except flags.Error as e:
+        remaining = flag_values([argv[0], *quiet.long_verbose(argv[1:])])
+    except (flags.Error, ValueError) as e:
         _usage_error(str(e))
     refused = non_finite_floats(flag_values)
     if refused:
