@@ -1,14 +1,18 @@
-"""Pieces every command-line tool shares: progress bars and atomic output files."""
+"""Pieces every command-line tool shares: progress bars, atomic output files, and how a command
+ends when it fails or is interrupted."""
+import functools
 import sys
 import time
-from typing import Optional
+from typing import Callable, Optional
 
 import numpy as np
 
-from tfdialemb.files import atomic_open
+from tfdialemb.files import atomic_open, output_error_of
 from tfdialemb.options import Option
 
 OVERWRITE = Option("overwrite", False, "Replace an existing output (never one of the inputs).")
+INTERRUPTED = 130
+"""Exit status after Ctrl-C (128 + SIGINT, what a shell reports for a process SIGINT ended)."""
 
 
 class Progress:
@@ -16,6 +20,9 @@ class Progress:
 
     Redraws at most every `interval` seconds, so per-item calls stay cheap.
     """
+
+    line_open = False
+    """Whether a bar is drawn on stderr without its closing newline (a message must start below)."""
 
     def __init__(self, total: Optional[int], unit: str = "items", stream=None, interval: float = 0.2):
         self.total = total
@@ -41,6 +48,7 @@ class Progress:
             self.stream.write("\n")
             self.stream.flush()
             self._finished = True
+            Progress.line_open = False
 
     def _draw(self, now: float) -> None:
         self._drawn = now
@@ -55,6 +63,7 @@ class Progress:
                     f"{rate:.1f}/s, {left:.0f}s left")
         self.stream.write("\r" + line)
         self.stream.flush()
+        Progress.line_open = self.stream is sys.stderr
 
 
 def save_npy_atomic(path: str, array: np.ndarray) -> None:
@@ -95,8 +104,37 @@ def parse_flags(argv):
 
 def report_error(error: Exception) -> int:
     """Prints `error` as one line on stderr; returns the exit status every command uses:
-    1 for a bad line of the input data, 2 for anything else (missing file, bad flag value)."""
+    1 for a bad line of the input data, 2 for anything else (missing file, bad flag value, an
+    output that cannot be written)."""
     from tfdialemb.dialogue import DialogueFormatError  # pylint: disable=import-outside-toplevel
 
-    print(f"error: {error}", file=sys.stderr)
+    _end_progress_line()
+    print(f"error: {output_error_of(error) or error}", file=sys.stderr)
     return 1 if isinstance(error, DialogueFormatError) else 2
+
+
+def guarded(main: Callable[[list], int]) -> Callable[[list], int]:
+    """`main` for `app.run`, ending as every command ends: Ctrl-C with one line and exit status
+    INTERRUPTED; a full disk or a read-only or forbidden output met at any point (an OSError, or
+    TensorFlow's error for one) with one line naming the path and exit status 2. No traceback."""
+
+    @functools.wraps(main)
+    def run(argv):
+        try:
+            return main(argv)
+        except KeyboardInterrupt as e:
+            _end_progress_line()
+            print(f"interrupted{': ' + str(e) if str(e) else ''}", file=sys.stderr)
+            return INTERRUPTED
+        except Exception as e:  # pylint: disable=broad-except
+            if output_error_of(e) is None:
+                raise
+            return report_error(e)
+
+    return run
+
+
+def _end_progress_line() -> None:
+    if Progress.line_open:
+        sys.stderr.write("\n")
+        Progress.line_open = False

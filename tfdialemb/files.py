@@ -1,19 +1,135 @@
 """Atomic writing: an output file or directory appears complete or not at all.
 
-Interrupted runs (Ctrl-C, SIGKILL, a full disk) leave at most a hidden `.tmp-*` entry beside the
-target, never a truncated file or half-filled directory under the target's name.
+Interrupted runs (Ctrl-C, SIGKILL, a full disk) leave at most a hidden `.tmp-*` staging entry
+beside the target, never a truncated file or half-filled directory under the target's name. A
+staging entry is flock-ed by the process writing it, so `remove_stale_staging` (which every
+command runs on its outputs before working, `prepare_output`) tells a dead run's leftover from a
+live run's work: the kernel releases the lock when its process dies, even by SIGKILL.
 """
 import contextlib
+import errno
 import fcntl
 import hashlib
 import os
+import re
 import shutil
 import socket
 import tempfile
 import uuid
-from typing import Optional, Sequence
+from typing import List, Optional, Sequence
 
 LOCK_FILE = ".lock"
+WRITE_ERRORS = {errno.ENOSPC: "no space left on device", errno.EDQUOT: "disk quota exceeded",
+                errno.EROFS: "read-only file system", errno.EACCES: "permission denied",
+                errno.EPERM: "operation not permitted"}
+"""The errors of a place that cannot take an output, and how the commands name them."""
+_TENSORFLOW_WRITE_ERROR = re.compile(
+    r"(?P<path>[^\s;{}]+); (?P<reason>" + "|".join(re.escape(os.strerror(n)) for n in WRITE_ERRORS) + ")")
+_STAGING_FILE = r"\.tmp-[a-z0-9_]{{8}}-{name}"
+_STAGING_DIRECTORY = r"\.tmp-{name}-[0-9a-f]{{32}}"
+"""The names `atomic_open` (mkstemp's 8 random characters) and `atomic_directory` (a uuid4) give
+the staging entry of a target called `name`."""
+
+
+class OutputError(OSError):
+    """An output that cannot be written: a full disk, a read-only or forbidden place. Its message
+    names the path and the reason in one line."""
+
+    def __str__(self):
+        return self.strerror
+
+
+def write_error(path: str, error: OSError) -> OutputError:
+    """`error` (one of WRITE_ERRORS) met writing `path`, as one line naming the place."""
+    reason = WRITE_ERRORS.get(error.errno) or (error.strerror or str(error)).lower()
+    return OutputError(error.errno, f"{path}: cannot write there: {reason}")
+
+
+def output_error_of(error: BaseException) -> Optional[OutputError]:
+    """`error` as an OutputError when it is one of WRITE_ERRORS: an OSError, or TensorFlow's
+    error for one (whose message reads "PATH; No space left on device"); None otherwise."""
+    if isinstance(error, OutputError):
+        return error
+    if isinstance(error, OSError) and error.errno in WRITE_ERRORS:
+        return write_error(error.filename or "the output", error)
+    if type(error).__module__.startswith("tensorflow"):
+        match = _TENSORFLOW_WRITE_ERROR.search(str(error))
+        if match:
+            number = next(n for n in WRITE_ERRORS if os.strerror(n) == match.group("reason"))
+            return write_error(match.group("path"), OSError(number, match.group("reason")))
+    return None
+
+
+def check_writable(path: str) -> None:
+    """Refuses, before any work, an output `path` (file or directory, existing or not) whose
+    directory cannot take a file: read-only, forbidden or full. A page is written and synced
+    there and removed, so a disk too full for even that fails now rather than after the work."""
+    directory = os.path.abspath(path)
+    while not os.path.exists(directory):
+        directory = os.path.dirname(directory)
+    if not os.path.isdir(directory):
+        raise OutputError(errno.ENOTDIR, f"{path}: cannot write there: {directory} is not a directory")
+    probe = os.path.join(directory, f".tmp-{uuid.uuid4().hex}-write-check")
+    try:
+        handle = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except OSError as e:
+        raise write_error(path, e) from None
+    try:
+        os.write(handle, bytes(4096))
+        os.fsync(handle)
+    except OSError as e:
+        raise write_error(path, e) from None
+    finally:
+        os.close(handle)
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(probe)
+
+
+def remove_stale_staging(directory: str, name_pattern: str) -> List[str]:
+    """Deletes the staging entries in `directory` of targets whose name matches the regular
+    expression `name_pattern` (`atomic_open`'s `.tmp-XXXXXXXX-NAME`, `atomic_directory`'s
+    `.tmp-NAME-UUID`) that no live process writes; returns their names. Entries of other targets,
+    and those a running process holds, are left alone."""
+    if not os.path.isdir(directory):
+        return []
+    staging = re.compile("|".join(form.format(name=f"(?:{name_pattern})")
+                                  for form in (_STAGING_FILE, _STAGING_DIRECTORY)))
+    removed = []
+    for name in sorted(os.listdir(directory)):
+        path = os.path.join(directory, name)
+        if staging.fullmatch(name) and not _held(path):
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                os.remove(path)
+            removed.append(name)
+    return removed
+
+
+def prepare_output(path: str) -> List[str]:
+    """What every command does with an output before working: removes the staging entries that
+    killed runs left for it (`remove_stale_staging`; freeing their space first), then checks the
+    place takes a file (`check_writable`). Returns the names removed."""
+    path = os.path.abspath(path)
+    removed = remove_stale_staging(os.path.dirname(path), re.escape(os.path.basename(path)))
+    check_writable(path)
+    return removed
+
+
+def _held(path: str) -> bool:
+    """Whether a live process holds the flock of `path` (a staging entry being written); an entry
+    that cannot be opened counts as held, so it is left alone."""
+    try:
+        handle = os.open(path, os.O_RDONLY | (os.O_DIRECTORY if os.path.isdir(path) else 0))
+    except OSError:
+        return True
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return False
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(handle)
 
 
 class DirectoryLockedError(OSError):
@@ -47,6 +163,7 @@ def atomic_open(path: str, mode: str = "w", encoding: str = "utf-8"):
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
     handle, tmp = tempfile.mkstemp(prefix=".tmp-", suffix="-" + os.path.basename(path), dir=directory)
+    fcntl.flock(handle, fcntl.LOCK_EX)  # released when the file closes or the process dies
     os.chmod(tmp, _process_mode())
     try:
         with os.fdopen(handle, mode, encoding=None if "b" in mode else encoding) as f:
@@ -70,6 +187,8 @@ def atomic_directory(path: str, replace: bool = False):
     os.makedirs(parent, exist_ok=True)
     staging = os.path.join(parent, f".tmp-{name}-{uuid.uuid4().hex}")
     os.mkdir(staging)
+    held = os.open(staging, os.O_RDONLY | os.O_DIRECTORY)
+    fcntl.flock(held, fcntl.LOCK_EX)  # released when closed or when the process dies
     try:
         yield staging
         if os.path.isdir(path) and not os.listdir(path):
@@ -84,6 +203,7 @@ def atomic_directory(path: str, replace: bool = False):
             os.rename(staging, path)
             shutil.rmtree(previous)
     finally:
+        os.close(held)
         if os.path.exists(staging):
             shutil.rmtree(staging)
 

@@ -263,7 +263,7 @@ def _train(spec, params, prepared: PreparedRun) -> int:
                                      "weight_decay": FLAGS.weight_decay, **spec.optimizer_settings(params)}),
         checkpoint_every=FLAGS.checkpoint_every, log_every=FLAGS.log_every,
         validate_every=FLAGS.validate_every, jit_compile=FLAGS.jit_compile,
-        keep_best=SELECTION_METRICS[FLAGS.validate_task] if validate else None)
+        keep_best=SELECTION_METRICS[FLAGS.validate_task] if validate else None, seed=FLAGS.seed)
     try:
         loop = TrainingLoop(prepared.strategy, build_method, dataset_fn, tokenizer, loop_config, validate)
     except ValueError as e:

@@ -2,9 +2,13 @@
 every N steps, exact resume after an interruption, TensorBoard scalars, a progress bar and
 validation hooks.
 
-Resume is exact in data: the input pipeline is deterministic for a seed, so a restarted run skips
+Resume is exact: the input pipeline is deterministic for a seed (its random draws, such as
+augmentation, masking and negative sampling, are stateless per batch), so a restarted run skips
 the batches the restored step count says were consumed (per input pipeline, one per replica it
-feeds per step) and continues with the next one — no batch is repeated or skipped. (Dropout masks after a restart differ from an uninterrupted run.)
+feeds per step) and continues with the next one — no batch is repeated or skipped; and every
+dropout layer draws its masks from one `tf.random.Generator` whose state the checkpoint holds
+(`mask_dropout.draw_seeds_from`). A run killed at any point and rerun ends with the weights,
+bit for bit, of the run that was never interrupted.
 """
 import dataclasses
 import glob
@@ -23,6 +27,7 @@ from tfdialemb.files import atomic_open
 from tfdialemb.distribute import is_chief
 from tfdialemb.encoders.checkpoint import checkpoint_directory, write_model_files
 from tfdialemb.encoders.weights import DAMAGED_CHECKPOINT_ERRORS, CheckpointError
+from tfdialemb.layers.mask_dropout import draw_seeds_from
 from tfdialemb.methods.base import Method
 from tfdialemb.model_dir import METHOD_CONFIG
 from tfdialemb.precision import with_loss_scaling
@@ -51,6 +56,8 @@ class LoopConfig:
     keep_best: Optional[Tuple[str, str]] = None
     """(metric, "max" or "min"): after each validation whose `metric` beats the best so far, the
     weights are written to MODEL_DIR/best (model selection on the validation set)."""
+    seed: int = 0
+    """Seed of the generator the dropout masks are drawn from."""
 
 
 class TrainingLoop:
@@ -81,6 +88,9 @@ class TrainingLoop:
         self.chief = is_chief(strategy)
         with strategy.scope():
             self.method = build_method()
+            # Created in the strategy's scope, each replica draws its own masks from it.
+            self.dropout_seeds = tf.random.Generator.from_seed(config.seed)
+            draw_seeds_from(self.method, self.dropout_seeds)
             # One optimizer per objective the method trains in turn (one for most methods).
             self.optimizers = {name: with_loss_scaling(create_optimizer(config.optimizer, config.max_steps),
                                                        self.method.compute_dtype)
@@ -92,6 +102,7 @@ class TrainingLoop:
         self.optimizer = self.optimizers[self.method.objectives[0]]
         self.checkpoint = tf.train.Checkpoint(
             encoder=self.method.encoder, model=self.method, optimizer=self.optimizer, step=self.step,
+            dropout_seeds=self.dropout_seeds,
             **{f"optimizer_{name}": self.optimizers[name] for name in self.method.objectives[1:]})
         self._checkpoint_dir = config.model_dir if self.chief else os.path.join(
             config.model_dir, f".worker-{strategy.cluster_resolver.task_id}")
@@ -170,8 +181,8 @@ class TrainingLoop:
             self._save()
         except KeyboardInterrupt:
             self._save()
-            _log.warning("interrupted: saved step %d to %s", int(self.step.numpy()), self.config.model_dir)
-            raise
+            raise KeyboardInterrupt(f"saved step {int(self.step.numpy())} to {self.config.model_dir}; the same "
+                                    "command resumes from it") from None
         finally:
             signal.signal(signal.SIGTERM, previous)
             if progress:
