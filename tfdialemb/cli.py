@@ -1,13 +1,14 @@
 """Pieces every command-line tool shares: progress bars, atomic output files, and how a command
 ends when it fails or is interrupted."""
 import functools
+import os
 import sys
 import time
 from typing import Callable, Optional
 
 import numpy as np
 
-from tfdialemb.files import atomic_open, output_error_of
+from tfdialemb.files import atomic_open, output_error_of, prepare_output
 from tfdialemb.options import Option
 
 OVERWRITE = Option("overwrite", False, "Replace an existing output (never one of the inputs).")
@@ -64,6 +65,18 @@ class Progress:
         self.stream.write("\r" + line)
         self.stream.flush()
         Progress.line_open = self.stream is sys.stderr
+
+
+def claim_output(path: str) -> None:
+    """`files.prepare_output` for a command: the leftovers of killed runs removed (and said so on
+    stderr), then the place checked writable, before any work."""
+    report_removed(prepare_output(path), os.path.dirname(os.path.abspath(path)))
+
+
+def report_removed(names, directory: str) -> None:
+    """Says on stderr which leftovers of interrupted runs were removed from `directory`."""
+    for name in names:
+        print(f"removed {name}, left in {directory} by an interrupted run", file=sys.stderr)
 
 
 def save_npy_atomic(path: str, array: np.ndarray) -> None:

@@ -39,7 +39,7 @@ import time
 
 from absl import app, flags
 
-from tfdialemb.cli import parse_flags
+from tfdialemb.cli import guarded, parse_flags
 
 PARTS = ("dialoguecse", "dial2vec", "triple", "augcl", "fgc")
 DEFAULT_PARTS = ("dialoguecse", "dial2vec", "triple", "augcl")
@@ -305,4 +305,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    app.run(main, flags_parser=parse_flags)
+    app.run(guarded(main), flags_parser=parse_flags)

@@ -16,7 +16,7 @@ non-empty line. Flags may also come from a file:
 from absl import app, flags
 
 from tfdialemb import options, precision
-from tfdialemb.cli import OVERWRITE, parse_flags
+from tfdialemb.cli import OVERWRITE, guarded, parse_flags
 from tfdialemb.inference.settings import MAX_LENGTH, POOLING
 
 FLAGS = flags.FLAGS
@@ -43,11 +43,12 @@ def main(argv):
     del argv
     precision.apply_flags()
     # Imported after flag parsing: TensorFlow is slow to import.
-    from tfdialemb.cli import Progress, read_lines, report_error, save_npy_atomic
+    from tfdialemb.cli import Progress, claim_output, read_lines, report_error, save_npy_atomic
     from tfdialemb.files import check_output
 
     try:
         check_output(FLAGS.output, [FLAGS.input], FLAGS.overwrite)
+        claim_output(FLAGS.output)
         texts = read_lines(FLAGS.input)
         embedder = _saved_model_embedder() if FLAGS.saved_model else _checkpoint_embedder()
     except (OSError, ValueError) as e:
@@ -77,7 +78,7 @@ def _saved_model_embedder():
 
 
 def run():
-    app.run(main, flags_parser=parse_flags)
+    app.run(guarded(main), flags_parser=parse_flags)
 
 
 if __name__ == "__main__":

@@ -93,7 +93,7 @@ import numpy as np
 from absl import app, flags
 
 from tfdialemb.baselines.plm_mean import PLM_INPUT
-from tfdialemb.cli import OVERWRITE, Progress, parse_flags, report_error
+from tfdialemb.cli import OVERWRITE, Progress, claim_output, guarded, parse_flags, report_error
 from tfdialemb.data.sampling import UtterancePool
 from tfdialemb.dialogue import read_dialogues
 from tfdialemb.eval.inputs import embed_distinct
@@ -365,6 +365,7 @@ def main(argv):
     try:
         check_flags()
         check_output(FLAGS.output, [FLAGS.eval_file, FLAGS.fit_file, FLAGS.augmented_file], FLAGS.overwrite)
+        claim_output(FLAGS.output)
         checkpoint = FLAGS.model_dir or FLAGS.init_checkpoint
         source = ModelSource(checkpoint) if checkpoint else None
         kind = settings_kind(FLAGS.task, FLAGS.embedding)
@@ -778,7 +779,7 @@ def _context_response_task(source, embedding: dict, settings: dict) -> dict:
 
 
 def run():
-    app.run(main, flags_parser=parse_flags)
+    app.run(guarded(main), flags_parser=parse_flags)
 
 
 if __name__ == "__main__":

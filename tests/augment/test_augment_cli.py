@@ -149,7 +149,7 @@ def test_a_run_killed_while_removing_its_chunks_is_finished_by_the_same_command(
 
 def test_a_partial_run_is_not_mixed_with_other_flags_or_input(tmp_path, source):
     with pytest.raises(KeyboardInterrupt):
-        augment_file(plan(tmp_path), lambda: stage_operations(fail_after=2))
+        augment_file(plan(tmp_path), lambda: stage_operations(fail_after=5))  # in its second chunk
     built = []  # refused before any model is loaded
     with pytest.raises(ValueError, match=r"out.jsonl.partial: holds a partial run with another seed \(seed=3\)"):
         augment_file(plan(tmp_path, seed=4), lambda: built.append(1))

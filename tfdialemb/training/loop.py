@@ -100,10 +100,11 @@ class TrainingLoop:
                 optimizer.build(self.method.trainable_variables)
             self.step = tf.Variable(0, dtype=tf.int64, trainable=False, name="global_step")
         self.optimizer = self.optimizers[self.method.objectives[0]]
-        self.checkpoint = tf.train.Checkpoint(
+        self._saved_objects = dict(
             encoder=self.method.encoder, model=self.method, optimizer=self.optimizer, step=self.step,
             dropout_seeds=self.dropout_seeds,
             **{f"optimizer_{name}": self.optimizers[name] for name in self.method.objectives[1:]})
+        self.checkpoint = tf.train.Checkpoint(**self._saved_objects)
         self._checkpoint_dir = config.model_dir if self.chief else os.path.join(
             config.model_dir, f".worker-{strategy.cluster_resolver.task_id}")
         self.manager = tf.train.CheckpointManager(
@@ -131,8 +132,9 @@ class TrainingLoop:
                 damaged.append(path)
                 continue
             except (AssertionError, ValueError) as e:
-                raise CheckpointError(f"{path}: does not hold this run's model ({str(e).splitlines()[0][:300]}); "
-                                 "use another --model_dir") from None
+                if not self._read_without_dropout_state(path):
+                    raise CheckpointError(f"{path}: does not hold this run's model ({str(e).splitlines()[0][:300]}); "
+                                          "use another --model_dir") from None
             if damaged:
                 forget_checkpoints(self.config.model_dir, recorded, damaged)
                 self.manager = tf.train.CheckpointManager(
@@ -144,6 +146,20 @@ class TrainingLoop:
             raise CheckpointError(f"{self.config.model_dir}: every checkpoint is damaged ({', '.join(damaged)}); "
                              "move them away to train from the start")
         return 0
+
+    def _read_without_dropout_state(self, path: str) -> bool:
+        """Restores a checkpoint that holds everything but the dropout generator's state, with a
+        warning that the masks after it differ from an uninterrupted run's; False for any other."""
+        if any(name.startswith("dropout_seeds/") for name, _ in tf.train.list_variables(path)):
+            return False
+        kept = {name: value for name, value in self._saved_objects.items() if name != "dropout_seeds"}
+        try:
+            tf.train.Checkpoint(**kept).read(path).assert_existing_objects_matched()
+        except (AssertionError, ValueError):
+            return False
+        _log.warning("%s holds no dropout state: the dropout masks from here on differ from those of an "
+                     "uninterrupted run", path)
+        return True
 
     def run(self) -> Dict[str, float]:
         """Trains to `max_steps`; returns the last logged scalars. Ctrl-C / SIGTERM save first."""
