@@ -163,6 +163,22 @@ def test_resume_continues_exactly_where_it_stopped(built, tmp_path):
                  method_class=ShrinkDroppedEmbeddings).run()["step"] == 8
 
 
+def test_a_checkpoint_without_the_dropout_state_resumes_with_a_warning(built, tmp_path, caplog):
+    """As one saved before the dropout generator was checkpointed: everything else is restored."""
+    saved = _loop(make_strategy("default"), built, tmp_path / "m", max_steps=4, dropout=0.1)
+    saved.step.assign(2)
+    saved.method.encoder.trainable_variables[0].assign_add(tf.ones_like(saved.method.encoder.trainable_variables[0]))
+    tf.train.CheckpointManager(tf.train.Checkpoint(encoder=saved.method.encoder, model=saved.method,
+                                                   optimizer=saved.optimizer, step=saved.step),
+                               str(tmp_path / "m"), max_to_keep=1).save(checkpoint_number=2)
+    resumed = _loop(make_strategy("default"), built, tmp_path / "m", max_steps=4, dropout=0.1)
+    with caplog.at_level("WARNING"):
+        assert resumed.restore() == 2
+    assert "holds no dropout state: the dropout masks from here on differ" in caplog.text
+    for a, b in zip(_weights(resumed), _weights(saved)):
+        np.testing.assert_array_equal(a, b)
+
+
 def test_one_trace_serves_the_first_step_and_every_batch_shape(built, tmp_path):
     """The optimizer's slots exist before the first step (made inside it, they would trace it
     twice), and the step takes its batch from the iterator, whose spec leaves shapes open."""
