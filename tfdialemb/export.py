@@ -48,8 +48,13 @@ tensorflow-text's RegexSplitWithOffsets, NormalizeUTF8, FastWordpieceTokenizeWit
 (sentence, triple) TFText>RoundRobinTrim: TF Serving's model server links them; Python code must
 `import tensorflow_text` before `tf.saved_model.load`.
 
+A trained --model_dir serves only the kinds its method offers, is refused while a training run
+holds it (its checkpoints still change), and the step whose weights were shipped is printed. The
+staging directory of a killed export is removed by the next export into the same --export_dir.
+
 Exit status: 0 written; 1 a bad line in --warmup_dialogues; 2 the command is wrong (missing
-checkpoint or warm-up file, an existing version, a flag contradicting the model's record).
+checkpoint or warm-up file, an existing version, a flag contradicting the model's record, a kind
+the model does not serve, a directory in training, an unwritable --export_dir); 130 Ctrl-C.
 """
 import os
 import sys
