@@ -75,6 +75,10 @@ def test_a_full_disk_is_refused_naming_the_path_and_the_reason(full_disk):
     assert str(full.value) == f"{full_disk / 'new' / 'out.npy'}: cannot write there: no space left on device"
     assert os.listdir(full_disk) == ["filler"]
     check_writable(str(full_disk.parent / "elsewhere" / "out.npy"))  # a writable place passes
+    (full_disk.parent / "existing.npy").write_bytes(b"")
+    check_writable(str(full_disk.parent / "existing.npy"))  # an existing output's place is its directory
+    with pytest.raises(OutputError, match="existing.npy is not a directory"):
+        check_writable(str(full_disk.parent / "existing.npy" / "below.npy"))
 
 
 def test_a_read_only_output_is_refused_naming_the_path_and_the_reason(read_only):

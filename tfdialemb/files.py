@@ -66,6 +66,8 @@ def check_writable(path: str) -> None:
     directory cannot take a file: read-only, forbidden or full. A page is written and synced
     there and removed, so a disk too full for even that fails now rather than after the work."""
     directory = os.path.abspath(path)
+    if not os.path.isdir(directory):  # a file's place is its directory
+        directory = os.path.dirname(directory)
     while not os.path.exists(directory):
         directory = os.path.dirname(directory)
     if not os.path.isdir(directory):
@@ -111,8 +113,8 @@ def prepare_output(path: str) -> List[str]:
     """What every command does with an output before working: removes the staging entries that
     killed runs left for it (`remove_stale_staging`; freeing their space first), then checks the
     place takes a file (`check_writable`). Returns the names removed."""
-    path = os.path.abspath(path)
-    removed = remove_stale_staging(os.path.dirname(path), re.escape(os.path.basename(path)))
+    target = os.path.abspath(path)
+    removed = remove_stale_staging(os.path.dirname(target), re.escape(os.path.basename(target)))
     check_writable(path)
     return removed
 
