@@ -2,14 +2,16 @@
 
 Interrupted runs (Ctrl-C, SIGKILL, a full disk) leave at most a hidden `.tmp-*` staging entry
 beside the target, never a truncated file or half-filled directory under the target's name. A
-staging entry is flock-ed by the process writing it, so `remove_stale_staging` (which every
-command runs on its outputs before working, `prepare_output`) tells a dead run's leftover from a
-live run's work: the kernel releases the lock when its process dies, even by SIGKILL.
+staging entry is flock-ed by the process writing it, so `remove_stale_staging` tells a dead run's
+leftover from a live run's work (the kernel releases the lock when its process dies, even by
+SIGKILL): commands run it on their outputs before working (`prepare_output`), and
+`atomic_directory` on its target before staging it anew.
 """
 import contextlib
 import errno
 import fcntl
 import hashlib
+import logging
 import os
 import re
 import shutil
@@ -19,6 +21,7 @@ import uuid
 from typing import Dict, List, Optional, Sequence
 
 LOCK_FILE = ".lock"
+_log = logging.getLogger(__name__)
 WRITE_ERRORS = {errno.ENOSPC: "no space left on device", errno.EDQUOT: "disk quota exceeded",
                 errno.EROFS: "read-only file system", errno.EACCES: "permission denied",
                 errno.EPERM: "operation not permitted"}
@@ -183,11 +186,14 @@ def atomic_directory(path: str, replace: bool = False):
 
     An empty `path` is taken over; an existing one is swapped out only once the new directory is
     complete and only with `replace`. Made with os.mkdir, not tempfile.mkdtemp, whose mode 0700
-    would hide the result from a server running as another user.
+    would hide the result from a server running as another user. The staging directories of
+    `path` that killed runs left are removed first.
     """
     path = os.path.abspath(path)
     parent, name = os.path.split(path)
     os.makedirs(parent, exist_ok=True)
+    for removed in remove_stale_staging(parent, re.escape(name)):
+        _log.warning("removed %s, left in %s by an interrupted run", removed, parent)
     staging = os.path.join(parent, f".tmp-{name}-{uuid.uuid4().hex}")
     os.mkdir(staging)
     held = os.open(staging, os.O_RDONLY | os.O_DIRECTORY)

@@ -82,7 +82,7 @@ class Encoder(tf_keras.Model):
     def _run(self, inputs, training, all_layers: bool):
         if training:
             return self._forward_maybe_compiled(inputs, training, all_layers)
-        # An empty inference batch is padded to width 0, and BERT's pooler reads position 0: one
+        # An empty inference batch has width 0, and BERT's pooler reads position 0: one
         # position is added, and taken off the states again.
         width = tf.shape(inputs["input_word_ids"])[1]
         padding = [[0, 0], [0, tf.maximum(1 - width, 0)]]
