@@ -231,6 +231,9 @@ def test_a_later_run_removes_only_the_dead_staging_entries_of_its_own_targets(tm
         assert remove_stale_staging(str(tmp_path), "[0-9]+") == [dead_directory.name]
         assert os.path.isdir(staging) and os.path.exists(live.name)  # held by this run: kept
     assert sorted(os.listdir(tmp_path)) == [other_target.name, "8", "out.jsonl"]
+    (tmp_path / f".tmp-8-{'1' * 32}").mkdir()  # a killed writer of 8: the next one removes it
+    with atomic_directory(str(tmp_path / "8"), replace=True) as staging:
+        assert sorted(os.listdir(tmp_path)) == [os.path.basename(staging), other_target.name, "8", "out.jsonl"]
 
 
 def test_the_next_export_removes_the_staging_directory_a_killed_one_left(tmp_path, hf_safetensors_dir):
