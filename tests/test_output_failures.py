@@ -217,6 +217,37 @@ def test_ctrl_c_ends_a_command_with_one_line_and_exit_130(tmp_path, corpus_file,
     assert not [n for n in os.listdir(tmp_path) if n.startswith(".tmp-")]
 
 
+FINALISER_INTERRUPTED = """
+import time
+from tfdialemb.cli import end_quietly_on_interrupt
+end_quietly_on_interrupt()
+class Finalised:
+    def __del__(self):
+        raise KeyboardInterrupt
+Finalised()
+time.sleep(30)
+print("not interrupted")
+"""
+
+
+@pytest.mark.slow
+def test_ctrl_c_while_a_command_loads_or_in_a_finaliser_ends_it_with_one_line(tmp_path, corpus_file,
+                                                                               hf_safetensors_dir):
+    """Before `guarded` runs: Ctrl-C during TensorFlow's import ends the process by SIGINT (130 to
+    a shell) with one line; one Python cannot raise (in a finaliser) is delivered afterwards."""
+    loading = subprocess.Popen([sys.executable, *_commands(tmp_path, hf_safetensors_dir, tmp_path)["encode"]],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+    time.sleep(2.0)  # tfdialemb's import of TensorFlow takes longer
+    loading.send_signal(signal.SIGINT)
+    _, err = loading.communicate(timeout=300)
+    assert loading.returncode in (-signal.SIGINT, cli.INTERRUPTED) and "Traceback" not in err, err[-3000:]
+    assert err.splitlines()[-1] == "interrupted"
+    finaliser = subprocess.run([sys.executable, "-c", FINALISER_INTERRUPTED], capture_output=True, text=True,
+                               env=ENV, timeout=300)
+    assert finaliser.returncode == -signal.SIGINT and "not interrupted" not in finaliser.stdout
+    assert finaliser.stderr.splitlines()[-1] == "interrupted" and "Traceback" not in finaliser.stderr
+
+
 def test_a_later_run_removes_only_the_dead_staging_entries_of_its_own_targets(tmp_path):
     dead_file = tmp_path / ".tmp-k2j4x9_a-out.jsonl"  # atomic_open's name for out.jsonl
     dead_directory = tmp_path / f".tmp-7-{'0' * 32}"  # atomic_directory's for version 7

@@ -1,8 +1,10 @@
 """Pieces every command-line tool shares: progress bars, atomic output files, and how a command
 ends when it fails or is interrupted."""
+import _thread
 import functools
 import os
 import sys
+import threading
 import time
 from typing import Callable, Optional
 
@@ -145,6 +147,30 @@ def guarded(main: Callable[[list], int]) -> Callable[[list], int]:
             return report_error(e)
 
     return run
+
+
+def end_quietly_on_interrupt() -> None:
+    """For a command's process before its slow imports: Ctrl-C while TensorFlow loads, before
+    `guarded` can catch it, ends the process with the same one line instead of a traceback (it
+    still ends by SIGINT, status 130 to a shell); one that lands where Python cannot raise it (a
+    finaliser, "Exception ignored in ...") is delivered again rather than lost."""
+    previous_excepthook, previous_unraisablehook = sys.excepthook, sys.unraisablehook
+
+    def excepthook(kind, value, traceback):
+        if issubclass(kind, KeyboardInterrupt):
+            print("interrupted", file=sys.stderr)
+        else:
+            previous_excepthook(kind, value, traceback)
+
+    def unraisablehook(unraisable):
+        if isinstance(unraisable.exc_value, KeyboardInterrupt):
+            # Raised here, in the hook, it would be lost again: the main thread gets it anew once
+            # the finaliser has returned.
+            threading.Timer(0.01, _thread.interrupt_main).start()
+        else:
+            previous_unraisablehook(unraisable)
+
+    sys.excepthook, sys.unraisablehook = excepthook, unraisablehook
 
 
 def _end_progress_line() -> None:
