@@ -115,7 +115,7 @@ def test_bad_inputs_fail_clearly(exported):
         ({"turn_counts": [2, 4, 13]}, "turn_counts must sum to the number of turns"),
         ({"speakers": SPEAKERS[:-1]}, "speakers must give one role id per turn"),
         ({"turn_counts": [0, 6, 12]}, "every dialogue needs at least one turn"),
-        ({"speakers": [-1] + SPEAKERS[1:]}, "speaker ids must be non-negative"),
+        ({"speakers": [-1] + SPEAKERS[1:]}, "speakers: every speaker id must be non-negative"),
     ]
     for change, message in cases:
         inputs = {**_flat(DIALOGUES), **change}

@@ -3,6 +3,7 @@ directories need no method flags: the directory's method.json sets them; a flag 
 exits 2 naming both values, and --max_length overrides it with a warning."""
 import json
 import os
+import socket
 import subprocess
 import sys
 
@@ -14,6 +15,7 @@ from tiny_corpus import corpus
 from tfdialemb.dialogue import Dialogue, read_dialogues, write_dialogues
 from tfdialemb.dialogue_embedder import DialogueEmbedder
 from tfdialemb.embedder import SentenceEmbedder
+from tfdialemb.files import directory_lock
 from tfdialemb.inference.pair_scorer import PairScorer
 from tfdialemb.methods.spec import get_method
 from tfdialemb.training import cli
@@ -55,11 +57,12 @@ def test_dial2vec_directory(trained):
     root, model = trained["root"], trained["dial2vec"]
     common = ("--task=dialogue", f"--eval_file={root / 'train.jsonl'}", "--label_key=domain", "--runs=1",
               f"--model_dir={model}")
-    plain, contradicting, longer, exported = _results(
+    plain, contradicting, longer, exported, unoffered = _results(
         _start("tfdialemb.evaluate", *common, f"--output={root / 'd.json'}"),
         _start("tfdialemb.evaluate", *common, "--separator=sep", f"--output={root / 'x.json'}"),
         _start("tfdialemb.evaluate", *common, "--max_length=16", f"--output={root / 'l.json'}"),
-        _start("tfdialemb.export", f"--model_dir={model}", f"--export_dir={root / 'export'}"))
+        _start("tfdialemb.export", f"--model_dir={model}", f"--export_dir={root / 'export'}"),
+        _start("tfdialemb.export", f"--model_dir={model}", f"--export_dir={root / 'sentence'}", "--kind=sentence"))
     assert plain.returncode == 0, plain.stderr[-3000:]
     report = json.loads((root / "d.json").read_text(encoding="utf-8"))
     assert report["method"] == "dial2vec"
@@ -73,6 +76,21 @@ def test_dial2vec_directory(trained):
     assert json.loads((root / "l.json").read_text(encoding="utf-8"))["embedding"]["max_length"] == 16
     assert exported.returncode == 0, exported.stderr[-3000:]
     assert "kind: dialogue" in exported.stdout and "p3 float32" in exported.stdout
+    assert f"weights: step 1 of {model}" in exported.stdout
+    assert unoffered.returncode == 2 and not (root / "sentence").exists()
+    assert unoffered.stderr.splitlines()[-1] == (f"error: {model}: a dial2vec model serves --kind=dialogue, "
+                                        "not --kind=sentence")
+
+
+def test_a_directory_a_training_run_holds_is_not_exported(trained):
+    """Its checkpoints still change under the export; the refusal names the holder and the step."""
+    root, model = trained["root"], trained["dial2vec"]
+    with directory_lock(str(model), "training run"):
+        held, = _results(_start("tfdialemb.export", f"--model_dir={model}", f"--export_dir={root / 'held'}"))
+    assert held.returncode == 2 and not (root / "held").exists()
+    assert held.stderr.splitlines()[-1] == (f"error: {model}: a training run holds it (pid {os.getpid()} on "
+                                   f"{socket.gethostname()}) and is still writing checkpoints (the latest is step "
+                                   "1); export it when the run ends")
 
 
 def test_c3l_directory(trained):

@@ -7,6 +7,14 @@ tools filters the start-up notices that level cannot reach (`tfdialemb.quiet`).
 """
 import logging as _logging
 import os as _os
+import sys as _sys
+
+if _sys.argv[:1] == ["-m"]:
+    # `python -m tfdialemb.<command>` is starting (sys.argv[0] is "-m" while Python finds the
+    # module): Ctrl-C while TensorFlow loads ends it in one line, as within the command.
+    from tfdialemb.cli import end_quietly_on_interrupt as _end_quietly_on_interrupt
+
+    _end_quietly_on_interrupt()
 
 _os.environ["TF_USE_LEGACY_KERAS"] = "1"
 # TensorFlow's C++ start-up notices (CUDA probing, oneDNN) fill a screen on every command; show

@@ -1,15 +1,22 @@
-"""Pieces every command-line tool shares: progress bars and atomic output files."""
+"""Pieces every command-line tool shares: progress bars, atomic output files, and how a command
+ends when it fails or is interrupted."""
+import _thread
+import functools
+import os
 import sys
+import threading
 import time
-from typing import Optional
+from typing import Callable, Optional
 
 import numpy as np
 
 from tfdialemb import quiet
-from tfdialemb.files import atomic_open
+from tfdialemb.files import atomic_open, output_error_of, prepare_output
 from tfdialemb.options import Option, non_finite_floats
 
 OVERWRITE = Option("overwrite", False, "Replace an existing output (never one of the inputs).")
+INTERRUPTED = 130
+"""Exit status after Ctrl-C (128 + SIGINT, what a shell reports for a process SIGINT ended)."""
 
 
 class Progress:
@@ -21,6 +28,9 @@ class Progress:
     the time left is unknown. Redraws at most every `interval` seconds, so per-item calls stay
     cheap; `message` prints a line of its own without gluing it to the bar.
     """
+
+    line_open = False
+    """Whether a bar is drawn on stderr without its closing newline (a message must start below)."""
 
     def __init__(self, total: Optional[int], unit: str = "items", stream=None, interval: float = 0.2):
         self.total = total
@@ -61,6 +71,7 @@ class Progress:
             self.stream.write("\n")
             self.stream.flush()
             self._finished = True
+            Progress.line_open = False
 
     def _rate(self, now: float) -> Optional[float]:
         """Items per second after the first item, or None before a second one."""
@@ -92,6 +103,19 @@ class Progress:
         self.stream.write("\r" + line + " " * max(0, self._width - len(line)))
         self._width = len(line)
         self.stream.flush()
+        Progress.line_open = self.stream is sys.stderr
+
+
+def claim_output(path: str) -> None:
+    """`files.prepare_output` for a command: the leftovers of killed runs removed (and said so on
+    stderr), then the place checked writable, before any work."""
+    report_removed(prepare_output(path), os.path.dirname(os.path.abspath(path)))
+
+
+def report_removed(names, directory: str) -> None:
+    """Says on stderr which leftovers of interrupted runs were removed from `directory`."""
+    for name in names:
+        print(f"removed {name}, left in {directory} by an interrupted run", file=sys.stderr)
 
 
 def save_npy_atomic(path: str, array: np.ndarray) -> None:
@@ -165,8 +189,61 @@ def _usage_error(message: str) -> None:
 
 def report_error(error: Exception) -> int:
     """Prints `error` as one line on stderr; returns the exit status every command uses:
-    1 for a bad line of the input data, 2 for anything else (missing file, bad flag value)."""
+    1 for a bad line of the input data, 2 for anything else (missing file, bad flag value, an
+    output that cannot be written)."""
     from tfdialemb.dialogue import DialogueFormatError  # pylint: disable=import-outside-toplevel
 
-    print(f"error: {error}", file=sys.stderr)
+    _end_progress_line()
+    print(f"error: {output_error_of(error) or error}", file=sys.stderr)
     return 1 if isinstance(error, DialogueFormatError) else 2
+
+
+def guarded(main: Callable[[list], int]) -> Callable[[list], int]:
+    """`main` for `app.run`, ending as every command ends: Ctrl-C with one line and exit status
+    INTERRUPTED; a full disk or a read-only or forbidden output met at any point (an OSError, or
+    TensorFlow's error for one) with one line naming the path and exit status 2. No traceback."""
+
+    @functools.wraps(main)
+    def run(argv):
+        try:
+            return main(argv)
+        except KeyboardInterrupt as e:
+            _end_progress_line()
+            print(f"interrupted{': ' + str(e) if str(e) else ''}", file=sys.stderr)
+            return INTERRUPTED
+        except Exception as e:  # pylint: disable=broad-except
+            if output_error_of(e) is None:
+                raise
+            return report_error(e)
+
+    return run
+
+
+def end_quietly_on_interrupt() -> None:
+    """For a command's process before its slow imports: Ctrl-C while TensorFlow loads, before
+    `guarded` can catch it, ends the process with the same one line instead of a traceback (it
+    still ends by SIGINT, status 130 to a shell); one that lands where Python cannot raise it (a
+    finaliser, "Exception ignored in ...") is delivered again rather than lost."""
+    previous_excepthook, previous_unraisablehook = sys.excepthook, sys.unraisablehook
+
+    def excepthook(kind, value, traceback):
+        if issubclass(kind, KeyboardInterrupt):
+            print("interrupted", file=sys.stderr)
+        else:
+            previous_excepthook(kind, value, traceback)
+
+    def unraisablehook(unraisable):
+        if isinstance(unraisable.exc_value, KeyboardInterrupt):
+            # Raised here, in the hook, it would be lost again: the main thread gets it anew once
+            # the finaliser has returned.
+            threading.Timer(0.01, _thread.interrupt_main).start()
+        else:
+            previous_unraisablehook(unraisable)
+
+    sys.excepthook, sys.unraisablehook = excepthook, unraisablehook
+
+
+def _end_progress_line() -> None:
+    if Progress.line_open:
+        sys.stderr.write("\n")
+        Progress.line_open = False

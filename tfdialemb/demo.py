@@ -37,7 +37,7 @@ import time
 
 from absl import app, flags
 
-from tfdialemb.cli import parse_flags
+from tfdialemb.cli import guarded, parse_flags
 from tfdialemb.command_steps import evaluation_metrics, run_step
 from tfdialemb.eval.table import format_table
 
@@ -283,4 +283,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    app.run(main, flags_parser=parse_flags)
+    app.run(guarded(main), flags_parser=parse_flags)

@@ -24,13 +24,20 @@ from tfdialemb.layers.dialogue_views import (
     HIDDEN_STATE_POOLINGS, POOLINGS, check_role_turn_tables, dialogue_embeddings, embedding_names, encode_dialogue_layers,
     encode_dialogues, has_role_turn_tables, hidden_state_embeddings, hidden_state_name)
 from tfdialemb.text import BertTokenizer
+from tfdialemb.text.tokenizer import require_tokens
 from tfdialemb.text.dialogue_packing import (
-    DialogueInputs, dense_dialogues, merge_consecutive_turns, pack_dialogues, separator_id, speaker_prefixed, speaker_prefixes)
+    DialogueInputs, dense_dialogues, merge_consecutive_turns, pack_dialogues, roles_in_order_of_appearance, separator_id,
+    speaker_prefixed, speaker_prefixes)
 from tfdialemb.trace_policy import TraceWhenWorthIt
 
 
 class DialogueEmbedder(tf.Module):
     """Turns and speakers in, dialogue embeddings out.
+
+    Speakers: each turn's speaker is any non-negative integer id; within a dialogue the ids are
+    renumbered 0, 1, ... in order of first appearance, as training numbers a dialogue's speakers
+    (`dialogue.role_ids`), so [5, 7] embeds as [0, 1] and [1, 1] as [0, 0]; a negative id is
+    refused. Every turn needs a token (`require_tokens`); an empty batch gives empty outputs.
 
     `separator` ([SEP] or [EOU]), `speaker_prefix`, `final_separator`, `role_turn_embeddings`
     and `merge_consecutive_turns` must match the build and the model that trained the encoder
@@ -117,16 +124,16 @@ class DialogueEmbedder(tf.Module):
                                   tf.RaggedTensorSpec([None, None], tf.int32, ragged_rank=1)],
                  reduce_retracing=True, autograph=False)
     def pack_batch(self, turns, speakers) -> DialogueInputs:
-        """`turns` [B, (turns)] strings and `speakers` [B, (turns)] role ids 0, 1, ... → the
-        encoder's dense inputs, as the build writes them."""
+        """`turns` [B, (turns)] strings and `speakers` [B, (turns)] speaker ids (see the class)
+        → the encoder's dense inputs, as the build writes them."""
         return self._pack(turns, speakers)
 
     @tf.function(input_signature=[tf.RaggedTensorSpec([None, None], tf.string, ragged_rank=1),
                                   tf.RaggedTensorSpec([None, None], tf.int32, ragged_rank=1)],
                  reduce_retracing=True, autograph=False)
     def embed_batch(self, turns, speakers):
-        """`turns` [B, (turns)] strings and `speakers` [B, (turns)] role ids 0, 1, ... →
-        {name: float32 [B, H]}."""
+        """`turns` [B, (turns)] strings and `speakers` [B, (turns)] speaker ids (see the class)
+        → {name: float32 [B, H]}; an empty batch gives [0, H] each."""
         inputs = self._pack(turns, speakers)
         if not self.hidden_layers:
             states = encode_dialogues(self.encoder, *inputs, role_turn_embeddings=self.role_turn_embeddings,
@@ -141,10 +148,13 @@ class DialogueEmbedder(tf.Module):
         return {name: l2_normalized(value) for name, value in embeddings.items()} if self.normalize else embeddings
 
     def _pack(self, turns, speakers) -> DialogueInputs:
-        tf.debugging.assert_non_negative(speakers.values, message="speaker ids must be non-negative")
-        if self.merge_consecutive_turns:
-            turns, speakers = merge_consecutive_turns(turns, speakers)
-        pieces = turns.with_values(self.tokenizer.tokenize(turns.values, self.max_length))
+        speakers = roles_in_order_of_appearance(speakers)
+        pieces = require_tokens(self.tokenizer.tokenize(turns.values, self.max_length), "turns")
+        if self.merge_consecutive_turns:  # each turn checked before it joins its neighbours
+            with tf.control_dependencies([pieces.flat_values]):
+                turns, speakers = merge_consecutive_turns(turns, speakers)
+            pieces = self.tokenizer.tokenize(turns.values, self.max_length)
+        pieces = turns.with_values(pieces)
         roles = tf.minimum(speakers, self.num_roles - 1)
         if self.speaker_prefix:
             pieces = speaker_prefixed(pieces, roles, self.prefixes)

@@ -25,7 +25,7 @@ float32. The output is written only once complete. Flags may also come from a fi
 from absl import app, flags
 
 from tfdialemb import options, precision
-from tfdialemb.cli import OVERWRITE, parse_flags
+from tfdialemb.cli import OVERWRITE, guarded, parse_flags
 from tfdialemb.inference.embedding_files import OUTPUT_LAYOUTS, write_embeddings
 from tfdialemb.inference.settings import MAX_LENGTH, NORMALIZE, POOLING
 
@@ -56,13 +56,14 @@ def main(argv):
     # Imported after flag parsing: TensorFlow is slow to import.
     import numpy as np  # pylint: disable=import-outside-toplevel
 
-    from tfdialemb.cli import Progress, read_lines, report_error  # pylint: disable=import-outside-toplevel
+    from tfdialemb.cli import Progress, claim_output, read_lines, report_error  # pylint: disable=import-outside-toplevel
     from tfdialemb.files import check_output  # pylint: disable=import-outside-toplevel
 
     try:
         check_output(FLAGS.output, [FLAGS.input], FLAGS.overwrite)
         if not FLAGS.output.endswith(OUTPUT_LAYOUTS):
             raise ValueError(f"{FLAGS.output}: --output must end with {', '.join(OUTPUT_LAYOUTS)} (its layout)")
+        claim_output(FLAGS.output)
         texts = read_lines(FLAGS.input)
         embedder = _saved_model_embedder() if FLAGS.saved_model else _checkpoint_embedder()
     except (OSError, ValueError) as e:
@@ -93,7 +94,7 @@ def _saved_model_embedder():
 
 
 def run():
-    app.run(main, flags_parser=parse_flags)
+    app.run(guarded(main), flags_parser=parse_flags)
 
 
 if __name__ == "__main__":

@@ -102,7 +102,7 @@ from absl import app, flags
 
 from tfdialemb.baselines.plm_mean import PLM_INPUT
 from tfdialemb.converters.response_selection import BLOCK_SIZE
-from tfdialemb.cli import OVERWRITE, Progress, parse_flags, report_error
+from tfdialemb.cli import OVERWRITE, Progress, claim_output, guarded, parse_flags, report_error
 from tfdialemb.data.sampling import UtterancePool
 from tfdialemb.dialogue import read_dialogues
 from tfdialemb.eval.inputs import embed_distinct
@@ -391,6 +391,7 @@ def main(argv):
     try:
         check_flags()
         check_output(FLAGS.output, [FLAGS.eval_file, FLAGS.fit_file, FLAGS.augmented_file], FLAGS.overwrite)
+        claim_output(FLAGS.output)
         checkpoints = model_dirs() or [FLAGS.init_checkpoint]
         kind = settings_kind(FLAGS.task, FLAGS.embedding)
         sources, settings = [], []
@@ -812,7 +813,7 @@ def _context_response_task(source, embedding: dict, settings: dict) -> dict:
 
 
 def run():
-    app.run(main, flags_parser=parse_flags)
+    app.run(guarded(main), flags_parser=parse_flags)
 
 
 if __name__ == "__main__":

@@ -49,8 +49,13 @@ tensorflow-text's RegexSplitWithOffsets, NormalizeUTF8, FastWordpieceTokenizeWit
 (sentence, triple) TFText>RoundRobinTrim: TF Serving's model server links them; Python code must
 `import tensorflow_text` before `tf.saved_model.load`.
 
+A trained --model_dir serves only the kinds its method offers, is refused while a training run
+holds it (its checkpoints still change), and the step whose weights were shipped is printed. The
+staging directory of a killed export is removed by the next export into the same --export_dir.
+
 Exit status: 0 written; 1 a bad line in --warmup_dialogues; 2 the command is wrong (missing
-checkpoint or warm-up file, an existing version, a flag contradicting the model's record).
+checkpoint or warm-up file, an existing version, a flag contradicting the model's record, a kind
+the model does not serve, a directory in training, an unwritable --export_dir); 130 Ctrl-C.
 """
 import os
 import sys
@@ -58,10 +63,11 @@ import sys
 from absl import app, flags
 
 from tfdialemb import options, precision
-from tfdialemb.cli import parse_flags, read_lines, report_error
+from tfdialemb.cli import guarded, parse_flags, read_lines, report_error, report_removed
 from tfdialemb.dialogue import read_dialogues
 from tfdialemb.dialogue_embedder import DialogueEmbedder
 from tfdialemb.embedder import SentenceEmbedder
+from tfdialemb.files import check_writable, lock_holder, remove_stale_staging
 from tfdialemb.inference.settings import (CURVED, DIALOGUE_POOLING, FGC_INPUT, FINAL_SEPARATOR, KIND_SETTINGS,
                                           MAX_LENGTH, MERGE_TURNS, NORMALIZE, NUM_ROLES, POOLING, SEPARATOR,
                                           SPEAKER_PREFIX, SPEAKER_TOKENS)
@@ -155,12 +161,34 @@ MODELS = {"sentence": _sentence_model, "dialogue": _dialogue_model, "triple": _t
 
 
 def export_kind(source) -> str:
-    """--kind, else what the trained model offers first, else sentence."""
+    """--kind, else what the trained model offers first, else sentence; a kind the trained
+    model's method does not offer is refused."""
     from tfdialemb.methods.spec import get_method  # pylint: disable=import-outside-toplevel
 
-    if FLAGS.kind:
-        return FLAGS.kind
-    return get_method(source.method).offers[0] if source.method else "sentence"
+    if not source.method:
+        return FLAGS.kind or "sentence"
+    offers = get_method(source.method).offers
+    if FLAGS.kind and FLAGS.kind not in offers:
+        raise ValueError(f"{source.directory}: a {source.method} model serves --kind={' or '.join(offers)}, "
+                         f"not --kind={FLAGS.kind}")
+    return FLAGS.kind or offers[0]
+
+
+def check_not_training(source) -> None:
+    """Refuses a model directory a training run holds: it still replaces its checkpoints, so
+    the export would ship whichever one it found first."""
+    from tfdialemb.encoders.checkpoint import latest_own_checkpoint  # pylint: disable=import-outside-toplevel
+
+    holder = lock_holder(source.directory) if source.method else None
+    if holder:
+        step = checkpoint_step(latest_own_checkpoint(source.directory))
+        raise ValueError(f"{source.directory}: a training run holds it ({holder}) and is still writing "
+                         f"checkpoints (the latest is step {step}); export it when the run ends")
+
+
+def checkpoint_step(path: str) -> int:
+    """N of a `.../ckpt-N` checkpoint prefix."""
+    return int(path.rsplit("-", 1)[1])
 
 
 def main(argv):
@@ -177,10 +205,13 @@ def main(argv):
             raise ValueError(f"{', '.join('--' + n for n in stray)} do(es) not apply to --kind={kind}")
         settings = source.settings(kind, {s.name: FLAGS[s.name].value for s in EXPORT_SETTINGS
                                           if FLAGS[s.name].present})
+        check_not_training(source)
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     try:
+        report_removed(remove_stale_staging(FLAGS.export_dir, layout.VERSION_NAME), FLAGS.export_dir)
+        check_writable(FLAGS.export_dir)
         version = FLAGS.version or layout.next_version(FLAGS.export_dir)
         layout.version_dir(FLAGS.export_dir, version)  # fails before the slow load
         servable, warmup = MODELS[kind](source, settings)
@@ -189,6 +220,8 @@ def main(argv):
         return report_error(e)
     print(f"wrote TF Serving model version {version} to {target}")
     print(f"kind: {kind}" + (" (unit-length embeddings)" if FLAGS.normalize else ""))
+    if source.method:
+        print(f"weights: step {checkpoint_step(source.trained.checkpoint)} of {source.directory}")
     for name, function in servable.signatures.items():
         print(f"signature {layout.describe_signature(name, function)}")
     print(f"warm-up: {warmup} in {os.path.join(target, layout.WARMUP_FILE)}")
@@ -197,7 +230,7 @@ def main(argv):
 
 def run():
     define_flags()
-    app.run(main, flags_parser=parse_flags)
+    app.run(guarded(main), flags_parser=parse_flags)
 
 
 if __name__ == "__main__":

@@ -1,19 +1,141 @@
 """Atomic writing: an output file or directory appears complete or not at all.
 
-Interrupted runs (Ctrl-C, SIGKILL, a full disk) leave at most a hidden `.tmp-*` entry beside the
-target, never a truncated file or half-filled directory under the target's name.
+Interrupted runs (Ctrl-C, SIGKILL, a full disk) leave at most a hidden `.tmp-*` staging entry
+beside the target, never a truncated file or half-filled directory under the target's name. A
+staging entry is flock-ed by the process writing it, so `remove_stale_staging` tells a dead run's
+leftover from a live run's work (the kernel releases the lock when its process dies, even by
+SIGKILL): commands run it on their outputs before working (`prepare_output`), and
+`atomic_directory` on its target before staging it anew.
 """
 import contextlib
+import errno
 import fcntl
 import hashlib
+import logging
 import os
+import re
 import shutil
 import socket
 import tempfile
 import uuid
-from typing import Optional, Sequence
+from typing import Dict, List, Optional, Sequence
 
 LOCK_FILE = ".lock"
+_log = logging.getLogger(__name__)
+WRITE_ERRORS = {errno.ENOSPC: "no space left on device", errno.EDQUOT: "disk quota exceeded",
+                errno.EROFS: "read-only file system", errno.EACCES: "permission denied",
+                errno.EPERM: "operation not permitted"}
+"""The errors of a place that cannot take an output, and how the commands name them."""
+_TENSORFLOW_WRITE_ERROR = re.compile(
+    r"(?P<path>[^\s;{}]+); (?P<reason>" + "|".join(re.escape(os.strerror(n)) for n in WRITE_ERRORS) + ")")
+_DATA_SHARD = re.compile(r"\.data-[0-9]{5}-of-[0-9]{5}$")
+_STAGING_FILE = r"\.tmp-[a-z0-9_]{{8}}-{name}"
+_STAGING_DIRECTORY = r"\.tmp-{name}-[0-9a-f]{{32}}"
+"""The names `atomic_open` (mkstemp's 8 random characters) and `atomic_directory` (a uuid4) give
+the staging entry of a target called `name`."""
+
+
+class OutputError(OSError):
+    """An output that cannot be written: a full disk, a read-only or forbidden place. Its message
+    names the path and the reason in one line."""
+
+    def __str__(self):
+        return self.strerror
+
+
+def write_error(path: str, error: OSError) -> OutputError:
+    """`error` (one of WRITE_ERRORS) met writing `path`, as one line naming the place."""
+    reason = WRITE_ERRORS.get(error.errno) or (error.strerror or str(error)).lower()
+    return OutputError(error.errno, f"{path}: cannot write there: {reason}")
+
+
+def output_error_of(error: BaseException) -> Optional[OutputError]:
+    """`error` as an OutputError when it is one of WRITE_ERRORS: an OSError, or TensorFlow's
+    error for one (whose message reads "PATH; No space left on device"); None otherwise."""
+    if isinstance(error, OutputError):
+        return error
+    if isinstance(error, OSError) and error.errno in WRITE_ERRORS:
+        return write_error(error.filename or "the output", error)
+    if type(error).__module__.startswith("tensorflow"):
+        match = _TENSORFLOW_WRITE_ERROR.search(str(error))
+        if match:
+            number = next(n for n in WRITE_ERRORS if os.strerror(n) == match.group("reason"))
+            return write_error(match.group("path"), OSError(number, match.group("reason")))
+    return None
+
+
+def check_writable(path: str) -> None:
+    """Refuses, before any work, an output `path` (file or directory, existing or not) whose
+    directory cannot take a file: read-only, forbidden or full. A page is written and synced
+    there and removed, so a disk too full for even that fails now rather than after the work."""
+    directory = os.path.abspath(path)
+    if not os.path.isdir(directory):  # a file's place is its directory
+        directory = os.path.dirname(directory)
+    while not os.path.exists(directory):
+        directory = os.path.dirname(directory)
+    if not os.path.isdir(directory):
+        raise OutputError(errno.ENOTDIR, f"{path}: cannot write there: {directory} is not a directory")
+    probe = os.path.join(directory, f".tmp-{uuid.uuid4().hex}-write-check")
+    try:
+        handle = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except OSError as e:
+        raise write_error(path, e) from None
+    try:
+        os.write(handle, bytes(4096))
+        os.fsync(handle)
+    except OSError as e:
+        raise write_error(path, e) from None
+    finally:
+        os.close(handle)
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(probe)
+
+
+def remove_stale_staging(directory: str, name_pattern: str) -> List[str]:
+    """Deletes the staging entries in `directory` of targets whose name matches the regular
+    expression `name_pattern` (`atomic_open`'s `.tmp-XXXXXXXX-NAME`, `atomic_directory`'s
+    `.tmp-NAME-UUID`) that no live process writes; returns their names. Entries of other targets,
+    and those a running process holds, are left alone."""
+    if not os.path.isdir(directory):
+        return []
+    staging = re.compile("|".join(form.format(name=f"(?:{name_pattern})")
+                                  for form in (_STAGING_FILE, _STAGING_DIRECTORY)))
+    removed = []
+    for name in sorted(os.listdir(directory)):
+        path = os.path.join(directory, name)
+        if staging.fullmatch(name) and not _held(path):
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                os.remove(path)
+            removed.append(name)
+    return removed
+
+
+def prepare_output(path: str) -> List[str]:
+    """What every command does with an output before working: removes the staging entries that
+    killed runs left for it (`remove_stale_staging`; freeing their space first), then checks the
+    place takes a file (`check_writable`). Returns the names removed."""
+    target = os.path.abspath(path)
+    removed = remove_stale_staging(os.path.dirname(target), re.escape(os.path.basename(target)))
+    check_writable(path)
+    return removed
+
+
+def _held(path: str) -> bool:
+    """Whether a live process holds the flock of `path` (a staging entry being written); an entry
+    that cannot be opened counts as held, so it is left alone."""
+    try:
+        handle = os.open(path, os.O_RDONLY | (os.O_DIRECTORY if os.path.isdir(path) else 0))
+    except OSError:
+        return True
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return False
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(handle)
 
 
 class DirectoryLockedError(OSError):
@@ -47,6 +169,7 @@ def atomic_open(path: str, mode: str = "w", encoding: str = "utf-8"):
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
     handle, tmp = tempfile.mkstemp(prefix=".tmp-", suffix="-" + os.path.basename(path), dir=directory)
+    fcntl.flock(handle, fcntl.LOCK_EX)  # released when the file closes or the process dies
     os.chmod(tmp, _process_mode())
     try:
         with os.fdopen(handle, mode, encoding=None if "b" in mode else encoding) as f:
@@ -63,13 +186,18 @@ def atomic_directory(path: str, replace: bool = False):
 
     An empty `path` is taken over; an existing one is swapped out only once the new directory is
     complete and only with `replace`. Made with os.mkdir, not tempfile.mkdtemp, whose mode 0700
-    would hide the result from a server running as another user.
+    would hide the result from a server running as another user. The staging directories of
+    `path` that killed runs left are removed first.
     """
     path = os.path.abspath(path)
     parent, name = os.path.split(path)
     os.makedirs(parent, exist_ok=True)
+    for removed in remove_stale_staging(parent, re.escape(name)):
+        _log.warning("removed %s, left in %s by an interrupted run", removed, parent)
     staging = os.path.join(parent, f".tmp-{name}-{uuid.uuid4().hex}")
     os.mkdir(staging)
+    held = os.open(staging, os.O_RDONLY | os.O_DIRECTORY)
+    fcntl.flock(held, fcntl.LOCK_EX)  # released when closed or when the process dies
     try:
         yield staging
         if os.path.isdir(path) and not os.listdir(path):
@@ -84,6 +212,7 @@ def atomic_directory(path: str, replace: bool = False):
             os.rename(staging, path)
             shutil.rmtree(previous)
     finally:
+        os.close(held)
         if os.path.exists(staging):
             shutil.rmtree(staging)
 
@@ -114,6 +243,22 @@ def directory_lock(directory: str, what: str = "run"):
         handle.close()
 
 
+def lock_holder(directory: str) -> Optional[str]:
+    """Who holds `directory_lock(directory)` now (its "pid N on HOST" line), or None when nobody
+    does; the lock is only tested, never kept."""
+    try:
+        handle = open(os.path.join(directory, LOCK_FILE), encoding="utf-8")  # pylint: disable=consider-using-with
+    except FileNotFoundError:
+        return None
+    with handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return handle.read().strip() or "another process"
+        fcntl.flock(handle, fcntl.LOCK_UN)
+    return None
+
+
 def remove_leftovers(directory: str) -> list:
     """Deletes the staging entries (`.tmp-*`, `.old-*`) that atomic writes killed midway left
     directly in `directory`; the caller must hold the directory's lock. Returns their names."""
@@ -132,9 +277,38 @@ def remove_leftovers(directory: str) -> list:
 def file_fingerprint(path: str) -> dict:
     """Size, modification time and SHA-256 of a file's content: what tells a file from another
     written under the same name."""
+    status = os.stat(path)
+    return {"size": status.st_size, "mtime": status.st_mtime, "sha256": _sha256(path)}
+
+
+def weights_fingerprint(directory: str) -> Dict[str, str]:
+    """{file: SHA-256} that tells one model's weights from another's in a checkpoint directory,
+    whatever the path it is named by. With a `checkpoint` file (a TensorFlow checkpoint, as
+    training writes), the index of the checkpoint it names, whose entries hold each tensor's
+    CRC32C; otherwise every top-level file (a Hugging Face, MarianMT or Google directory's
+    weights, configuration and vocabulary), but TensorFlow data shards, which their index stands
+    for."""
+    latest = _latest_checkpoint(directory)
+    if latest is not None:
+        return {os.path.basename(latest) + ".index": _sha256(latest + ".index")}
+    return {name: _sha256(os.path.join(directory, name)) for name in sorted(os.listdir(directory))
+            if os.path.isfile(os.path.join(directory, name)) and not _DATA_SHARD.search(name)}
+
+
+def _latest_checkpoint(directory: str) -> Optional[str]:
+    """The checkpoint prefix the `checkpoint` file (CheckpointState, text format) of `directory`
+    names, relative paths taken from the directory; None without one."""
+    try:
+        with open(os.path.join(directory, "checkpoint"), encoding="utf-8") as f:
+            found = re.search(r'^model_checkpoint_path: "(.*)"$', f.read(), re.MULTILINE)
+    except FileNotFoundError:
+        return None
+    return os.path.join(directory, found.group(1)) if found else None
+
+
+def _sha256(path: str) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
             digest.update(block)
-    status = os.stat(path)
-    return {"size": status.st_size, "mtime": status.st_mtime, "sha256": digest.hexdigest()}
+    return digest.hexdigest()

@@ -116,6 +116,8 @@ class TrainedMethod:
     model: Any
     tokenizer: Any
     directory: str
+    checkpoint: str
+    """The `ckpt-N` prefix the weights were read from."""
 
     @property
     def encoder(self):
@@ -161,7 +163,7 @@ def load_method(directory: str) -> TrainedMethod:
     except (AssertionError, ValueError) as e:
         raise CheckpointError(f"{path}: does not hold the {spec.name} model described by {METHOD_CONFIG} "
                               f"({e})") from None
-    return TrainedMethod(spec, config, model, tokenizer, directory)
+    return TrainedMethod(spec, config, model, tokenizer, directory, path)
 
 
 class ModelSource:

@@ -25,7 +25,7 @@ checkpoint; rerunning the same command resumes from the last one. DIR then loads
 """
 from absl import app, flags
 
-from tfdialemb.cli import parse_flags
+from tfdialemb.cli import guarded, parse_flags
 
 from tfdialemb.training import cli
 
@@ -43,7 +43,7 @@ def run():
     cli.define_flags(COMMAND)
     for module in cli.flag_modules():
         flags.adopt_module_key_flags(module)
-    app.run(main, flags_parser=parse_flags)
+    app.run(guarded(main), flags_parser=parse_flags)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 """The augmented file: its layout, resuming after an interruption (in process, and a SIGKILLed
 `python -m tfdialemb.augment` rerun), and the refusals that keep a file from mixing runs."""
+import hashlib
 import json
 import os
 import signal
@@ -149,7 +150,7 @@ def test_a_run_killed_while_removing_its_chunks_is_finished_by_the_same_command(
 
 def test_a_partial_run_is_not_mixed_with_other_flags_or_input(tmp_path, source):
     with pytest.raises(KeyboardInterrupt):
-        augment_file(plan(tmp_path), lambda: stage_operations(fail_after=2))
+        augment_file(plan(tmp_path), lambda: stage_operations(fail_after=5))  # in its second chunk
     built = []  # refused before any model is loaded
     with pytest.raises(ValueError, match=r"out.jsonl.partial: holds a partial run with another seed \(seed=3\)"):
         augment_file(plan(tmp_path, seed=4), lambda: built.append(1))
@@ -229,3 +230,117 @@ def test_sigkill_then_rerun_writes_the_uninterrupted_file(tmp_path, source, comm
     assert "14 originals, 20 crop, 12 shuffle" in out
     assert (tmp_path / "out.jsonl").read_bytes() == (tmp_path / "reference.jsonl").read_bytes()
     assert not partial.exists()
+
+
+def _write_checkpoint(directory, step, weights):
+    """A TensorFlow checkpoint directory as training leaves it: `checkpoint` names ckpt-STEP, whose
+    index (standing for its weights) holds `weights`."""
+    directory.mkdir(exist_ok=True)
+    (directory / f"ckpt-{step}.index").write_bytes(weights)
+    (directory / f"ckpt-{step}.data-00000-of-00001").write_bytes(b"shard")
+    (directory / "checkpoint").write_text(f'model_checkpoint_path: "ckpt-{step}"\n'
+                                          f'all_model_checkpoint_paths: "ckpt-{step}"\n')
+
+
+def _interrupted_after_one_chunk(command_line, monkeypatch, args):
+    """Runs the command until its first chunk is written, then interrupts it."""
+    real = augmented_file.augment_chunk
+    calls = []
+
+    def augment_chunk(*arguments, **keywords):
+        calls.append(1)
+        if len(calls) > 1:
+            raise KeyboardInterrupt("interrupted in the second chunk")
+        return real(*arguments, **keywords)
+
+    monkeypatch.setattr(augmented_file, "augment_chunk", augment_chunk)
+    with pytest.raises(KeyboardInterrupt):
+        command_line(*args)
+    monkeypatch.setattr(augmented_file, "augment_chunk", real)
+
+
+def test_a_run_is_not_resumed_over_a_retrained_model(tmp_path, source, command_line, monkeypatch):
+    """The model is fingerprinted by its weights: retrained in place, under the same path, it is
+    another model; named as `model`, `model/` or its absolute path, the same one."""
+    augment_file(plan(tmp_path, "reference.jsonl"), stage_operations)
+    _write_checkpoint(tmp_path / "model", 3, b"weights after step 3")
+    monkeypatch.chdir(tmp_path)
+    common = (f"--set={TEST_SET.name}", f"--input={tmp_path}/in.jsonl", f"--output={tmp_path}/out.jsonl",
+              f"--seed={SEED}", f"--views={VIEWS}", f"--batch_size={BATCH}", f"--chunk_size={CHUNK}")
+    _interrupted_after_one_chunk(command_line, monkeypatch, (*common, "--context_response_model=model"))
+    partial = tmp_path / "out.jsonl.partial"
+    assert (partial / "chunk-000000.jsonl").exists()
+
+    _write_checkpoint(tmp_path / "model", 6, b"weights after step 6")  # trained on, in place
+    status, _, err = command_line(*common, "--context_response_model=model")
+    assert status == 2 and not (tmp_path / "out.jsonl").exists()
+    assert (f"{partial}: holds a partial run with another --context_response_model (the --context_response_model "
+            "weights it started with differ from these)") in err
+    _write_checkpoint(tmp_path / "model", 3, b"weights after step 3")  # the model it started with, restored
+    status, _, err = command_line(*common, "--context_response_model=model/")
+    assert status == 0, err
+    assert "3 of 14 dialogues already done" in err
+    assert (tmp_path / "out.jsonl").read_bytes() == (tmp_path / "reference.jsonl").read_bytes()
+
+    _interrupted_after_one_chunk(command_line, monkeypatch, (*common, "--output=" + str(tmp_path / "again.jsonl"),
+                                                             "--context_response_model=model"))
+    status, _, err = command_line(*common, f"--output={tmp_path}/again.jsonl",
+                                  f"--context_response_model={tmp_path}/model")
+    assert status == 0, err
+    assert "3 of 14 dialogues already done" in err
+
+
+def test_weights_fingerprint_reads_the_named_checkpoint_or_every_top_level_file(tmp_path):
+    from tfdialemb.files import weights_fingerprint
+
+    _write_checkpoint(tmp_path / "trained", 3, b"three")
+    (tmp_path / "trained" / "method.json").write_text("{}")
+    assert weights_fingerprint(str(tmp_path / "trained")) == {"ckpt-3.index": hashlib.sha256(b"three").hexdigest()}
+    hugging_face = tmp_path / "hf"
+    hugging_face.mkdir()
+    (hugging_face / "config.json").write_text("{}")
+    (hugging_face / "model.safetensors").write_bytes(b"tensors")
+    (hugging_face / "sub").mkdir()
+    assert sorted(weights_fingerprint(str(hugging_face))) == ["config.json", "model.safetensors"]
+
+
+def test_a_run_refused_before_its_first_chunk_leaves_nothing_that_blocks_the_next(tmp_path, source, command_line,
+                                                                                  monkeypatch):
+    (tmp_path / "wrong").mkdir()
+    _write_checkpoint(tmp_path / "model", 3, b"weights")
+    common = (f"--set={TEST_SET.name}", f"--input={tmp_path}/in.jsonl", f"--output={tmp_path}/out.jsonl",
+              f"--seed={SEED}", f"--views={VIEWS}", f"--batch_size={BATCH}", f"--chunk_size={CHUNK}")
+
+    def refuse(path):
+        raise ValueError(f"{path}: not a context-response model")
+
+    monkeypatch.setattr(operations, "load_context_response_model", refuse)
+    status, _, err = command_line(*common, f"--context_response_model={tmp_path}/wrong")
+    assert status == 2 and "wrong: not a context-response model" in err
+    assert sorted(os.listdir(tmp_path)) == ["in.jsonl", "model", "wrong"]
+    monkeypatch.setattr(operations, "load_context_response_model", lambda path: TopicSource())
+    status, out, err = command_line(*common, f"--context_response_model={tmp_path}/model")
+    assert status == 0, err
+    assert "14 originals" in out and not (tmp_path / "out.jsonl.partial").exists()
+
+
+def test_a_run_killed_at_its_final_rename_leaves_a_file_the_next_run_removes(tmp_path, source, command_line):
+    augment_file(plan(tmp_path, "reference.jsonl"), stage_operations)
+    (tmp_path / "model").mkdir()
+    args = (f"--set={TEST_SET.name}", f"--input={tmp_path}/in.jsonl", f"--output={tmp_path}/out.jsonl",
+            f"--context_response_model={tmp_path}/model", f"--seed={SEED}", f"--views={VIEWS}",
+            f"--batch_size={BATCH}", f"--chunk_size={CHUNK}")
+    environment = dict(os.environ, PYTHONPATH=os.pathsep.join([REPO, os.environ.get("PYTHONPATH", "")]),
+                       AUGMENT_KILLED_AT=str(tmp_path / "out.jsonl"))
+    killed = subprocess.run([sys.executable, os.path.join(HERE, "fake_augment_cli.py"), *args], env=environment,
+                            capture_output=True, text=True, timeout=300)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
+    left = [name for name in os.listdir(tmp_path) if name.startswith(".tmp-") and name.endswith("-out.jsonl")]
+    assert len(left) == 1 and not (tmp_path / "out.jsonl").exists()
+    assert (tmp_path / left[0]).read_bytes() == (tmp_path / "reference.jsonl").read_bytes()  # complete, unrenamed
+
+    status, out, err = command_line(*args)  # the same command again
+    assert status == 0, err
+    assert f"removed {left[0]}, left in {tmp_path} by an interrupted run" in err
+    assert (tmp_path / "out.jsonl").read_bytes() == (tmp_path / "reference.jsonl").read_bytes()
+    assert sorted(os.listdir(tmp_path)) == ["in.jsonl", "model", "out.jsonl", "reference.jsonl"]

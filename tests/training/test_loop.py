@@ -31,6 +31,20 @@ class ShrinkEmbeddings(Method):
         return losses, {"norm": tf.sqrt(losses)}
 
 
+class ShrinkDroppedEmbeddings(ShrinkEmbeddings):
+    """ShrinkEmbeddings through a plain Keras Dropout of its own, besides the encoder's."""
+
+    def __init__(self, encoder):
+        super().__init__(encoder)
+        self.dropout = tf_keras.layers.Dropout(0.3)
+
+    def per_example_loss(self, batch, training):
+        inputs = {"input_word_ids": batch["input_word_ids"], "input_mask": batch["input_word_ids_mask"]}
+        embeddings = self.dropout(self.encoder.embed(inputs, training=training), training=training)
+        losses = tf.reduce_sum(embeddings ** 2, axis=-1)
+        return losses, {"norm": tf.sqrt(losses)}
+
+
 class CountingTraces(ShrinkEmbeddings):
     """ShrinkEmbeddings counting its Python calls: one per trace of the training step."""
 
@@ -95,8 +109,9 @@ def built(tmp_path_factory):
 
 def _loop(strategy, built, model_dir, max_steps, batch=8, checkpoint_every=3, buckets=None, epsilon=1e-8,
           validate=None, validate_every=0, jit_compile=False, method_class=ShrinkEmbeddings,
-          reshape_batches=lambda dataset: dataset, keep_best=None):
-    config = EncoderConfig.from_huggingface(tiny_bert.HF_CONFIG).replace(hidden_dropout=0.0, attention_dropout=0.0)
+          reshape_batches=lambda dataset: dataset, keep_best=None, dropout=0.0):
+    config = EncoderConfig.from_huggingface(tiny_bert.HF_CONFIG).replace(hidden_dropout=dropout,
+                                                                         attention_dropout=dropout)
 
     def build_method():
         tf.keras.utils.set_random_seed(11)
@@ -118,6 +133,14 @@ def _weights(loop):
     return [v.numpy() for v in loop.method.encoder.trainable_variables]
 
 
+def _saved_tensors(model_dir):
+    """Every tensor of the newest checkpoint of `model_dir` (weights, optimizer slots, step, the
+    dropout generator's state), but the save counter."""
+    reader = tf.train.load_checkpoint(str(model_dir))
+    return {name: reader.get_tensor(name) for name in reader.get_variable_to_shape_map()
+            if "save_counter" not in name and not name.startswith("_CHECKPOINTABLE_OBJECT_GRAPH")}
+
+
 def test_trains_checkpoints_and_loads_as_a_checkpoint(built, tmp_path):
     loop = _loop(make_strategy("default"), built, tmp_path / "m", max_steps=7)
     first = loop.run()
@@ -130,17 +153,52 @@ def test_trains_checkpoints_and_loads_as_a_checkpoint(built, tmp_path):
         np.testing.assert_array_equal(a.numpy(), b.numpy())
 
 
+def _assert_dropout_drawn_from_the_checkpointed_generator(loop):
+    """Every dropout layer of the method draws from the loop's generator: the method's own, BERT's
+    embedding dropout and per block the attention probabilities', attention output's and output's
+    at a positive rate (and Model Garden's feed-forward one at rate 0)."""
+    dropouts = [m for m in loop.method._flatten_layers() if isinstance(m, tf_keras.layers.Dropout)]
+    assert all(m.seed_generator is loop.dropout_seeds for m in dropouts)
+    assert sum(m.rate > 0 for m in dropouts) == 2 + 3 * 2
+
+
 def test_resume_continues_exactly_where_it_stopped(built, tmp_path):
-    straight = _loop(make_strategy("default"), built, tmp_path / "straight", max_steps=8, buckets=(6, 9))
+    """With dropout on (BERT's at 0.1, the method's own Keras Dropout at 0.3), stopped at step 5
+    and resumed to 8, the run saves bit for bit every tensor of a run that went straight to 8:
+    weights, optimizer slots, step and the dropout generator's state."""
+    def loop(name, max_steps):
+        return _loop(make_strategy("default"), built, tmp_path / name, max_steps=max_steps, buckets=(6, 9),
+                     dropout=0.1, method_class=ShrinkDroppedEmbeddings)
+
+    straight = loop("straight", 8)
+    _assert_dropout_drawn_from_the_checkpointed_generator(straight)
     straight.run()
-    interrupted = _loop(make_strategy("default"), built, tmp_path / "resumed", max_steps=5, buckets=(6, 9))
-    interrupted.run()
-    resumed = _loop(make_strategy("default"), built, tmp_path / "resumed", max_steps=8, buckets=(6, 9))
+    loop("resumed", 5).run()
+    resumed = loop("resumed", 8)
     assert resumed.restore() == 5
     assert resumed.run()["step"] == 8
-    for a, b in zip(_weights(resumed), _weights(straight)):
-        np.testing.assert_allclose(a, b, atol=1e-6)
-    assert _loop(make_strategy("default"), built, tmp_path / "resumed", max_steps=8).run()["step"] == 8
+    expected, got = _saved_tensors(tmp_path / "straight"), _saved_tensors(tmp_path / "resumed")
+    assert sorted(got) == sorted(expected) and any(name.startswith("dropout_seeds/") for name in got)
+    for name, value in expected.items():
+        np.testing.assert_array_equal(got[name], value, err_msg=name)
+    assert _loop(make_strategy("default"), built, tmp_path / "resumed", max_steps=8, dropout=0.1,
+                 method_class=ShrinkDroppedEmbeddings).run()["step"] == 8
+
+
+def test_a_checkpoint_without_the_dropout_state_resumes_with_a_warning(built, tmp_path, caplog):
+    """As one saved before the dropout generator was checkpointed: everything else is restored."""
+    saved = _loop(make_strategy("default"), built, tmp_path / "m", max_steps=4, dropout=0.1)
+    saved.step.assign(2)
+    saved.method.encoder.trainable_variables[0].assign_add(tf.ones_like(saved.method.encoder.trainable_variables[0]))
+    tf.train.CheckpointManager(tf.train.Checkpoint(encoder=saved.method.encoder, model=saved.method,
+                                                   optimizer=saved.optimizer, step=saved.step),
+                               str(tmp_path / "m"), max_to_keep=1).save(checkpoint_number=2)
+    resumed = _loop(make_strategy("default"), built, tmp_path / "m", max_steps=4, dropout=0.1)
+    with caplog.at_level("WARNING"):
+        assert resumed.restore() == 2
+    assert "holds no dropout state: the dropout masks from here on differ" in caplog.text
+    for a, b in zip(_weights(resumed), _weights(saved)):
+        np.testing.assert_array_equal(a, b)
 
 
 def test_one_trace_serves_the_first_step_and_every_batch_shape(built, tmp_path):
@@ -224,14 +282,20 @@ def test_mixed_float16_scales_the_loss_and_resumes_exactly(built, tmp_path, rest
 
 
 def test_resume_under_two_replicas_skips_two_batches_per_step(built, tmp_path, two_replicas):
-    """One input pipeline feeds both replicas, so each step consumed two of its batches."""
-    straight = _loop(two_replicas, built, tmp_path / "straight", max_steps=4, epsilon=1.0)
-    straight.run()
-    _loop(two_replicas, built, tmp_path / "resumed", max_steps=2, epsilon=1.0).run()
-    resumed = _loop(two_replicas, built, tmp_path / "resumed", max_steps=4, epsilon=1.0)
-    assert resumed.run()["step"] == 4
-    for a, b in zip(_weights(resumed), _weights(straight)):
-        np.testing.assert_allclose(a, b, atol=1e-6)
+    """One input pipeline feeds both replicas, so each step consumed two of its batches; each
+    replica draws its own dropout masks from the checkpointed generator, so the resumed run saves
+    every tensor of the straight one."""
+    def loop(name, max_steps):
+        return _loop(two_replicas, built, tmp_path / name, max_steps=max_steps, epsilon=1.0, dropout=0.1,
+                     method_class=ShrinkDroppedEmbeddings)
+
+    loop("straight", 4).run()
+    loop("resumed", 2).run()
+    assert loop("resumed", 4).run()["step"] == 4
+    expected, got = _saved_tensors(tmp_path / "straight"), _saved_tensors(tmp_path / "resumed")
+    assert sorted(got) == sorted(expected)
+    for name, value in expected.items():
+        np.testing.assert_array_equal(got[name], value, err_msg=name)
 
 
 def test_two_replicas_train_like_one_device(built, tmp_path, two_replicas):

@@ -13,13 +13,13 @@ uninterrupted run writes. Exit status: 0 done, 1 a bad input line, 2 a wrong com
 from absl import app
 
 from tfdialemb.augment import command
-from tfdialemb.cli import parse_flags
+from tfdialemb.cli import guarded, parse_flags
 
 command.define_flags()
 
 
 def run():
-    app.run(lambda argv: command.main(), flags_parser=parse_flags)
+    app.run(guarded(lambda argv: command.main()), flags_parser=parse_flags)
 
 
 if __name__ == "__main__":

@@ -7,15 +7,16 @@ where the operation applies, with id "{id}/{operation}" (one view) or "{id}/{ope
 
 The input is read twice: once to validate it and count it (before any model runs), then in
 chunks of `chunk_size` dialogues. Each finished chunk is written atomically into the sidecar
-directory "{output}.partial" beside the output, with a fingerprint of the input's content and of
-every setting; a run killed at any point leaves finished chunks there, and the same command
-continues after the last of them. Each chunk's result depends only on that chunk (its batches
-start at its first dialogue, and the operations forget their kept embeddings at each batch), so
-the resumed file is byte for byte the uninterrupted one. The output is assembled from the chunks
-once all are done, like the released make_augmentations.py's per-batch chunks with
-`skip_existing`, and the sidecar then removed; a run killed between the two is finished by the
-same command, which assembles again without loading a model. A different input or setting is
-refused rather than mixed in.
+directory "{output}.partial" beside the output, with a fingerprint of the input's content, of
+every setting and of the models' weights; a run killed at any point leaves finished chunks there,
+and the same command continues after the last of them. Each chunk's result depends only on that
+chunk (its batches start at its first dialogue, and the operations forget their kept embeddings
+at each batch), so the resumed file is byte for byte the uninterrupted one. The output is
+assembled from the chunks once all are done, like the released make_augmentations.py's per-batch
+chunks with `skip_existing`, and the sidecar then removed; a run killed between the two is
+finished by the same command, which assembles again without loading a model. A different input,
+setting or model (a retrained one included) is refused rather than mixed in; a run that stops
+before its first chunk (a model refused, say) removes the sidecar, which held nothing to keep.
 """
 import collections
 import dataclasses
@@ -30,7 +31,8 @@ from typing import Any, Callable, Counter, Dict, Iterator, List, Mapping, Option
 from tfdialemb.augment.base import AUGMENTATIONS, SOURCE_ID, applied
 from tfdialemb.augment.operations import OperationSet
 from tfdialemb.dialogue import Dialogue, read_dialogues
-from tfdialemb.files import atomic_open, check_output, directory_lock, file_fingerprint, remove_leftovers
+from tfdialemb.files import (atomic_open, check_output, directory_lock, file_fingerprint, remove_leftovers,
+                             weights_fingerprint)
 
 PARTIAL_SUFFIX = ".partial"
 FINGERPRINT = "fingerprint.json"
@@ -68,7 +70,10 @@ class Plan:
     batch_size: int = 32
     chunk_size: int = 512
     settings: Mapping[str, Any] = dataclasses.field(default_factory=dict)
-    """Everything else the result depends on (set name, model paths, operation flags)."""
+    """Everything else the result depends on but the models (set name, operation flags)."""
+    models: Mapping[str, Sequence[str]] = dataclasses.field(default_factory=dict)
+    """Model flag -> the directories it names, fingerprinted by their weights (a retrained model
+    is another model, `fm`, `fm/` and its absolute path the same one)."""
 
     def __post_init__(self):
         for name in ("views", "batch_size", "chunk_size"):
@@ -84,7 +89,8 @@ class Plan:
         return json.loads(json.dumps({
             "format": FORMAT_VERSION, "input": {"size": source["size"], "sha256": source["sha256"]},
             "operations": list(self.operations), "views": self.views, "seed": self.seed,
-            "batch_size": self.batch_size, "chunk_size": self.chunk_size, "settings": dict(self.settings)}))
+            "batch_size": self.batch_size, "chunk_size": self.chunk_size, "settings": dict(self.settings),
+            "models": {flag: [weights_fingerprint(path) for path in paths] for flag, paths in self.models.items()}}))
 
 
 def scan_input(plan: Plan) -> int:
@@ -144,7 +150,8 @@ def _finished_chunks(directory: str) -> int:
 
 def _same_run(plan: Plan, wanted: Dict[str, Any], overwrite: bool) -> bool:
     """Whether the sidecar directory holds chunks of this very run; a ValueError naming what
-    differs when it holds another run's (unless `overwrite`, which discards them)."""
+    differs when it holds another run's chunks (unless `overwrite`, which discards them). One
+    with no chunk holds nothing to lose: another run takes it over."""
     path = os.path.join(plan.partial_dir, FINGERPRINT)
     if not os.path.isfile(path):
         return False
@@ -152,12 +159,36 @@ def _same_run(plan: Plan, wanted: Dict[str, Any], overwrite: bool) -> bool:
         found = json.load(f)
     if found == wanted:
         return True
-    if not overwrite:
-        differ = sorted(key for key in set(found) | set(wanted) if found.get(key) != wanted.get(key))
-        raise ValueError(f"{plan.partial_dir}: holds a partial run with another {', '.join(differ)} "
-                         f"({', '.join(f'{k}={found.get(k)}' for k in differ)}); rerun that command to "
-                         "finish it, or pass --overwrite to discard it")
+    if not overwrite and _finished_chunks(plan.partial_dir):
+        names, details = _differences(found, wanted)
+        raise ValueError(f"{plan.partial_dir}: holds a partial run with another {', '.join(names)} "
+                         f"({'; '.join(details)}); rerun that command to finish it, or pass --overwrite to "
+                         "discard it")
     return False
+
+
+def _differences(found: Mapping[str, Any], wanted: Mapping[str, Any]):
+    """(names, details) of what differs between two fingerprints: top-level entries, single
+    settings, and the models whose weights changed."""
+    names, details = [], []
+    for key in sorted(set(found) | set(wanted)):
+        was, now = found.get(key), wanted.get(key)
+        if was == now:
+            continue
+        if key == "settings":
+            was, now = was or {}, now or {}
+            changed = sorted(name for name in set(was) | set(now) if was.get(name) != now.get(name))
+            names += changed
+            details += [f"{name}={was.get(name)}" for name in changed]
+        elif key == "models":
+            was, now = was or {}, now or {}
+            changed = sorted(flag for flag in set(was) | set(now) if was.get(flag) != now.get(flag))
+            names += [f"--{flag}" for flag in changed]
+            details += [f"the --{flag} weights it started with differ from these" for flag in changed]
+        else:
+            names.append(key)
+            details.append(f"{key}={was}")
+    return names, details
 
 
 def _open_partial(plan: Plan, wanted: Dict[str, Any], overwrite: bool) -> int:
@@ -199,20 +230,29 @@ def augment_file(plan: Plan, make_operations: Callable[[], OperationSet], overwr
     with directory_lock(directory, "augmentation run"):
         done = _open_partial(plan, wanted, overwrite)
         progress = make_progress(total, min(done * plan.chunk_size, total)) if make_progress is not None else None
-        if done * plan.chunk_size < total:  # chunks left: only then are the models loaded
-            operations = make_operations()
-            if tuple(plan.operations) != operations.names:
-                raise ValueError(f"the plan names operations {tuple(plan.operations)} but {operations.names} "
-                                 "were built")
-            on_batch = progress.advance if progress is not None else None
-            remaining = itertools.islice(read_dialogues(plan.input_path), done * plan.chunk_size, None)
-            for index, chunk in enumerate(_chunks(remaining, plan.chunk_size), start=done):
-                lines = augment_chunk(chunk, operations, plan, on_batch)
-                with atomic_open(os.path.join(directory, CHUNK.format(index))) as f:
-                    f.writelines(line + "\n" for line in lines)
+        try:
+            if done * plan.chunk_size < total:  # chunks left: only then are the models loaded
+                _write_chunks(plan, make_operations, done, progress)
+        except BaseException:
+            if not _finished_chunks(directory):  # e.g. a model refused: nothing to keep for a rerun
+                shutil.rmtree(directory)
+            raise
         counts = _assemble(directory, plan.output_path)
         _remove_partial(directory)
     return counts
+
+
+def _write_chunks(plan: Plan, make_operations: Callable[[], OperationSet], done: int, progress) -> None:
+    """Augments the input from chunk `done` on, each chunk written atomically into the sidecar."""
+    operations = make_operations()
+    if tuple(plan.operations) != operations.names:
+        raise ValueError(f"the plan names operations {tuple(plan.operations)} but {operations.names} were built")
+    on_batch = progress.advance if progress is not None else None
+    remaining = itertools.islice(read_dialogues(plan.input_path), done * plan.chunk_size, None)
+    for index, chunk in enumerate(_chunks(remaining, plan.chunk_size), start=done):
+        lines = augment_chunk(chunk, operations, plan, on_batch)
+        with atomic_open(os.path.join(plan.partial_dir, CHUNK.format(index))) as f:
+            f.writelines(line + "\n" for line in lines)
 
 
 def _remove_partial(directory: str) -> None:

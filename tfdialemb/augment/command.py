@@ -29,13 +29,20 @@ def define_flags(flag_values=flags.FLAGS) -> None:
 def augmentation_plan(input_path: str, output_path: str, set_name: str, given: Mapping[str, Any], seed: int = 0,
                       views: int = 1, batch_size: int = 32, chunk_size: int = 512):
     """The `augmented_file.Plan` of augmenting `input_path` with set `set_name` and the flag values
-    `given` (`augment_flags.values`); its fingerprint says what the output depends on."""
+    `given` (`augment_flags.values`), once the models the set needs are checked (`check_models`);
+    its fingerprint says what the output depends on, the models by their weights."""
     from tfdialemb.augment.augmented_file import Plan  # pylint: disable=import-outside-toplevel
+    from tfdialemb.augment.operations import check_models, required_model_flags  # pylint: disable=import-outside-toplevel
     from tfdialemb.augment.presets import get_preset  # pylint: disable=import-outside-toplevel
 
     preset = get_preset(set_name)
+    paths = augment_flags.model_paths(given)
+    check_models(preset, paths)
+    models = {flag: paths[flag] if isinstance(paths[flag], list) else [paths[flag]]
+              for flag in required_model_flags(preset)}
+    settings = {name: value for name, value in given.items() if name not in paths}
     return Plan(input_path, output_path, preset.operations, views=views, seed=seed, batch_size=batch_size,
-                chunk_size=chunk_size, settings={"set": preset.name, **given})
+                chunk_size=chunk_size, settings={"set": preset.name, **settings}, models=models)
 
 
 def augment_to(input_path: str, output_path: str, set_name: str, given: Mapping[str, Any], seed: int = 0,
@@ -44,14 +51,14 @@ def augment_to(input_path: str, output_path: str, set_name: str, given: Mapping[
     flag values `given` (`augment_flags.values`); the lines written by kind."""
     # Imported when run: the operations' modules load TensorFlow graphs and transformers.
     from tfdialemb.augment.augmented_file import augment_file  # pylint: disable=import-outside-toplevel
-    from tfdialemb.augment.operations import build_operations, check_models  # pylint: disable=import-outside-toplevel
+    from tfdialemb.augment.operations import build_operations  # pylint: disable=import-outside-toplevel
     from tfdialemb.augment.presets import get_preset  # pylint: disable=import-outside-toplevel
-    from tfdialemb.cli import Progress  # pylint: disable=import-outside-toplevel
+    from tfdialemb.cli import Progress, claim_output  # pylint: disable=import-outside-toplevel
 
     preset = get_preset(set_name)
     models = augment_flags.model_paths(given)
-    check_models(preset, models)
     plan = augmentation_plan(input_path, output_path, set_name, given, seed, views, batch_size, chunk_size)
+    claim_output(output_path)
 
     def make_operations():
         return build_operations(preset, models, seed, augment_flags.operation_settings(given),

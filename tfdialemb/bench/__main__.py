@@ -54,7 +54,7 @@ import sys
 from absl import app, flags
 
 from tfdialemb import precision
-from tfdialemb.cli import OVERWRITE, parse_flags
+from tfdialemb.cli import OVERWRITE, guarded, parse_flags
 
 DEFAULTS = {
     "encoder": {"batch": 32, "steps": 10, "warmup": 2},
@@ -227,7 +227,7 @@ def _bench() -> int:
 
 
 def run():
-    app.run(main, flags_parser=parse_flags)
+    app.run(guarded(main), flags_parser=parse_flags)
 
 
 if __name__ == "__main__":

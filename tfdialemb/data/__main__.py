@@ -22,7 +22,7 @@ import sys
 from absl import app, flags
 
 from tfdialemb import options
-from tfdialemb.cli import OVERWRITE, parse_flags
+from tfdialemb.cli import OVERWRITE, guarded, parse_flags
 from tfdialemb.inference.settings import MERGE_TURNS, MIN_TURNS, POOL_DIALOGUES
 
 COMMANDS = ("convert", "validate", "stats", "split", "build")
@@ -244,4 +244,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    app.run(main, flags_parser=parse_flags)
+    app.run(guarded(main), flags_parser=parse_flags)

@@ -80,6 +80,20 @@ class Encoder(tf_keras.Model):
         return self._run(inputs, training, all_layers=True)["encoder_outputs"]
 
     def _run(self, inputs, training, all_layers: bool):
+        if training:
+            return self._forward_maybe_compiled(inputs, training, all_layers)
+        # An empty inference batch has width 0, and BERT's pooler reads position 0: one
+        # position is added, and taken off the states again.
+        width = tf.shape(inputs["input_word_ids"])[1]
+        padding = [[0, 0], [0, tf.maximum(1 - width, 0)]]
+        outputs = self._forward_maybe_compiled({key: tf.pad(value, padding) for key, value in inputs.items()},
+                                               training, all_layers)
+        outputs["sequence_output"] = outputs["sequence_output"][:, :width]
+        if all_layers:
+            outputs["encoder_outputs"] = [states[:, :width] for states in outputs["encoder_outputs"]]
+        return outputs
+
+    def _forward_maybe_compiled(self, inputs, training, all_layers: bool):
         if jit_compiled_encoders():
             return self._compiled_forward(inputs, training, all_layers)
         return self._forward(inputs, training, all_layers)

@@ -16,8 +16,9 @@ def masked_mean(sequence: tf.Tensor, mask: tf.Tensor) -> tf.Tensor:
 
 
 def first_token(sequence: tf.Tensor) -> tf.Tensor:
-    """The last-layer state of the first ([CLS]) token, without BERT's pooler transform."""
-    return tf.convert_to_tensor(sequence)[..., 0, :]
+    """The last-layer state of the first ([CLS]) token, without BERT's pooler transform; [0, H]
+    for an empty batch, whose padded sequences have no position at all."""
+    return tf.reduce_sum(tf.convert_to_tensor(sequence)[..., :1, :], axis=-2)
 
 
 def pool(sequence: tf.Tensor, mask: tf.Tensor, method: str) -> tf.Tensor:

@@ -17,12 +17,14 @@ import tensorflow as tf
 from tfdialemb.embedder import embed_by_length
 from tfdialemb.encoders.config import usable_max_length
 from tfdialemb.text import BertTokenizer
+from tfdialemb.text.tokenizer import require_tokens
 from tfdialemb.trace_policy import TraceWhenWorthIt
 
 CONTEXT_SIGNATURE = [tf.TensorSpec([None], tf.string, name="turns"),
                      tf.TensorSpec([None], tf.int32, name="turn_counts")]
 """One batch of contexts: their utterances in order, oldest first, and each context's number of
-utterances (1 to `context`)."""
+utterances (1 to `context`). Every utterance, like every response, needs a token
+(`require_tokens`)."""
 RESPONSE_SIGNATURE = [tf.TensorSpec([None], tf.string, name="responses")]
 
 
@@ -57,8 +59,10 @@ class ContextResponseEncoder(tf.Module):
         settings = source.settings("context_response", {})
         return cls.from_settings(source.trained.model, source.trained.tokenizer, settings)
 
-    def _inputs(self, texts: tf.Tensor):
-        inputs = self.tokenizer(texts, max_length=self.max_length)
+    def _inputs(self, texts: tf.Tensor, name: str):
+        """Ids and mask of `texts`, the signature input `name`; a text without a token is refused."""
+        pieces = require_tokens(self.tokenizer.tokenize(texts, self.max_length), name)
+        inputs = self.tokenizer.pack([pieces], max_length=self.max_length)
         return inputs["input_word_ids"], inputs["input_mask"]
 
     @tf.function(autograph=False, input_signature=CONTEXT_SIGNATURE, reduce_retracing=True)
@@ -73,7 +77,7 @@ class ContextResponseEncoder(tf.Module):
                                            message="a context holds at most `context` utterances"),
         ]
         with tf.control_dependencies(checks):
-            ids, mask = self._inputs(turns)
+            ids, mask = self._inputs(turns, "turns")
         # Utterance j of context b goes to slot b·context + j: the first slots, oldest first.
         places = tf.ragged.range(counts)
         slot = places.value_rowids() * self.context + places.values
@@ -87,7 +91,7 @@ class ContextResponseEncoder(tf.Module):
     @tf.function(autograph=False, input_signature=RESPONSE_SIGNATURE, reduce_retracing=True)
     def response_batch(self, responses):
         """Unit response vectors [B, width]."""
-        ids, mask = self._inputs(responses)
+        ids, mask = self._inputs(responses, "responses")
         return self.model.embed_responses(ids, mask, training=False)
 
     def embed_contexts(self, contexts: Sequence[Sequence[str]], batch_size: int = 64,

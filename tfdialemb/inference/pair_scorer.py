@@ -13,6 +13,7 @@ import tensorflow as tf
 from tfdialemb.encoders.config import usable_max_length
 from tfdialemb.text import BertTokenizer
 from tfdialemb.text.pair_packing import PairLayout, bound_pieces
+from tfdialemb.text.tokenizer import require_tokens
 from tfdialemb.trace_policy import TraceWhenWorthIt
 
 SIGNATURE = [tf.TensorSpec([None], tf.string, name="turns"),
@@ -53,13 +54,15 @@ class PairScorer(tf.Module):
         """From the `selection` settings of `tfdialemb.inference.settings`."""
         return cls(model, tokenizer, max_length=settings["max_length"], layout=settings["fgc_input"])
 
-    def pieces(self, texts: tf.Tensor) -> tf.RaggedTensor:
-        """The word pieces of `texts` [N] as the build stores them: at most max_length - 2 each."""
-        return bound_pieces(self.tokenizer.tokenize(texts, self.max_length - 2), self.max_length)
+    def pieces(self, texts: tf.Tensor, name: str) -> tf.RaggedTensor:
+        """The word pieces of `texts` [N], the signature input `name`, as the build stores them:
+        at most max_length - 2 each; a text without a token is refused (`require_tokens`)."""
+        return require_tokens(bound_pieces(self.tokenizer.tokenize(texts, self.max_length - 2), self.max_length),
+                              name)
 
     def pack(self, turns: tf.Tensor, turn_counts: tf.Tensor, responses: tf.Tensor):
         """The encoder inputs of a batch of pairs (see SIGNATURE); counts must add up to the turns
-        and every response must have a token."""
+        and every turn and response must have a token."""
         counts = tf.cast(turn_counts, tf.int64)
         checks = [
             tf.debugging.assert_equal(tf.reduce_sum(counts), tf.size(turns, tf.int64),
@@ -69,16 +72,13 @@ class PairScorer(tf.Module):
             tf.debugging.assert_non_negative(counts, message="turn_counts must not be negative"),
         ]
         with tf.control_dependencies(checks):
-            context = tf.RaggedTensor.from_row_lengths(self.pieces(turns), counts)
-        return self.pack_pieces(context, responses)
+            context = tf.RaggedTensor.from_row_lengths(self.pieces(turns, "turns"), counts)
+        return self.pack_pieces(context, responses, "responses")
 
-    def pack_pieces(self, context: tf.RaggedTensor, responses: tf.Tensor):
-        """The encoder inputs of tokenized contexts [B, (turns), (pieces)] with `responses` [B]."""
-        response = self.pieces(responses)
-        with tf.control_dependencies([tf.debugging.assert_positive(
-                response.row_lengths(), message="every response needs at least one token")]):
-            response = tf.identity(response)
-        return self.layout.pack(context, response).dense(self.tokenizer.pad_id)
+    def pack_pieces(self, context: tf.RaggedTensor, responses: tf.Tensor, name: str):
+        """The encoder inputs of tokenized contexts [B, (turns), (pieces)] with `responses` [B],
+        the signature input `name`."""
+        return self.layout.pack(context, self.pieces(responses, name)).dense(self.tokenizer.pad_id)
 
     @tf.function(autograph=False, input_signature=SIGNATURE, reduce_retracing=True)
     def score_batch(self, turns, turn_counts, responses):
@@ -89,9 +89,9 @@ class PairScorer(tf.Module):
     def rank_batch(self, turns, candidates):
         """Scores [C] of `candidates` [C] after the one context `turns` [n], whose turns are
         tokenized once for all the candidates."""
-        context = tf.RaggedTensor.from_row_lengths(self.pieces(turns), tf.size(turns, tf.int64)[tf.newaxis])
+        context = tf.RaggedTensor.from_row_lengths(self.pieces(turns, "turns"), tf.size(turns, tf.int64)[tf.newaxis])
         every = tf.zeros([tf.size(candidates)], tf.int32)
-        return self._scores(self.pack_pieces(tf.gather(context, every), candidates))
+        return self._scores(self.pack_pieces(tf.gather(context, every), candidates, "candidates"))
 
     def _scores(self, inputs):
         return self.model.scores(inputs["input_word_ids"], inputs["input_mask"], inputs["input_type_ids"])

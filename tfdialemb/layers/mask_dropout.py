@@ -13,6 +13,11 @@ the kept elements are scaled by 1 / (1 - rate) rounded to the input's dtype (1.1
 Model Garden builds its Dropout layers inside `BertEncoderV2` (inside each transformer block and
 its attention) with no way to pass a class, so `adopt_mask_dropout` converts the built layers in
 place; they keep their rate and seed and have no variables.
+
+Keras draws a Dropout's random numbers from stateful kernels whose position no checkpoint holds,
+so a training run resumed from a checkpoint would drop other elements than the uninterrupted run.
+`draw_seeds_from` gives every dropout layer of a model one `tf.random.Generator` instead, whose
+state the training loop checkpoints: resumed, the run draws the masks it would have drawn.
 """
 import numbers
 
@@ -25,9 +30,19 @@ MASK_LEVELS = 2 ** 16
 @tf_keras.saving.register_keras_serializable(package="tfdialemb")
 class MaskDropout(tf_keras.layers.Dropout):
     """While training, zeroes each element with probability `drop_probability(rate)` and scales
-    the rest by 1 / (1 - rate); the identity otherwise. Each call draws its seed the way Keras'
-    Dropout draws its random numbers (`self._random_generator`: the global seed, or the layer's
-    own), so masks change at every call and repeat under the same seeds."""
+    the rest by 1 / (1 - rate); the identity otherwise. Each call draws its seed from the
+    generator `draw_seeds_from` gave it, else the way Keras' Dropout draws its random numbers
+    (`self._random_generator`: the global seed, or the layer's own), so masks change at every
+    call and repeat under the same seeds."""
+
+    seed_generator = None
+    """The `tf.random.Generator` each call draws its seed from (None: Keras' own draw)."""
+
+    @tf.__internal__.tracking.no_automatic_dependency_tracking
+    def draw_from(self, generator: tf.random.Generator) -> None:
+        """Draws every later call's seed from `generator`, which stays out of the layer's
+        checkpoint (its owner saves it)."""
+        self.seed_generator = generator
 
     def call(self, inputs, training=None):
         if self.rate == 0:
@@ -41,7 +56,10 @@ class MaskDropout(tf_keras.layers.Dropout):
 
     def _drop(self, inputs):
         threshold = round(drop_probability(self.rate) * MASK_LEVELS)
-        call_seed = self._random_generator.random_uniform([2], minval=0, maxval=tf.int32.max, dtype=tf.int32)
+        if self.seed_generator is not None:
+            call_seed = self.seed_generator.make_seeds(1)[:, 0]
+        else:
+            call_seed = self._random_generator.random_uniform([2], minval=0, maxval=tf.int32.max, dtype=tf.int32)
         count = tf.size(inputs)
         words = tf.random.stateless_uniform([(count + 1) // 2], call_seed, minval=None, maxval=None,
                                             dtype=tf.uint32)
@@ -64,3 +82,19 @@ def adopt_mask_dropout(layer: tf_keras.layers.Layer) -> None:
         if (type(module) is tf_keras.layers.Dropout  # pylint: disable=unidiomatic-typecheck
                 and module.noise_shape is None and isinstance(module.rate, numbers.Real)):
             module.__class__ = MaskDropout
+
+
+def draw_seeds_from(model: tf_keras.layers.Layer, generator: tf.random.Generator) -> int:
+    """Makes every Dropout of the built `model` a `MaskDropout` drawing its seeds from
+    `generator`; returns how many there are. A layer that draws random numbers some other way
+    is refused: its draws would not resume from a checkpoint."""
+    adopt_mask_dropout(model)
+    dropouts = 0
+    for module in model._flatten_layers(include_self=False):  # pylint: disable=protected-access
+        if isinstance(module, MaskDropout):
+            module.draw_from(generator)
+            dropouts += 1
+        elif isinstance(module, tf_keras.__internal__.layers.BaseRandomLayer):
+            raise ValueError(f"{module.name} ({type(module).__name__}) draws random numbers that a checkpoint "
+                             "cannot hold, so a resumed run would differ from an uninterrupted one")
+    return dropouts

@@ -33,6 +33,7 @@ from tfdialemb.data import response_augmentation as augmentation
 from tfdialemb.data.batch_seeds import map_with_batch_seeds
 from tfdialemb.data.stored_pieces import stored_pieces, stored_turns
 from tfdialemb.encoders import Encoder
+from tfdialemb.encoders.pooling import first_token
 from tfdialemb.inference.settings import FGC_INPUT
 from tfdialemb.losses.cross_view_contrast import SIMILARITIES, cross_view_contrast
 from tfdialemb.losses.intra_view_contrast import VIEWS, intra_view_contrast
@@ -82,7 +83,7 @@ class FineGrainedContrastModel(Method):
         """s_[CLS] [N, H] float32 of packed pairs [N, T]."""
         states = self.encoder({"input_word_ids": ids, "input_mask": mask, "input_type_ids": segments},
                               training=training)["sequence_output"]
-        return tf.cast(states[:, 0], tf.float32)
+        return tf.cast(first_token(states), tf.float32)
 
     def selection_logits(self, cls: tf.Tensor, training: bool = False) -> tf.Tensor:
         """W s_[CLS] + b [N] (Eq. 1 before the sigmoid)."""

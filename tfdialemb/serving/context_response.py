@@ -10,6 +10,10 @@ Signatures cannot take RaggedTensors, so contexts travel as flat turns:
   responses:       responses    tf.string [B]
                ->  embeddings   float32 [B, P] the response projections
 
+Every text (utterance, response) needs a token: an empty or blank one is refused with an error
+naming the input (`require_tokens`, the rule of every served text). An empty batch gives an
+empty output.
+
 Tokenization and the slot layout happen inside the graph exactly as `ContextResponseEncoder` does
 them; a client keeps the last `context` utterances of a longer context. Warm-up: each warm-up
 dialogue's last utterances before its last turn as a context, alone and then all together, and its

@@ -2,10 +2,14 @@
 
 Signatures cannot take RaggedTensors, so a batch of B dialogues travels flat:
 
-  serving_default: turns        tf.string [N]  every dialogue's turns, concatenated in order
-                   turn_counts  int32 [B]      turns per dialogue (positive, summing to N)
-                   speakers     int32 [N]      each turn's role id: 0, 1, ... in order of first
-                                               appearance within its dialogue
+  serving_default: turns        tf.string [N]  every dialogue's turns, concatenated in order;
+                                               each needs a token (empty or blank refused)
+                   turn_counts  int32 [B]      turns per dialogue (positive, summing to N;
+                                               B = 0 gives empty outputs)
+                   speakers     int32 [N]      each turn's speaker id, any non-negative integer:
+                                               within a dialogue renumbered 0, 1, ... in order of
+                                               first appearance, as training numbers speakers
+                                               ([5, 7] is [0, 1]; [1, 1] is [0, 0]); negative refused
                ->  embeddings   float32 [B, H] the embedder's pooling: interlocutor pooling
                                                (Eq. 4), "mean" or "cls" (the trained model's
                                                `dialogue_pooling`, or the export's)

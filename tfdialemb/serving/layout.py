@@ -21,6 +21,8 @@ from tfdialemb.files import atomic_directory
 from tfdialemb.text import BertTokenizer
 
 SIGNATURE_KEY = "serving_default"
+VERSION_NAME = "[0-9]+"
+"""A version directory's name (a regular expression): TF Serving serves only numeric ones."""
 WARMUP_FILE = os.path.join("assets.extra", "tf_serving_warmup_requests")
 MAX_WARMUP_RECORDS = 1000
 """TF Serving refuses to load a version whose warm-up file holds more records than this."""
@@ -34,7 +36,7 @@ def versions(export_dir: str) -> list:
     if not os.path.isdir(export_dir):
         return []
     return sorted(int(name) for name in os.listdir(export_dir)
-                  if re.fullmatch(r"[0-9]+", name) and os.path.isdir(os.path.join(export_dir, name)))
+                  if re.fullmatch(VERSION_NAME, name) and os.path.isdir(os.path.join(export_dir, name)))
 
 
 def next_version(export_dir: str) -> int:

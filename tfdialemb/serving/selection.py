@@ -4,11 +4,15 @@ Signatures cannot take RaggedTensors, so contexts travel as flat turns:
 
   serving_default: turns        tf.string [N]  every pair's context turns, concatenated in order
                    turn_counts  int32 [B]      context turns per pair (summing to N; 0 allowed)
-                   responses    tf.string [B]  each pair's response (at least one token)
+                   responses    tf.string [B]  each pair's response
                ->  probabilities float32 [B]   σ(W s_[CLS] + b) of each pair
   rank:            turns        tf.string [n]  one context
                    candidates   tf.string [C]  its candidate responses
                ->  scores       float32 [C]    each candidate's probability, for ranking
+
+Every text (turn, response, candidate) needs a token: an empty or blank one is refused with an
+error naming the input (`require_tokens`, the rule of every served text). An empty batch (B or
+C = 0) gives an empty output.
 
 Tokenization, [EOT] insertion and the context's left truncation happen inside the graph exactly
 as `PairScorer` does them. Warm-up: each warm-up dialogue's last turn as the response to the

@@ -138,6 +138,23 @@ def dense_dialogues(packed: PackedDialogues, pad_id: int, pad_to: Optional[int] 
     )
 
 
+def roles_in_order_of_appearance(speakers: tf.RaggedTensor) -> tf.RaggedTensor:
+    """In-graph `tfdialemb.dialogue.role_ids`: per dialogue, each turn's speaker id renumbered
+    0, 1, ... in order of first appearance, as training numbers a dialogue's speakers
+    ([[5, 7, 5], [1, 1]] -> [[0, 1, 0], [0, 0]]). `speakers` [D, (turns)] holds any non-negative
+    ids; a negative one is refused with an error naming the input."""
+    values = tf.cast(speakers.values, tf.int64)
+    check = tf.debugging.assert_non_negative(values, message="speakers: every speaker id must be non-negative")
+    with tf.control_dependencies([check]):
+        rows = speakers.value_rowids()
+        # Distinct per dialogue: ids are below 2^31, so row and id share one int64 key.
+        keys = rows * 2 ** 31 + values
+    # tf.unique numbers keys in order of first appearance, and a dialogue's turns are contiguous.
+    _, index = tf.unique(keys, out_idx=tf.int64)
+    first = tf.math.unsorted_segment_min(index, rows, speakers.nrows())
+    return speakers.with_values(tf.cast(index - tf.gather(first, rows), speakers.dtype))
+
+
 def merge_consecutive_turns(turns: tf.RaggedTensor, speakers: tf.RaggedTensor,
                             separator: str = " ") -> Tuple[tf.RaggedTensor, tf.RaggedTensor]:
     """In-graph `tfdialemb.dialogue.merge_consecutive_turns`: each run of consecutive turns of

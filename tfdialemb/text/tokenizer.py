@@ -210,6 +210,16 @@ class BertTokenizer(tf.Module):
         return self.pack(segments, max_length=max_length, pad_to=pad_to)
 
 
+def require_tokens(pieces: tf.RaggedTensor, name: str) -> tf.RaggedTensor:
+    """`pieces` [N, (pieces)] of the texts of input `name`, once every text has a token: an empty,
+    blank or invisible text is refused, as in training data (`dialogue.parse_dialogue`), which
+    holds none. The one rule of every served input of texts."""
+    check = tf.debugging.assert_positive(
+        pieces.row_lengths(), message=f"{name}: every text needs at least one token; an empty or blank text is refused")
+    with tf.control_dependencies([check]):
+        return pieces.with_flat_values(tf.identity(pieces.flat_values))
+
+
 def _wordpiece_model(vocab: Sequence[str], max_chars_per_word: int) -> tf.Tensor:
     """FastWordpieceTokenizer's model for `vocab`, built as its constructor builds it from a vocabulary
     (greedy longest match, "##" suffixes, [UNK], words already split), as a uint8 tensor.

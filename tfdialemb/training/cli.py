@@ -190,12 +190,13 @@ def run(spec, params: Dict[str, Any]) -> int:
     """Trains `spec`'s model with `params` on --train_file; the exit status."""
     from tfdialemb.data.build import BuildOptions  # pylint: disable=import-outside-toplevel
     from tfdialemb.data.examples import make_builder  # pylint: disable=import-outside-toplevel
-    from tfdialemb.cli import Progress, report_error  # pylint: disable=import-outside-toplevel
+    from tfdialemb.cli import Progress, report_error, report_removed  # pylint: disable=import-outside-toplevel
     from tfdialemb.dialogue import ErrorPolicy  # pylint: disable=import-outside-toplevel
     from tfdialemb.encoders import load_tokenizer  # pylint: disable=import-outside-toplevel
     from tfdialemb.encoders.checkpoint import load_encoder_config  # pylint: disable=import-outside-toplevel
     from tfdialemb.encoders.config import usable_max_length  # pylint: disable=import-outside-toplevel
-    from tfdialemb.files import directory_lock, remove_leftovers  # pylint: disable=import-outside-toplevel
+    from tfdialemb.files import (  # pylint: disable=import-outside-toplevel
+        check_writable, directory_lock, remove_leftovers)
     from tfdialemb.methods.spec import TrainingRun  # pylint: disable=import-outside-toplevel
     from tfdialemb.model_dir import method_config, write_method_config  # pylint: disable=import-outside-toplevel
     from tfdialemb.training import data  # pylint: disable=import-outside-toplevel
@@ -209,6 +210,7 @@ def run(spec, params: Dict[str, Any]) -> int:
         return 2
     lock = contextlib.ExitStack()
     try:
+        check_writable(FLAGS.model_dir)
         encoder_config = load_encoder_config(FLAGS.init_checkpoint)
         FLAGS.max_length = usable_max_length(encoder_config, FLAGS.max_length)
         FLAGS.freeze_layers, freezing = fitted_freeze_layers(spec, FLAGS.freeze_layers, encoder_config.num_layers,
@@ -224,8 +226,7 @@ def run(spec, params: Dict[str, Any]) -> int:
         chief = distribute.is_chief(strategy)
         if chief:  # workers write their own subdirectories
             lock.enter_context(directory_lock(FLAGS.model_dir, "training run"))
-            for name in remove_leftovers(FLAGS.model_dir):
-                print(f"removed {name}, left in {FLAGS.model_dir} by an interrupted run", file=sys.stderr)
+            report_removed(remove_leftovers(FLAGS.model_dir), FLAGS.model_dir)
         tokenizer = load_tokenizer(FLAGS.init_checkpoint)
         data_dir = os.path.join(FLAGS.model_dir, "data" if chief else
                                 f".data-worker-{strategy.cluster_resolver.task_id}")
@@ -319,7 +320,7 @@ def _train(spec, params, prepared: PreparedRun) -> int:
                                      "weight_decay": FLAGS.weight_decay, **spec.optimizer_settings(params)}),
         checkpoint_every=FLAGS.checkpoint_every, log_every=FLAGS.log_every,
         validate_every=FLAGS.validate_every, jit_compile=FLAGS.jit_compile,
-        keep_best=SELECTION_METRICS[FLAGS.validate_task] if validate else None)
+        keep_best=SELECTION_METRICS[FLAGS.validate_task] if validate else None, seed=FLAGS.seed)
     print(f"building the {spec.name} model from {FLAGS.init_checkpoint}", flush=True)
     try:
         loop = TrainingLoop(prepared.strategy, build_method, dataset_fn, tokenizer, loop_config, validate)

@@ -2,9 +2,13 @@
 every N steps, exact resume after an interruption, TensorBoard scalars, a progress bar and
 validation hooks.
 
-Resume is exact in data: the input pipeline is deterministic for a seed, so a restarted run skips
+Resume is exact: the input pipeline is deterministic for a seed (its random draws, such as
+augmentation, masking and negative sampling, are stateless per batch), so a restarted run skips
 the batches the restored step count says were consumed (per input pipeline, one per replica it
-feeds per step) and continues with the next one — no batch is repeated or skipped. (Dropout masks after a restart differ from an uninterrupted run.)
+feeds per step) and continues with the next one — no batch is repeated or skipped; and every
+dropout layer draws its masks from one `tf.random.Generator` whose state the checkpoint holds
+(`mask_dropout.draw_seeds_from`). A run killed at any point and rerun ends with the weights,
+bit for bit, of the run that was never interrupted.
 """
 import collections
 import dataclasses
@@ -25,6 +29,7 @@ from tfdialemb.files import atomic_open
 from tfdialemb.distribute import is_chief
 from tfdialemb.encoders.checkpoint import checkpoint_directory, write_model_files
 from tfdialemb.encoders.weights import DAMAGED_CHECKPOINT_ERRORS, CheckpointError
+from tfdialemb.layers.mask_dropout import draw_seeds_from
 from tfdialemb.methods.base import Method
 from tfdialemb.model_dir import METHOD_CONFIG
 from tfdialemb.precision import with_loss_scaling
@@ -61,6 +66,8 @@ class LoopConfig:
     keep_best: Optional[Tuple[str, str]] = None
     """(metric, "max" or "min"): after each validation whose `metric` beats the best so far, the
     weights are written to MODEL_DIR/best (model selection on the validation set)."""
+    seed: int = 0
+    """Seed of the generator the dropout masks are drawn from."""
 
 
 class TrainingLoop:
@@ -91,6 +98,9 @@ class TrainingLoop:
         self.chief = is_chief(strategy)
         with strategy.scope():
             self.method = build_method()
+            # Created in the strategy's scope, each replica draws its own masks from it.
+            self.dropout_seeds = tf.random.Generator.from_seed(config.seed)
+            draw_seeds_from(self.method, self.dropout_seeds)
             # One optimizer per objective the method trains in turn (one for most methods).
             self.optimizers = {name: with_loss_scaling(create_optimizer(config.optimizer, config.max_steps),
                                                        self.method.compute_dtype)
@@ -100,9 +110,11 @@ class TrainingLoop:
                 optimizer.build(self.method.trainable_variables)
             self.step = tf.Variable(0, dtype=tf.int64, trainable=False, name="global_step")
         self.optimizer = self.optimizers[self.method.objectives[0]]
-        self.checkpoint = tf.train.Checkpoint(
+        self._saved_objects = dict(
             encoder=self.method.encoder, model=self.method, optimizer=self.optimizer, step=self.step,
+            dropout_seeds=self.dropout_seeds,
             **{f"optimizer_{name}": self.optimizers[name] for name in self.method.objectives[1:]})
+        self.checkpoint = tf.train.Checkpoint(**self._saved_objects)
         self._checkpoint_dir = config.model_dir if self.chief else os.path.join(
             config.model_dir, f".worker-{strategy.cluster_resolver.task_id}")
         self.manager = tf.train.CheckpointManager(
@@ -131,8 +143,9 @@ class TrainingLoop:
                 damaged.append(path)
                 continue
             except (AssertionError, ValueError) as e:
-                raise CheckpointError(f"{path}: does not hold this run's model ({str(e).splitlines()[0][:300]}); "
-                                 "use another --model_dir") from None
+                if not self._read_without_dropout_state(path):
+                    raise CheckpointError(f"{path}: does not hold this run's model ({str(e).splitlines()[0][:300]}); "
+                                          "use another --model_dir") from None
             if damaged:
                 forget_checkpoints(self.config.model_dir, recorded, damaged)
                 self.manager = tf.train.CheckpointManager(
@@ -144,6 +157,20 @@ class TrainingLoop:
             raise CheckpointError(f"{self.config.model_dir}: every checkpoint is damaged ({', '.join(damaged)}); "
                              "move them away to train from the start")
         return 0
+
+    def _read_without_dropout_state(self, path: str) -> bool:
+        """Restores a checkpoint that holds everything but the dropout generator's state, with a
+        warning that the masks after it differ from an uninterrupted run's; False for any other."""
+        if any(name.startswith("dropout_seeds/") for name, _ in tf.train.list_variables(path)):
+            return False
+        kept = {name: value for name, value in self._saved_objects.items() if name != "dropout_seeds"}
+        try:
+            tf.train.Checkpoint(**kept).read(path).assert_existing_objects_matched()
+        except (AssertionError, ValueError):
+            return False
+        _log.warning("%s holds no dropout state: the dropout masks from here on differ from those of an "
+                     "uninterrupted run", path)
+        return True
 
     def run(self) -> Dict[str, float]:
         """Trains to `max_steps`; returns the last logged scalars. Ctrl-C / SIGTERM save first; a
@@ -189,10 +216,8 @@ class TrainingLoop:
             self._save()
         except KeyboardInterrupt:
             self._save()
-            if progress:
-                progress.finish()
-            _log.warning("interrupted: saved step %d to %s", int(self.step.numpy()), self.config.model_dir)
-            raise
+            raise KeyboardInterrupt(f"saved step {int(self.step.numpy())} to {self.config.model_dir}; the same "
+                                    "command resumes from it") from None
         finally:
             signal.signal(signal.SIGTERM, previous)
             if progress:
