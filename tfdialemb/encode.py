@@ -9,7 +9,9 @@ directory, whose recorded pooling and max length are the defaults). EXPORT_DIR i
 `python -m tfdialemb.export --kind=sentence` wrote (its highest version, or one version
 directory): its graph is already traced, so the first embedding comes sooner, with the pooling and
 max length it was exported with. Empty lines are skipped; row i of the output is the i-th
-non-empty line. Flags may also come from a file:
+non-empty line. The encoder computes in float32 unless --mixed_precision asks otherwise (an
+exported model in the precision it was exported with); the precision is printed with the result.
+Flags may also come from a file:
 --flagfile=flags/encode.cfg.
 """
 
@@ -28,15 +30,17 @@ flags.DEFINE_string("output", None, "Where to write the float32 [lines, hidden] 
 POOLING.define()
 MAX_LENGTH.define()
 flags.adopt_module_key_flags(options)
-precision.define_flags()
+precision.define_flags(default_policy=precision.INFERENCE_POLICY)
 flags.DEFINE_integer("batch_size", 64, "Sentences per batch.", lower_bound=1)
 OVERWRITE.define()
 flags.mark_flags_as_required(["input", "output"])
 flags.mark_flags_as_mutual_exclusive(["init_checkpoint", "saved_model"], required=True)
 flags.register_multi_flags_validator(
     ["saved_model", "pooling", "max_length"],
-    lambda values: not (values["saved_model"] and (FLAGS["pooling"].present or FLAGS["max_length"].present)),
-    message="--pooling and --max_length are fixed in an exported --saved_model; export again to change them")
+    lambda values: not (values["saved_model"] and (FLAGS["pooling"].present or FLAGS["max_length"].present
+                                                   or FLAGS["mixed_precision"].present)),
+    message="--pooling, --max_length and --mixed_precision are fixed in an exported --saved_model; export "
+            "again to change them")
 
 
 def main(argv):
@@ -52,10 +56,11 @@ def main(argv):
         embedder = _saved_model_embedder() if FLAGS.saved_model else _checkpoint_embedder()
     except (OSError, ValueError) as e:
         return report_error(e)
+    policy = embedder.policy if FLAGS.saved_model else precision.resolve(FLAGS.mixed_precision)
     progress = Progress(len(texts), "sentences")
     embeddings = embedder.embed(texts, batch_size=FLAGS.batch_size, on_batch=progress.advance)
     save_npy_atomic(FLAGS.output, embeddings)
-    print(f"wrote {embeddings.shape[0]} x {embeddings.shape[1]} embeddings to {FLAGS.output}")
+    print(f"wrote {embeddings.shape[0]} x {embeddings.shape[1]} embeddings to {FLAGS.output} (computed in {policy})")
     return 0
 
 

@@ -77,8 +77,10 @@ label (by augmentation for invariance).
 settings (--separator, --num_roles, --speaker_tokens, --merge_consecutive_turns, the curved kind)
 come from there and a flag contradicting them is refused; --max_length and --pooling override the
 record with a warning. --init_checkpoint is any checkpoint the project loads (Hugging Face BERT,
-Google TF1 BERT), with the flags' values or their defaults. The report {"task",
-"eval_file", "checkpoint", "embedding", "metrics", ...} is written atomically and printed.
+Google TF1 BERT), with the flags' values or their defaults. Encoders compute in float32 unless
+--mixed_precision asks otherwise (an exported --saved_model in the precision it was exported
+with). The report {"task", "eval_file", "checkpoint", "mixed_precision" (the encoder's; absent for
+an embedding without one), "embedding", "metrics", ...} is written atomically and printed.
 Exit status: 0 done; 1 the eval or fit file has a bad line (file, line and reason are named);
 2 the command is wrong (missing eval file or checkpoint, a file that is no such set, a flag the
 task or embedding needs or does not use).
@@ -105,7 +107,7 @@ from tfdialemb.eval.probe_split import DEFAULT_TEST_FRACTION
 from tfdialemb.eval.short_term_planning import SCORER as STP_SCORER
 from tfdialemb.eval.switches import EVALUATION_SWITCHES
 from tfdialemb.eval.tasks import TASKS
-from tfdialemb import options
+from tfdialemb import options, precision
 from tfdialemb.files import atomic_open, check_output
 from tfdialemb.inference.settings import (DEFAULT_MAX_LENGTH, FGC_INPUT, FINAL_SEPARATOR, KIND_SETTINGS,
                                           MAX_LENGTH, MERGE_TURNS, NUM_ROLES, POOLING, SEPARATOR, SETTINGS,
@@ -172,6 +174,7 @@ for _setting in (POOLING, MAX_LENGTH, SEPARATOR, NUM_ROLES, SPEAKER_PREFIX, FINA
                  MERGE_TURNS, FGC_INPUT, RANK_TIES, *EVALUATION_SWITCHES):
     _setting.define()
 flags.adopt_module_key_flags(options)
+precision.define_flags(default_policy=precision.INFERENCE_POLICY, jit_compile=False)
 flags.DEFINE_enum("embedding", "encoder", EMBEDDINGS,
                   "The encoder's embedding or a baseline (see the task's list above).")
 flags.DEFINE_string("fit_file", None, "Canonical JSONL dialogues: their utterances fit whitening "
@@ -272,6 +275,10 @@ def check_flags() -> None:
         raise ValueError(f"--embedding={kind} uses no encoder: drop --model_dir/--init_checkpoint/--saved_model")
     if kind not in WITHOUT_CHECKPOINT and not has_checkpoint:
         raise ValueError(f"--embedding={kind} needs --model_dir, --init_checkpoint or --saved_model")
+    if FLAGS["mixed_precision"].present and (kind in WITHOUT_CHECKPOINT or FLAGS.saved_model):
+        raise ValueError("--mixed_precision does not apply to "
+                         + ("an exported --saved_model: it computes in the precision it was exported with"
+                            if FLAGS.saved_model else f"--embedding={kind}, which uses no encoder"))
     if task == "invariance" and (FLAGS.eval_file or not FLAGS.augmented_file):
         raise ValueError("--task=invariance reads --augmented_file (originals and their views), not --eval_file")
     if task != "invariance" and not FLAGS.eval_file:
@@ -372,9 +379,12 @@ def main(argv):
     except (OSError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    precision.apply(FLAGS.mixed_precision)
     embedding = {"kind": FLAGS.embedding}
     read = {"augmented_file": FLAGS.augmented_file} if FLAGS.task == "invariance" else {"eval_file": FLAGS.eval_file}
     report = {"task": FLAGS.task, **read, "checkpoint": checkpoint or FLAGS.saved_model}
+    if FLAGS.embedding not in WITHOUT_CHECKPOINT:
+        report["mixed_precision"] = None if FLAGS.saved_model else precision.resolve(FLAGS.mixed_precision)
     if source and source.method:
         report["method"] = source.method
     try:
@@ -392,6 +402,8 @@ def main(argv):
             report.update(_sentence_task(source, embedding, settings))
     except (OSError, ValueError) as e:
         return report_error(e)
+    if FLAGS.saved_model:
+        report["mixed_precision"] = _exported_embedder().policy
     text = json.dumps(report, indent=2, ensure_ascii=False)
     with atomic_open(FLAGS.output) as f:
         f.write(text + "\n")
@@ -403,10 +415,9 @@ def _sentence_encoder(source, settings: dict):
     """encode(texts) → [n, H] with the checkpoint's sentence embeddings and a progress bar; the
     model is loaded when the task first embeds, so a bad eval file fails before a slow load."""
     from tfdialemb.embedder import SentenceEmbedder  # pylint: disable=import-outside-toplevel
-    from tfdialemb.exported_embedder import ExportedSentenceEmbedder  # pylint: disable=import-outside-toplevel
 
     embedder = functools.lru_cache(maxsize=None)(
-        lambda: ExportedSentenceEmbedder(FLAGS.saved_model) if FLAGS.saved_model else SentenceEmbedder.from_settings(
+        lambda: _exported_embedder() if FLAGS.saved_model else SentenceEmbedder.from_settings(
             source.pretrained.encoder, source.pretrained.tokenizer, settings))
 
     def encode(texts):
@@ -414,6 +425,14 @@ def _sentence_encoder(source, settings: dict):
         return embedder().embed(texts, batch_size=FLAGS.batch_size, on_batch=progress.advance)
 
     return encode
+
+
+@functools.lru_cache(maxsize=None)
+def _exported_embedder():
+    """The --saved_model's embedder, loaded once."""
+    from tfdialemb.exported_embedder import ExportedSentenceEmbedder  # pylint: disable=import-outside-toplevel
+
+    return ExportedSentenceEmbedder(FLAGS.saved_model)
 
 
 def _glove(embedding: dict):

@@ -83,6 +83,10 @@ def define_flags(command: str) -> None:
     flags.DEFINE_string("validate_label_key", "domain", "Label key of --validate_task=dialogue.")
     flags.DEFINE_string("validate_file", None, "Evaluation set scored every --validate_every steps.")
     flags.DEFINE_integer("validate_every", 0, "Validation interval in steps (0: never).", lower_bound=0)
+    flags.DEFINE_enum("validate_mixed_precision", precision.INFERENCE_POLICY, list(precision.POLICIES),
+                      "Precision policy validation embeds in, as `evaluate --mixed_precision` (default float32, "
+                      "whatever --mixed_precision trains in: validation then runs a copy of the model built in "
+                      "this policy, given the trained weights at each validation).")
     distribute.define_flags()
     precision.define_flags()
     define_all([(spec.name, option) for spec in specs for option in spec.options])
@@ -119,7 +123,10 @@ def main(command: str) -> int:
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    shown = {**settings, **params, **spec.optimizer_settings(params)}
+    FLAGS.mixed_precision = precision.resolve(FLAGS.mixed_precision)  # printed and recorded as it runs
+    shown = {**settings, **params, **spec.optimizer_settings(params), "mixed_precision": FLAGS.mixed_precision}
+    if FLAGS.validate_file and FLAGS.validate_every:
+        shown["validate_mixed_precision"] = FLAGS.validate_mixed_precision
     print(f"{spec.name}: " + ", ".join(f"{name} {value}" for name, value in shown.items() if value is not None),
           flush=True)
     return run(spec, params)
@@ -255,6 +262,10 @@ def _train(spec, params, prepared: PreparedRun) -> int:
             validate = _validation(FLAGS.validate_task, FLAGS.validate_file, tokenizer, prepared.config)
         except (OSError, ValueError) as e:
             return report_error(e)
+        if FLAGS.validate_mixed_precision != FLAGS.mixed_precision:
+            from tfdialemb.training.validation_copy import ValidationCopy  # pylint: disable=import-outside-toplevel
+
+            validate = ValidationCopy(build_method, FLAGS.validate_mixed_precision, FLAGS.model_dir, validate)
 
     loop_config = LoopConfig(
         model_dir=FLAGS.model_dir, max_steps=max_steps,
@@ -282,7 +293,7 @@ def _training_record() -> Dict[str, Any]:
     """The training settings written to method.json (informative: a resumed run may change them)."""
     names = ("train_file", "init_checkpoint", "max_steps", "num_epochs", "batch_size", "learning_rate",
              "lr_schedule", "warmup_fraction", "weight_decay", "freeze_layers", "seed", "strategy",
-             "mixed_precision", "jit_compile")
+             "mixed_precision", "jit_compile", "validate_mixed_precision")
     return {name: getattr(FLAGS, name) for name in names}
 
 
