@@ -220,3 +220,25 @@ def test_jieba_word_rows_are_packed_and_augmented_as_whole_words(tmp_path, hf_sa
             word = next((w for w in word_ids if tuple(response[at:at + len(w)]) == w), None)
             assert word is not None, (response, word_ids)
             at += len(word)
+
+
+def test_without_contrasts_the_pipeline_packs_the_original_pairs_only(tmp_path, hf_safetensors_dir, monkeypatch):
+    """The two passes of each context are the four-view pipeline's (c, r+) and (c, r−); no synonym
+    table is made and nothing is augmented."""
+    dialogues = [Dialogue("d0", (Turn("a", "hello world"), Turn("b", "how are you"), Turn("a", "fine thanks"))),
+                 Dialogue("d1", (Turn("a", "book taxi please"), Turn("b", "need hotel")))]
+    write_dialogues(dialogues, str(tmp_path / "train.jsonl"))
+    build(str(tmp_path / "train.jsonl"), str(tmp_path / "built"), make_builder("fgc"), TOKENIZER,
+          BuildOptions(max_length=24, num_shards=1))
+    spec, run = FgcSpec(), TrainingRun(hf_safetensors_dir, 2, 24, 0)
+    four = next(iter(spec.batches(make_dataset(str(tmp_path / "built"), 2, training=False), TOKENIZER,
+                                  spec.resolve({}), run)))
+    monkeypatch.setattr("tfdialemb.methods.fgc.synonym_table", lambda *args: pytest.fail("synonyms made"))
+    two = next(iter(spec.batches(make_dataset(str(tmp_path / "built"), 2, training=False), TOKENIZER,
+                                 spec.resolve({"ivc_weight": 0.0, "cvc_weight": 0.0}), run)))
+    assert two["pair_ids"].shape[:2] == [2, 2]
+    for name in ("pair_ids", "pair_mask", "pair_segments"):
+        original = four[name].numpy()[:, [0, 2]]
+        width = two[name].shape[-1]
+        np.testing.assert_array_equal(two[name].numpy(), original[..., :width])
+        assert not original[..., width:].any()
