@@ -1,5 +1,5 @@
 """FGC's defaults do not collapse the representations; the literal reading of Eq. 3 and 5 (sums,
-raw dot product of unnormalised z) does. A tiny BERT trained 20 steps on batches whose positive
+raw dot product of unnormalised z) does, and so does averaging with the raw dot product. A tiny BERT trained 20 steps on batches whose positive
 responses repeat context tokens and whose negatives do not: with the literal reading the [CLS]
 states of all pairs merge (mean pairwise cosine near 1) and CVC sits at the value of a constant
 representation, log(4N - 1) per anchor; with the defaults neither happens and selection learns."""
@@ -58,11 +58,14 @@ def _train(checkpoint, **options):
     return metrics
 
 
-@pytest.mark.parametrize("literal", [False, True])
-def test_the_defaults_do_not_collapse_and_the_literal_reading_does(hf_safetensors_dir, literal):
-    metrics = _train(hf_safetensors_dir, **({"reduction": "sum", "cvc_similarity": "dot"} if literal else {}))
+@pytest.mark.parametrize("options,collapses", [
+    ({}, False), ({"reduction": "sum", "cvc_similarity": "dot"}, True),
+    ({"reduction": "mean", "cvc_similarity": "dot"}, True)])
+def test_the_defaults_do_not_collapse_and_the_raw_dot_product_does(hf_safetensors_dir, options, collapses):
+    """The defaults, the literal reading, and averaging alone (raw dot product, means)."""
+    metrics = _train(hf_safetensors_dir, **options)
     constant = np.log(4 * CONTEXTS - 1)  # every z alike: each anchor's positives at 1 / (4N - 1)
-    if literal:
+    if collapses:
         assert metrics["cls_cosine"] > COLLAPSED_CLS_COSINE
         assert abs(metrics["cvc_per_anchor"] - constant) < 0.01
         assert metrics["accuracy"] == 0.5  # every pair scored alike: chance

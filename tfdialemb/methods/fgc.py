@@ -277,7 +277,7 @@ def augmented_views_used(ivc_weight: float, cvc_weight: float, select_on_augment
 
 @register_method
 class FgcSpec(MethodSpec):
-    """FGC's cross-encoder trained on `fgc` examples, four views per context."""
+    """FGC's cross-encoder trained on `fgc` examples, four views per context (two without contrasts)."""
 
     name = "fgc"
     paper = "FGC (Li et al., 2022), fine-grained contrastive learning for response selection"
