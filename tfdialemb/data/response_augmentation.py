@@ -12,8 +12,9 @@ two different words, synonym replacement a word with synonyms (never the case fo
 words are not single vocabulary entries), so no draw is spent on an operation that cannot apply.
 With `at_least_one` (the default) an operation that changed nothing changes one word: EDA replaces
 and swaps n = max(1, ⌊αl⌋) words (jasonwei20/eda_nlp code/eda.py), and its rule is extended to
-deletion here; without it a fifth of the views at p = 0.2 equal their original, a dropout-only
-view (FGC Table 6's weaker SimCSE-style setting). At p = 0 nothing changes either way.
+deletion here; without it a third of the demo corpus's responses at p = 0.2 come out
+unchanged, a dropout-only view (FGC Table 6's weaker SimCSE-style setting). At p = 0 nothing
+changes either way.
 Words, not word pieces: a word is a piece that does not start with `##` and the `##` pieces after
 it (or, for Chinese, a jieba word: `word_starts`), so a multi-piece word moves and goes as a whole;
 only single-piece words are replaced, since a synonym table maps vocabulary entries. Augmenting ids

@@ -245,7 +245,7 @@ AUG_STRENGTH = Option("aug_strength", 0.2, "EDA strength p of the response augme
                       "0.2; 0 gives SimCSE-style dropout views).", lower_bound=0.0, upper_bound=1.0)
 AUG_AT_LEAST_ONE = Option("aug_at_least_one", True, "Each augmented response differs from its original "
                           "in at least one word (EDA's n = max(1, αl)); false: the per-word draws alone, "
-                          "which at p = 0.2 leave a fifth of the views equal to their original.")
+                          "which at p = 0.2 leave a third of the demo corpus's responses unchanged.")
 WORDS = Option("fgc_words", "wordpiece", "Words of the response augmentation: wordpiece (a piece and its "
                "## pieces, for English) or jieba (Chinese; needs `pip install jieba`).",
                choices=augmentation.WORD_UNITS)
