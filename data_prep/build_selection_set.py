@@ -5,7 +5,8 @@ r"""Builds a response-selection test set from canonical dialogues, in Ubuntu V1'
 
 For each dialogue of at least two turns, one position k ≥ 1 drawn with the seed: the context
 u_1 … u_k-1 and a block of --candidates lines, the true turn u_k first (label 1) and then
-utterances drawn from other dialogues (label 0), as Ubuntu V1's test blocks are laid out
+distinct utterances drawn from other dialogues, none with the true turn's text (label 0: a copy
+of the positive would tie with it), as Ubuntu V1's test blocks are laid out
 (`label \t u_1 \t … \t u_k-1 \t response`, one line per candidate; see
 tfdialemb/converters/response_selection.py). `python -m tfdialemb.evaluate
 --task=response_selection` reads it directly. Tabs and line breaks inside a text become spaces.
@@ -42,7 +43,7 @@ def build_selection_set(input_path: str, output_path: str, candidates: int = 10,
     """Writes the set (module docstring) and returns counts {dialogues, blocks, lines}."""
     if candidates < 2:
         raise ValueError(f"candidates must be at least 2 (the true turn and a negative), got {candidates}")
-    pool = utterance_pool(input_path, pool_size, seed)
+    pool = utterance_pool(input_path, pool_size, seed, form=flat)
     rng = np.random.default_rng(seed)
     counts = {"dialogues": 0, "blocks": 0, "lines": 0}
     progress = Progress(None, "dialogues")
@@ -54,7 +55,7 @@ def build_selection_set(input_path: str, output_path: str, candidates: int = 10,
             if len(texts) < 2:
                 continue
             k = int(rng.integers(1, len(texts)))
-            negatives = [flat(t) for t in pool.sample(rng, candidates - 1, exclude_dialogue=index)]
+            negatives = pool.sample(rng, candidates - 1, exclude_dialogue=index, exclude_texts=(texts[k],))
             for label, response in [(1, texts[k])] + [(0, n) for n in negatives]:
                 f.write("\t".join([str(label)] + texts[:k] + [response]) + "\n")
                 counts["lines"] += 1

@@ -21,8 +21,8 @@ temperature = 0.8) of the history. Three sources, recorded in every record's
   included) default to the released 0.8, 0.8 and 1000. Blank samples are left out and counted.
 - --distractors_file takes externally generated candidates: JSONL {"id": ..., "distractors":
   [...]}, one entry for every record id and no other.
-- By default --distractors utterances are drawn, seeded, from OTHER dialogues of the same file:
-  a first pass fills a reservoir of at most --pool_size utterances
+- By default --distractors distinct utterances, none with the true candidate's text, are drawn,
+  seeded, from OTHER dialogues of the same file: a first pass fills a reservoir of at most --pool_size utterances
   (tfdialemb.data.sampling.UtterancePool, memory bounded however large the file), a second pass
   streams the dialogues and writes the records. Such distractors are easier than generated ones
   (they ignore the history), so the numbers are not the paper's.
@@ -32,7 +32,7 @@ a bad flag value or nothing to build.
 """
 import json
 import os
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 from absl import app, flags
@@ -79,11 +79,12 @@ def read_distractors(path: str) -> Dict[str, Tuple[str, ...]]:
     return distractors
 
 
-def utterance_pool(path: str, capacity: int, seed: int) -> UtterancePool:
-    """The reservoir of the file's utterances, each tagged with its dialogue's line order."""
+def utterance_pool(path: str, capacity: int, seed: int, form: Callable[[str], str] = str) -> UtterancePool:
+    """The reservoir of the file's utterances, as `form` writes them, each tagged with its
+    dialogue's line order."""
     pool = UtterancePool(capacity, seed)
     for index, dialogue in enumerate(read_dialogues(path)):
-        pool.add(index, [turn.text for turn in dialogue.turns])
+        pool.add(index, [form(turn.text) for turn in dialogue.turns])
     return pool
 
 
@@ -131,7 +132,7 @@ def build_stp_set(input_path: str, output_path: str, history_lengths: Sequence[i
                         raise ValueError(f"record {record_id!r}: all {distractors} samples of "
                                          f"{sampler.directory} are blank")
                 elif external is None:
-                    chosen = tuple(pool.sample(rng, distractors, exclude_dialogue=index))
+                    chosen = tuple(pool.sample(rng, distractors, exclude_dialogue=index, exclude_texts=(texts[h],)))
                 elif record_id in external:
                     chosen = external[record_id]
                 else:

@@ -1,11 +1,16 @@
 """Shared CLI and file-writing pieces, on hand-worked cases."""
 import io
+import json
 import os
 
 import numpy as np
 import pytest
 
-from tfdialemb.cli import Progress, read_lines, save_npy_atomic
+from absl import flags
+
+from tfdialemb.cli import Progress, parse_flags, read_lines, save_npy_atomic
+from tfdialemb.options import Option
+from tfdialemb.reports import report_json, write_report
 
 
 def test_read_lines_skips_blank_lines_and_explains_bad_files(tmp_path):
@@ -43,6 +48,7 @@ def test_progress_counts_to_the_total():
     progress.advance(3)
     progress.advance(2)
     assert "5/5 sentences" in stream.getvalue() and stream.getvalue().endswith("\n")
+    assert ", done in " in stream.getvalue().splitlines()[-1]  # the elapsed time, not a time left
     progress.finish()
     assert stream.getvalue().count("\n") == 1
 
@@ -54,6 +60,24 @@ def test_progress_without_a_total_counts_until_finished():
         progress.advance(1)
     progress.finish()
     assert stream.getvalue().rstrip("\n").endswith("/s") and "\r4 dialogues" in stream.getvalue()
+
+
+def test_progress_measures_time_left_after_the_first_item_and_prints_messages_on_their_own_line(monkeypatch):
+    clock = iter([0.0, 30.0, 32.0, 33.0, 34.0])  # start; item 1 takes 30 s (a trace), then 2 s each
+    monkeypatch.setattr("tfdialemb.cli.time.perf_counter", lambda: next(clock))
+    stream = io.StringIO()
+    progress = Progress(10, "steps", stream=stream, interval=0.0)
+    progress.advance(1, "loss 2.0000")
+    assert stream.getvalue().endswith("1/10 steps, time left unknown, loss 2.0000")
+    progress.advance(1, "loss 1.5000")
+    # 1 step in the 2 s after the first, 8 to go: 16 s, not the 72 s the first step's pace gives.
+    assert stream.getvalue().endswith("2/10 steps 2.0 s/step, 16s left, loss 1.5000")
+    progress.message("step 2: validation spearman 0.5")
+    lines = stream.getvalue().split("\r")
+    assert lines[-2].endswith("step 2: validation spearman 0.5\n")  # after the bar was blanked
+    assert lines[-3].strip() == "" and lines[-1].startswith("[======") and "\n" not in lines[-1]  # redrawn
+    progress.advance(1)
+    assert stream.getvalue().endswith("3/10 steps 2.0 s/step, 14s left, loss 1.5000")
 
 
 def test_atomic_directory_appears_complete_or_not_at_all(tmp_path):
@@ -75,3 +99,44 @@ def test_atomic_directory_appears_complete_or_not_at_all(tmp_path):
     with atomic_directory(str(target), replace=True) as staging:
         (tmp_path / staging / "b").write_text("2")
     assert sorted(os.listdir(target)) == ["b"] and sorted(os.listdir(tmp_path)) == ["out"]
+
+
+def _float_flags():
+    """A float Option with bounds, a plain float flag and a multi-float flag, as commands define them."""
+    flag_values = flags.FlagValues()
+    Option("temperature", 0.05, "τ", lower_bound=0.0).define(flag_values=flag_values)
+    flags.DEFINE_float("learning_rate", None, "peak", lower_bound=0.0, flag_values=flag_values)
+    flags.DEFINE_multi_float("weights", [], "per task", flag_values=flag_values)
+    return flag_values
+
+
+@pytest.mark.parametrize("argument", ["--temperature=nan", "--temperature=inf", "--learning_rate=NaN",
+                                      "--weights=0.5 --weights=nan"])
+def test_every_float_flag_refuses_nan_and_the_infinities_at_parse_time(argument, capsys):
+    with pytest.raises(SystemExit) as exited:
+        parse_flags(["command", *argument.split()], _float_flags())
+    assert exited.value.code == 2
+    refused = argument.split()[-1].split("=")[0]
+    assert capsys.readouterr().err.startswith(f"error: {refused}=")
+
+
+def test_finite_float_flags_parse(capsys):
+    flag_values = _float_flags()
+    parse_flags(["command", "--temperature=0.1", "--learning_rate=1e-5", "--weights=0.5"], flag_values)
+    assert (flag_values.temperature, flag_values.learning_rate, flag_values.weights) == (0.1, 1e-5, [0.5])
+    assert capsys.readouterr().err == ""
+
+
+def test_reports_are_strict_json_with_undefined_values_null_and_named(tmp_path, capsys):
+    report = {"task": "dsts", "metrics": {"spearman": float("nan"), "pairs": 3,
+                                          "views": {"mean": {"map": float("inf"), "mrr": 0.5}}},
+              "curve": [1.0, float("-inf")]}
+    text = write_report(str(tmp_path / "report.json"), report)
+    assert json.loads(text, parse_constant=lambda name: pytest.fail(f"{name} in a report")) == {
+        "task": "dsts", "metrics": {"spearman": None, "pairs": 3, "views": {"mean": {"map": None, "mrr": 0.5}}},
+        "curve": [1.0, None]}
+    assert (tmp_path / "report.json").read_text(encoding="utf-8") == text + "\n"
+    assert capsys.readouterr().err.splitlines() == [
+        "warning: metrics.spearman is nan, written as null", "warning: metrics.views.mean.map is inf, written as null",
+        "warning: curve[1] is -inf, written as null"]
+    assert report_json({"a": 1.5}, indent=None) == '{"a": 1.5}'

@@ -102,6 +102,9 @@ def test_splits_are_deterministic_and_follow_the_fractions():
     assert {split_of(i, 0, (0.0, 0.0, 1.0)) for i in ids[:100]} == {"test"}
     with pytest.raises(ValueError, match="summing to 1"):
         split_of("x", 0, (0.5, 0.5, 0.5))
+    for fractions in ((float("nan"), 0.5, 0.5), (float("inf"), 0.0, 0.0), (0.5, 0.5, float("nan"))):
+        with pytest.raises(ValueError, match="summing to 1"):
+            split_of("x", 0, fractions)
 
 
 def test_error_policy_rejects_unknown_mode():

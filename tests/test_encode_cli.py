@@ -1,4 +1,5 @@
-"""`python -m tfdialemb.encode` end to end on a tiny checkpoint."""
+"""`python -m tfdialemb.encode` end to end on a tiny checkpoint, and its output layouts."""
+import json
 import subprocess
 import sys
 
@@ -57,3 +58,27 @@ def test_missing_input_and_bad_checkpoint_exit_2_with_a_message(tmp_path, hf_saf
     result = _run(f"--init_checkpoint={tmp_path}", f"--input={tmp_path}/in.txt", f"--output={tmp_path}/o.npy")
     assert result.returncode == 2 and "not a checkpoint directory" in result.stderr
     assert not (tmp_path / "o.npy").exists()
+
+
+def test_text_layouts_read_back_the_same_float32_values(tmp_path):
+    from tfdialemb.inference.embedding_files import write_embeddings
+
+    rng = np.random.default_rng(0)
+    embeddings = (rng.standard_normal([3, 5]) * 10.0 ** rng.integers(-6, 3, size=[3, 5])).astype(np.float32)
+    texts = ["hello", 'a "quoted"\ttext', "中文"]
+    write_embeddings(str(tmp_path / "e.tsv"), texts, embeddings)
+    write_embeddings(str(tmp_path / "e.jsonl"), texts, embeddings)
+    write_embeddings(str(tmp_path / "e.npy"), texts, embeddings)
+    tsv = np.array([[float(v) for v in line.split("\t")]
+                    for line in (tmp_path / "e.tsv").read_text(encoding="utf-8").splitlines()], np.float32)
+    rows = [json.loads(line) for line in (tmp_path / "e.jsonl").read_text(encoding="utf-8").splitlines()]
+    np.testing.assert_array_equal(tsv, embeddings)
+    np.testing.assert_array_equal(np.array([row["embedding"] for row in rows], np.float32), embeddings)
+    assert [row["text"] for row in rows] == texts
+    np.testing.assert_array_equal(np.load(tmp_path / "e.npy"), embeddings)
+
+
+def test_an_output_of_another_layout_is_refused_before_any_work(tmp_path, hf_safetensors_dir):
+    result = _run(f"--init_checkpoint={hf_safetensors_dir}", "--input=-", f"--output={tmp_path}/e.csv")
+    assert result.returncode == 2 and "e.csv: --output must end with .npy, .jsonl, .tsv" in result.stderr
+    assert "loaded" not in result.stderr  # refused before the checkpoint was read

@@ -68,19 +68,19 @@ def _export_command(*flags):
 
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory, hf_safetensors_dir):
-    """Version 2 (cls pooling) written by the command while the library writes version 1 (mean)
-    and computes its own embeddings of SENTENCES under both poolings."""
+    """Version 2 (cls pooling, unit vectors) written by the command while the library writes
+    version 1 (mean) and computes its own embeddings of SENTENCES under both settings."""
     root = tmp_path_factory.mktemp("export")
     export_dir = root / "models"
     (export_dir / "notes").mkdir(parents=True)  # not a number: not a version
     warmup = root / "warmup.txt"
     warmup.write_text("I need a taxi\n\nis the cafe open ?\n", encoding="utf-8")
     command = _export_command(f"--init_checkpoint={hf_safetensors_dir}",
-                              f"--export_dir={export_dir}", "--version=2", "--pooling=cls",
+                              f"--export_dir={export_dir}", "--version=2", "--pooling=cls", "--normalize",
                               f"--max_length={MAX_LENGTH}", f"--warmup_sentences={warmup}")
     pretrained = load_pretrained(hf_safetensors_dir)
-    embedders = {pooling: SentenceEmbedder.from_pretrained(pretrained, pooling=pooling,
-                                                           max_length=MAX_LENGTH)
+    embedders = {pooling: SentenceEmbedder.from_pretrained(pretrained, pooling=pooling, max_length=MAX_LENGTH,
+                                                           normalize=pooling == "cls")
                  for pooling in ("mean", "cls")}
     mean_dir = sentence.export_sentence_model(embedders["mean"], str(export_dir), SENTENCES,
                                               version=1)
@@ -110,6 +110,15 @@ def test_fresh_process_serves_the_library_embeddings(exported, inspected):
         assert expected.shape == (len(SENTENCES), HIDDEN)
         np.testing.assert_allclose(served[exported[pooling]], expected, atol=1e-5)
     assert served["custom_ops"] == TF_TEXT_OPS
+
+
+def test_normalized_embeddings_are_the_plain_ones_over_their_norms(exported):
+    embedder = exported["embedders"]["cls"]
+    plain = SentenceEmbedder(embedder.encoder, embedder.tokenizer, pooling="cls", max_length=MAX_LENGTH)
+    vectors = plain.embed(SENTENCES)
+    np.testing.assert_allclose(exported["expected"]["cls"], vectors / np.linalg.norm(vectors, axis=1, keepdims=True),
+                               atol=1e-6)
+    assert "kind: sentence (unit-length embeddings)" in exported["command"].stdout
 
 
 def test_command_reports_version_and_signature(exported):

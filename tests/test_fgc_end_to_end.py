@@ -66,7 +66,7 @@ def trained(tmp_path_factory, hf_safetensors_dir):
     for name, contexts, candidates in (("train", 12, 2), ("test", 5, 4)):
         (root / f"{name}.txt").write_text("\n".join(_selection_lines(rng, contexts, candidates)) + "\n",
                                           encoding="utf-8")
-        write_dialogues(convert_response_selection(str(root / f"{name}.txt"), ErrorPolicy("fail")),
+        write_dialogues(convert_response_selection(str(root / f"{name}.txt"), ErrorPolicy("fail"), candidates),
                         str(root / f"{name}.jsonl"))
     with pytest.MonkeyPatch.context() as monkeypatch:
         monkeypatch.setattr(cli, "FLAGS", training_flags(
@@ -89,11 +89,12 @@ def _finish(process):
 
 def test_evaluate_and_export_through_the_commands(trained, hf_safetensors_dir):
     root = trained
-    common = ("-m", "tfdialemb.evaluate", "--task=response_selection", f"--eval_file={root / 'test.txt'}")
+    common = ("-m", "tfdialemb.evaluate", "--task=response_selection", f"--eval_file={root / 'test.txt'}",
+              "--block_size=4")
     report_path = root / "report.json"
     evaluated = _start(*common, f"--model_dir={root / 'model'}", f"--output={report_path}")
     similarity = _start("-m", "tfdialemb.evaluate", "--task=fgc_similarity", f"--eval_file={root / 'test.txt'}",
-                        f"--model_dir={root / 'model'}", f"--output={root / 'similarity.json'}")
+                        "--block_size=4", f"--model_dir={root / 'model'}", f"--output={root / 'similarity.json'}")
     untrained = _start(*common, f"--init_checkpoint={hf_safetensors_dir}", f"--output={root / 'u.json'}")
     exported = _start("-m", "tfdialemb.export", f"--model_dir={root / 'model'}", f"--export_dir={root / 'export'}")
     evaluated, untrained, exported, similarity = (_finish(evaluated), _finish(untrained), _finish(exported),
@@ -102,7 +103,8 @@ def test_evaluate_and_export_through_the_commands(trained, hf_safetensors_dir):
     assert evaluated.returncode == 0, evaluated.stderr[-3000:]
     report = json.loads(report_path.read_text(encoding="utf-8"))
     assert report["method"] == "fgc" and report["embedding"]["fgc_input"] == "ums"
-    assert report["metrics"]["blocks"] == 5 and report["metrics"]["empty_blocks"] == 0
+    assert report["metrics"]["blocks"] == report["metrics"]["scored_blocks"] == 5
+    assert report["metrics"]["empty_blocks"] == 0 and report["metrics"]["block_sizes"] == {"4": 5}
     assert set(report["metrics"]) >= {"r10@1", "r10@2", "r10@5", "r2@1", "map", "mrr", "p@1"}
     assert untrained.returncode == 2 and "need a trained head" in untrained.stderr
     assert similarity.returncode == 0, similarity.stderr[-3000:]
@@ -128,6 +130,9 @@ def test_evaluate_and_export_through_the_commands(trained, hf_safetensors_dir):
     kernel, bias = (v.numpy() for v in loaded.model.selection.weights)
     np.testing.assert_allclose(1 / (1 + np.exp(-(cls @ kernel + bias)[:, 0])), expected, atol=1e-5)
     assert "turn_counts must add up" in result["errors"][0]
+    by_path = PairScorer.load(str(root / "model"))  # the directory's recorded layout and length
+    assert (by_path.max_length, by_path.layout.layout) == (scorer.max_length, "ums")
+    np.testing.assert_allclose(by_path.score(contexts, responses), expected, atol=1e-6)
     assert "at least one token" in result["errors"][1]
 
 
@@ -138,7 +143,7 @@ def test_one_pair_gets_the_same_ids_in_training_and_at_inference(trained, hf_saf
     stored = next(iter(dataset))
     batch = next(iter(spec.batches(make_dataset(str(trained / "model" / "data"), 2, training=False),
                                    loaded.tokenizer, params, TrainingRun(hf_safetensors_dir, 2, MAX_LENGTH, 0))))
-    dialogues = list(convert_response_selection(str(trained / "train.txt"), ErrorPolicy("fail")))
+    dialogues = list(convert_response_selection(str(trained / "train.txt"), ErrorPolicy("fail"), block_size=2))
     context = [t.text for t in dialogues[0].turns[:-1]]
     positive = dialogues[0].turns[-1].text
     scorer = PairScorer.from_settings(loaded.model, loaded.tokenizer, loaded.recorded("selection"))

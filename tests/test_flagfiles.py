@@ -7,6 +7,7 @@ import pytest
 from absl import flags
 
 import tfdialemb.data.__main__ as data_cli
+import tiny_bert
 from tfdialemb.dialogue import read_dialogues
 
 FLAGS_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "flags")
@@ -131,19 +132,26 @@ def test_augcl_dialogstudio_recipe_runs_as_written(tmp_path):
     (bin_dir / "python").chmod(0o755)
     with open(os.path.join(FLAGS_DIR, "augcl_dialogstudio.cfg"), encoding="utf-8") as f:
         commands = [line.lstrip("#").strip() for line in f if line.startswith("#")]
-    script = [c for c in commands if c.split(" ")[0] in ("mkdir", "for", "python", "done", "cat")
+    script = [c for c in commands if c.split(" ")[0] in ("mkdir", "for", "bound=96;", "python", "done", "cat")
               and not c.startswith("python -m tfdialemb.evaluate")]
-    assert len(script) == 8
+    assert len(script) == 10
+    for model in ("mpnet-base", "bert-base-uncased"):  # only their vocabularies are read
+        (tmp_path / "models" / model).mkdir(parents=True)
+        tiny_bert.write_vocab(str(tmp_path / "models" / model))
     root = os.path.dirname(FLAGS_DIR)
     env = dict(os.environ, PATH=f"{bin_dir}:{os.environ['PATH']}", PYTHONPATH=root)
     result = subprocess.run(["bash", "-euo", "pipefail", "-c", "\n".join(script)], cwd=tmp_path, env=env,
                             capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
     values = _flag_values("augcl_dialogstudio")
-    train = list(read_dialogues(str(tmp_path / values["train_file"])))
+    joined = list(read_dialogues(str(tmp_path / "data" / "dialogstudio" / "all.jsonl")))
     per_collection = len(json.loads(released))
-    assert len(train) == len(collections) * per_collection
-    assert [d.labels["dataset"] for d in train[::per_collection]] == collections
+    assert len(joined) == len(collections) * per_collection
+    assert [d.labels["dataset"] for d in joined[::per_collection]] == collections
+    splits = {name: [d.id for d in read_dialogues(str(tmp_path / "data" / "dialogstudio" / f"{name}.jsonl"))]
+              for name in ("train", "dev", "test")}
+    assert sorted(sum(splits.values(), [])) == sorted(d.id for d in joined)
+    assert tmp_path / values["train_file"] == tmp_path / "data" / "dialogstudio" / "train.jsonl"
     assert (tmp_path / values["validate_file"]).is_file()
     [evaluate] = _commands("augcl_dialogstudio", "tfdialemb.evaluate")
     for flag in ("--eval_file", "--fit_file"):

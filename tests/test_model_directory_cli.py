@@ -1,16 +1,20 @@
-"""`evaluate` and `export` on trained dial2vec and C3L model directories need no method flags: the
-directory's method.json sets them; a flag contradicting it exits 2 naming both values, and
---max_length overrides it with a warning."""
+"""`evaluate`, `export`, `encode` and the embedders' `load(path)` on trained dial2vec and C3L model
+directories need no method flags: the directory's method.json sets them; a flag contradicting it
+exits 2 naming both values, and --max_length overrides it with a warning."""
 import json
 import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from training_flags import training_flags
 from tiny_corpus import corpus
-from tfdialemb.dialogue import Dialogue, write_dialogues
+from tfdialemb.dialogue import Dialogue, read_dialogues, write_dialogues
+from tfdialemb.dialogue_embedder import DialogueEmbedder
+from tfdialemb.embedder import SentenceEmbedder
+from tfdialemb.inference.pair_scorer import PairScorer
 from tfdialemb.methods.spec import get_method
 from tfdialemb.training import cli
 
@@ -92,3 +96,46 @@ def test_c3l_directory(trained):
     assert "kind: triple" in exported.stdout and "score_maxsim" in exported.stdout
     assert "b1 float32" in exported.stdout  # no speaker tokens: one b1 / b2 variant
     assert other_curve.returncode == 2 and "--curved=ccl contradicts" in other_curve.stderr
+
+
+def test_encode_reads_the_model_directory_and_the_embedders_load_it_by_path(trained):
+    """`encode --model_dir --normalize` from standard input to JSON Lines: unit vectors equal to
+    `SentenceEmbedder.load(path)`'s, and to its plain embeddings divided by their norms."""
+    root, model = trained["root"], trained["c3l"]
+    texts = ["hello world", "book a taxi please", "good morning , how are you ?"]
+    result = subprocess.run([sys.executable, "-m", "tfdialemb.encode", f"--model_dir={model}", "--normalize",
+                             "--input=-", f"--output={root / 'e.jsonl'}", "--mixed_precision=float32"],
+                            input="\n".join(texts) + "\n", capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert f"wrote 3 x 32 embeddings (unit length) to {root / 'e.jsonl'}" in result.stdout
+    rows = [json.loads(line) for line in (root / "e.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [row["text"] for row in rows] == texts
+    encoded = np.array([row["embedding"] for row in rows], np.float32)
+    np.testing.assert_allclose(np.linalg.norm(encoded, axis=1), 1.0, atol=1e-6)
+
+    plain = SentenceEmbedder.load(str(model))
+    assert (plain.max_length, plain.pooling) == (32, "mean")  # the recorded sentence settings
+    vectors = plain.embed(texts)
+    np.testing.assert_allclose(encoded, vectors / np.linalg.norm(vectors, axis=1, keepdims=True), atol=1e-5)
+    np.testing.assert_allclose(SentenceEmbedder.from_pretrained(model, normalize=True).embed(texts), encoded,
+                               atol=1e-5)
+    with pytest.raises(ValueError, match="selection scores need a trained head"):
+        PairScorer.load(str(model))
+
+
+def test_the_dialogue_embedder_loads_its_recorded_settings_by_path(trained):
+    model = trained["dial2vec"]
+    embedder = DialogueEmbedder.load(str(model))
+    assert (embedder.num_roles, embedder.max_length, embedder.merge_consecutive_turns) == (3, 32, True)
+    assert embedder.separator == embedder.tokenizer.token_id("[EOU]")
+    dialogues = list(read_dialogues(str(trained["root"] / "train.jsonl")))[:3]
+    views = embedder.embed(dialogues)
+    unit = DialogueEmbedder.from_pretrained(model, normalize=True).embed(dialogues)
+    for name, vectors in views.items():
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        np.testing.assert_allclose(unit[name], np.where(norms > 0, vectors / np.maximum(norms, 1e-12), 0.0),
+                                   atol=1e-5, err_msg=name)
+    with pytest.raises(ValueError, match="--separator=sep contradicts"):
+        DialogueEmbedder.load(str(model), separator="sep")
+    with pytest.raises(TypeError, match="not pooling"):
+        DialogueEmbedder.load(str(model), pooling="mean")

@@ -8,7 +8,6 @@ import signal
 import subprocess
 import sys
 
-import numpy as np
 import pytest
 import tensorflow as tf
 
@@ -188,11 +187,25 @@ def test_outputs_are_checked_before_the_work(tmp_path, hf_safetensors_dir):
     ("tfdialemb.train", "--batch_size=-2"), ("tfdialemb.train", "--batch_size=0"),
     ("tfdialemb.train", "--max_steps=0"), ("tfdialemb.train", "--num_epochs=0"),
     ("tfdialemb.encode", "--batch_size=0"), ("tfdialemb.encode", "--max_length=1"),
+    ("tfdialemb.train", "--learning_rate=nan"),
 ])
 def test_bad_numbers_exit_2_at_parse_time(module, flag):
     result, = _finish(_start("-m", module, flag))
     assert result.returncode == 2
     assert flag.split("=")[0] in result.stderr and "Traceback" not in result.stderr
+
+
+@pytest.mark.slow
+def test_a_diverging_run_exits_2_naming_the_step_and_the_last_good_checkpoint(tmp_path, corpus_file,
+                                                                             hf_safetensors_dir):
+    """A learning rate of 1e30 overflows the weights in one step: the next loss is NaN."""
+    result, = _finish(_start(*_train_command(tmp_path, hf_safetensors_dir, "model", "--learning_rate=1e30",
+                                             "--checkpoint_every=1")))
+    assert result.returncode == 2, result.stderr[-3000:]
+    assert (f"error: step 2: the loss is nan; training stopped without saving this step. The last good "
+            f"checkpoint is {tmp_path / 'model' / 'ckpt-1'}") in result.stderr
+    assert "Traceback" not in result.stderr and "trained to step" not in result.stdout
+    assert sorted(n for n in os.listdir(tmp_path / "model") if n.endswith(".index")) == ["ckpt-1.index"]
 
 
 def test_training_past_the_position_embeddings_is_capped_like_every_command(tmp_path, corpus_file,

@@ -2,15 +2,18 @@
 
 Model Garden and the `transformers` TensorFlow classes are built on Keras 2, so importing this
 package routes `tf.keras` to tf-keras, whatever the caller imported first. It also quiets
-TensorFlow's C++ logging to errors unless TF_CPP_MIN_LOG_LEVEL is set.
+TensorFlow's C++ logging to errors unless TF_CPP_MIN_LOG_LEVEL is set, and for the command-line
+tools filters the start-up notices that level cannot reach (`tfdialemb.quiet`).
 """
 import logging as _logging
 import os as _os
 
 _os.environ["TF_USE_LEGACY_KERAS"] = "1"
 # TensorFlow's C++ start-up notices (CUDA probing, oneDNN) fill a screen on every command; show
-# only errors unless the user asks for more, as the run_*.sh scripts do.
-_os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+# only errors unless the user asks for more (-v), as the run_*.sh scripts do.
+from tfdialemb import quiet as _quiet  # noqa: E402
+
+_quiet.configure()
 
 import tensorflow as _tf  # noqa: E402  (the variable above must be set first)
 import tf_keras as _tf_keras  # noqa: E402

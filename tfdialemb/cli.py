@@ -5,16 +5,21 @@ from typing import Optional
 
 import numpy as np
 
+from tfdialemb import quiet
 from tfdialemb.files import atomic_open
-from tfdialemb.options import Option
+from tfdialemb.options import Option, non_finite_floats
 
 OVERWRITE = Option("overwrite", False, "Replace an existing output (never one of the inputs).")
 
 
 class Progress:
-    """A one-line progress bar on stderr: done (of total when known), rate and time left.
+    """A one-line progress bar on stderr: done (of total when known), rate, time left and an
+    optional note (e.g. the running loss).
 
-    Redraws at most every `interval` seconds, so per-item calls stay cheap.
+    The rate and the time left are measured from the first item on, so the first item's one-off
+    costs (a graph trace, a warm cache) do not stretch the estimate; until a second item is done
+    the time left is unknown. Redraws at most every `interval` seconds, so per-item calls stay
+    cheap; `message` prints a line of its own without gluing it to the bar.
     """
 
     def __init__(self, total: Optional[int], unit: str = "items", stream=None, interval: float = 0.2):
@@ -24,16 +29,31 @@ class Progress:
         self.start = time.perf_counter()
         self.stream = stream or sys.stderr
         self.interval = interval
+        self.note = ""
+        self._first: Optional[tuple] = None  # (items done, time) when the first advance came
         self._drawn = 0.0
+        self._width = 0
         self._finished = False
 
-    def advance(self, count: int) -> None:
+    def advance(self, count: int, note: Optional[str] = None) -> None:
         self.done += count
+        if note is not None:
+            self.note = note
         now = time.perf_counter()
+        if self._first is None and count:
+            self._first = (self.done, now)
         if self.total is not None and self.done >= self.total:
             self.finish()
         elif now - self._drawn >= self.interval:
             self._draw(now)
+
+    def message(self, text: str) -> None:
+        """Prints `text` on a line of its own above the bar, then redraws the bar."""
+        self.stream.write("\r" + " " * self._width + "\r" + text + "\n")
+        self._width = 0
+        if not self._finished and self._drawn:
+            self._draw(time.perf_counter())
+        self.stream.flush()
 
     def finish(self) -> None:
         if not self._finished:
@@ -42,18 +62,35 @@ class Progress:
             self.stream.flush()
             self._finished = True
 
+    def _rate(self, now: float) -> Optional[float]:
+        """Items per second after the first item, or None before a second one."""
+        if self._first is None or self.done <= self._first[0] or now <= self._first[1]:
+            return None
+        return (self.done - self._first[0]) / (now - self._first[1])
+
     def _draw(self, now: float) -> None:
         self._drawn = now
-        rate = self.done / max(now - self.start, 1e-9)
+        rate = self._rate(now)
+        if rate is None:
+            speed = ""
+        elif rate >= 1:
+            speed = f" {rate:.1f}/s"
+        else:
+            speed = f" {1 / rate:.1f} s/{self.unit.rstrip('s')}"
         if self.total is None:
-            line = f"{self.done} {self.unit} {rate:.1f}/s"
+            line = f"{self.done} {self.unit}{speed}"
         else:
             width = 30
             filled = int(width * self.done / max(self.total, 1))
-            left = (self.total - self.done) / rate if rate else 0.0
-            line = (f"[{'=' * filled}{'.' * (width - filled)}] {self.done}/{self.total} {self.unit} "
-                    f"{rate:.1f}/s, {left:.0f}s left")
-        self.stream.write("\r" + line)
+            if self.done >= self.total:
+                left = f"done in {now - self.start:.1f}s"
+            else:
+                left = f"{(self.total - self.done) / rate:.0f}s left" if rate else "time left unknown"
+            line = f"[{'=' * filled}{'.' * (width - filled)}] {self.done}/{self.total} {self.unit}{speed}, {left}"
+        if self.note:
+            line += f", {self.note}"
+        self.stream.write("\r" + line + " " * max(0, self._width - len(line)))
+        self._width = len(line)
         self.stream.flush()
 
 
@@ -63,34 +100,67 @@ def save_npy_atomic(path: str, array: np.ndarray) -> None:
         np.save(f, array)
 
 
+STDIN = "-"
+
+
 def read_lines(path: str) -> list:
-    """Non-empty lines of a UTF-8 text file; a clear error for a missing, empty or binary file."""
+    """Non-empty lines of a UTF-8 text file (STDIN: standard input); a clear error for a missing,
+    empty or binary file."""
     from tfdialemb.dialogue import check_input_file  # pylint: disable=import-outside-toplevel
 
-    check_input_file(path, "input file")
+    if path != STDIN:
+        check_input_file(path, "input file")
     try:
-        with open(path, encoding="utf-8") as f:
-            lines = [line.rstrip("\n").rstrip("\r") for line in f]
+        if path == STDIN:
+            lines = [line.rstrip("\r") for line in sys.stdin.buffer.read().decode("utf-8").split("\n")]
+        else:
+            with open(path, encoding="utf-8") as f:
+                lines = [line.rstrip("\n").rstrip("\r") for line in f]
     except UnicodeDecodeError as e:
-        raise ValueError(f"{path}: not UTF-8 text ({e})") from None
+        raise ValueError(f"{'standard input' if path == STDIN else path}: not UTF-8 text ({e})") from None
     lines = [line for line in lines if line.strip()]
     if not lines:
-        raise ValueError(f"{path}: has no non-empty lines to encode")
+        raise ValueError(f"{'standard input' if path == STDIN else path}: has no non-empty lines to encode")
     return lines
 
 
-def parse_flags(argv):
+def parse_flags(argv, flag_values=None):
     """absl's flag parsing for `app.run(main, flags_parser=parse_flags)`, with a bad flag value or
     a missing required flag reported as one line and exit status 2, like every other wrong
-    command (absl's own parser exits 1, the status of a bad data line here)."""
+    command (absl's own parser exits 1, the status of a bad data line here). NaN and the
+    infinities are refused for every float flag (`options.non_finite_floats`). TensorFlow's Python
+    INFO log is hidden unless --verbose is set; -v on the command line is --verbose
+    (`quiet.long_verbose`, which also decided TensorFlow's C++ logging before it loaded)."""
+    import logging  # pylint: disable=import-outside-toplevel
+
     from absl import flags  # pylint: disable=import-outside-toplevel
 
+    flag_values = flag_values or flags.FLAGS
+    if "verbose" not in flag_values:
+        flags.DEFINE_bool("verbose", False, "Show TensorFlow's start-up and saving messages (CUDA probing, "
+                          f"oneDNN notices, its INFO log), hidden by default; {quiet.SHORT_VERBOSE} for short "
+                          "on the command line (absl's log verbosity is --verbosity=N).",
+                          module_name=argv[0], flag_values=flag_values)
     try:
-        return flags.FLAGS(argv)
-    except flags.Error as e:
-        print(f"error: {e}", file=sys.stderr)
-        print("Pass --helpshort or --helpfull to see the flags.", file=sys.stderr)
-        sys.exit(2)
+        remaining = flag_values([argv[0], *quiet.long_verbose(argv[1:])])
+    except (flags.Error, ValueError) as e:
+        _usage_error(str(e))
+    refused = non_finite_floats(flag_values)
+    if refused:
+        _usage_error(f"{', '.join(refused)}: a float flag takes a finite number")
+    if not flag_values.verbose:
+        # TensorFlow's Python INFO lines (signature input names, sharding, assets, fingerprints),
+        # logged through its own logger and absl's; the library logs through neither.
+        # A filter, not a level: absl resets levels when it installs its handler after parsing.
+        for name in ("tensorflow", "absl"):
+            logging.getLogger(name).addFilter(lambda record: record.levelno >= logging.WARNING)
+    return remaining
+
+
+def _usage_error(message: str) -> None:
+    print(f"error: {message}", file=sys.stderr)
+    print("Pass --helpshort or --helpfull to see the flags.", file=sys.stderr)
+    sys.exit(2)
 
 
 def report_error(error: Exception) -> int:

@@ -33,15 +33,15 @@ Each part ends with a summary table. Stages whose outputs exist are skipped, so 
 demo resumes where it stopped.
 """
 import itertools
-import json
 import os
-import subprocess
 import sys
 import time
 
 from absl import app, flags
 
 from tfdialemb.cli import parse_flags
+from tfdialemb.command_steps import evaluation_metrics, run_step
+from tfdialemb.eval.table import format_table
 
 PARTS = ("dialoguecse", "dial2vec", "triple", "augcl", "fgc")
 DEFAULT_PARTS = ("dialoguecse", "dial2vec", "triple", "augcl")
@@ -63,38 +63,15 @@ flags.DEFINE_integer("augcl_dialogues", 80, "Training (and test) dialogues augme
 flags.DEFINE_integer("augcl_steps", 40, "augcl training steps.")
 
 
-def _run(*args: str) -> None:
-    """Runs one stage's command, showing it; stops the demo if it fails."""
-    command = [sys.executable, "-m", *args]
-    print("\n$ python -m " + " ".join(args), flush=True)
-    started = time.time()
-    result = subprocess.run(command)
-    if result.returncode != 0:
-        raise SystemExit(f"demo stopped: the command above exited with {result.returncode}")
-    print(f"  ({time.time() - started:.0f} s)", flush=True)
-
-
-def _report(path: str, *args: str) -> dict:
-    """The metrics of `python -m tfdialemb.evaluate ARGS --output=path`, run unless it exists."""
-    if not os.path.exists(path):
-        _run("tfdialemb.evaluate", *args, f"--output={path}")
-    with open(path, encoding="utf-8") as f:
-        return json.load(f)["metrics"]
-
-
 def _table(title: str, columns, rows: dict) -> None:
-    widths = [max(10, len(c)) + 2 for c in columns]
-    print(f"\n{title}")
-    print(f"{'':34}" + "".join(f"{c:>{w}}" for c, w in zip(columns, widths)))
-    for name, values in rows.items():
-        print(f"{name:34}" + "".join(f"{values[c]:{w}.4f}" for c, w in zip(columns, widths)))
+    print("\n" + format_table(columns, {name: [values[c] for c in columns] for name, values in rows.items()}, title))
 
 
 def _continued_mlm(work: str, encoder: str, train: str) -> str:
     """DialogueCSE's continued MLM pre-training (resumed, or nothing to do, when it has run);
     its model keeps the masked-LM head, so it also serves the augmentations as fill-mask model."""
     pretrained = os.path.join(work, "pretrain")
-    _run("tfdialemb.pretrain", "--objective=mlm", f"--train_file={train}", f"--model_dir={pretrained}",
+    run_step("tfdialemb.pretrain", "--objective=mlm", f"--train_file={train}", f"--model_dir={pretrained}",
          f"--init_checkpoint={encoder}", f"--max_steps={FLAGS.pretrain_steps}", "--batch_size=32",
          "--max_length=32", "--learning_rate=5e-5", "--log_every=10", "--checkpoint_every=10")
     return pretrained
@@ -103,28 +80,28 @@ def _continued_mlm(work: str, encoder: str, train: str) -> str:
 def _dialoguecse(work: str, encoder: str, train: str, test: str, reports: str) -> None:
     sr, sts = os.path.join(work, "sr_test.txt"), os.path.join(work, "sts_test.txt")
     if not os.path.exists(sr):
-        _run("data_prep.build_sr_set", f"--input={test}", f"--output={sr}", "--queries=300")
+        run_step("data_prep.build_sr_set", f"--input={test}", f"--output={sr}", "--queries=300")
     if not os.path.exists(sts):
-        _run("data_prep.build_sts_set", f"--input={test}", f"--output={sts}", "--pairs=1000")
+        run_step("data_prep.build_sts_set", f"--input={test}", f"--output={sts}", "--pairs=1000")
 
     def evaluate(name, checkpoint_flag):
-        return {**_report(os.path.join(reports, f"{name}-sr.json"), "--task=sr", f"--eval_file={sr}",
+        return {**evaluation_metrics(os.path.join(reports, f"{name}-sr.json"), "--task=sr", f"--eval_file={sr}",
                           checkpoint_flag),
-                **_report(os.path.join(reports, f"{name}-dsts.json"), "--task=dsts",
+                **evaluation_metrics(os.path.join(reports, f"{name}-dsts.json"), "--task=dsts",
                           f"--eval_file={sts}", checkpoint_flag)}
 
     rows = {"untrained encoder": evaluate("untrained", f"--init_checkpoint={encoder}")}
     pretrained = _continued_mlm(work, encoder, train)
     rows["+ continued MLM"] = evaluate("pretrained", f"--model_dir={pretrained}")
     mge = os.path.join(work, "mge")
-    _run("tfdialemb.train", "--method=mge", f"--train_file={train}", f"--model_dir={mge}",
+    run_step("tfdialemb.train", "--method=mge", f"--train_file={train}", f"--model_dir={mge}",
          f"--init_checkpoint={pretrained}", f"--max_steps={FLAGS.mge_steps}", "--batch_size=16",
          "--max_length=32", f"--freeze_layers={FLAGS.freeze_layers}", "--log_every=10",
          "--checkpoint_every=20", "--context_split=nearest")  # README: 60 steps learn less from 3+3 turns
     rows["+ MGE (DialogueCSE)"] = evaluate("mge", f"--model_dir={mge}")
     export_dir = os.path.join(work, "export")
     if not os.path.isdir(os.path.join(export_dir, "1")):
-        _run("tfdialemb.export", f"--model_dir={mge}", f"--export_dir={export_dir}", "--version=1")
+        run_step("tfdialemb.export", f"--model_dir={mge}", f"--export_dir={export_dir}", "--version=1")
     _table("DialogueCSE: semantic retrieval (MAP, MRR, P@1) and D-STS-style Spearman, test split",
            ("map", "mrr", "p@1", "spearman"), rows)
     print(f"SR: {sr}  D-STS-style pairs (label-graded, not human): {sts}")
@@ -135,7 +112,7 @@ def _dial2vec(work: str, encoder: str, train: str, dev: str, test: str, reports:
     plots = os.path.join(reports, "plots")
 
     def evaluate(name, *args):
-        return _report(os.path.join(reports, f"{name}-dialogue.json"), "--task=dialogue",
+        return evaluation_metrics(os.path.join(reports, f"{name}-dialogue.json"), "--task=dialogue",
                        f"--eval_file={test}", "--label_key=domain", *args)["views"]
 
     untrained = evaluate("untrained", f"--init_checkpoint={encoder}")
@@ -145,7 +122,7 @@ def _dial2vec(work: str, encoder: str, train: str, dev: str, test: str, reports:
             # Every metric of the topic distributions, so the row fills the table's columns.
             "LDA (8 topics)": evaluate("lda", "--embedding=lda", "--lda_metrics=all")["lda"]}
     model = os.path.join(work, "dial2vec")
-    _run("tfdialemb.train", "--method=dial2vec", f"--train_file={train}", f"--model_dir={model}",
+    run_step("tfdialemb.train", "--method=dial2vec", f"--train_file={train}", f"--model_dir={model}",
          f"--init_checkpoint={encoder}", f"--max_steps={FLAGS.dial2vec_steps}", "--batch_size=4",
          "--max_length=128", "--learning_rate=2e-5", f"--freeze_layers={FLAGS.freeze_layers}",
          "--log_every=10", "--checkpoint_every=20", "--validate_task=dialogue",
@@ -163,7 +140,7 @@ def _triple(work: str, encoder: str, train: str, test: str, reports: str) -> Non
     columns = ("avg_rank_h2", "avg_rank_h5", "avg_rank_h10", "avg_rank")
 
     def evaluate(name, checkpoint_flag, mode, *args):
-        return _report(os.path.join(reports, f"{name}-{mode}-sequence.json"),
+        return evaluation_metrics(os.path.join(reports, f"{name}-{mode}-sequence.json"),
                        "--task=sequence_modeling", f"--eval_file={test}", checkpoint_flag,
                        f"--curved_mode={mode}", "--max_length=48", *args)
 
@@ -173,12 +150,12 @@ def _triple(work: str, encoder: str, train: str, test: str, reports: str) -> Non
     ccl, c3l = os.path.join(work, "ccl"), os.path.join(work, "c3l")
     common = (f"--train_file={train}", f"--max_steps={FLAGS.curved_steps}", "--batch_size=32",
               "--max_length=48", "--log_every=10", "--checkpoint_every=20")
-    _run("tfdialemb.train", "--method=ccl", f"--model_dir={ccl}", f"--init_checkpoint={encoder}",
+    run_step("tfdialemb.train", "--method=ccl", f"--model_dir={ccl}", f"--init_checkpoint={encoder}",
          *common)
     rows["CCL bi-encoder"] = evaluate("ccl", f"--model_dir={ccl}", "ccl")
-    _run("tfdialemb.train", "--method=c3l", f"--model_dir={c3l}", f"--init_checkpoint={ccl}", *common)
+    run_step("tfdialemb.train", "--method=c3l", f"--model_dir={c3l}", f"--init_checkpoint={ccl}", *common)
     rows["C3L triple-encoder"] = evaluate("c3l", f"--model_dir={c3l}", "c3l")
-    rows["C3L, k = 2 last rows"] = _report(
+    rows["C3L, k = 2 last rows"] = evaluation_metrics(
         os.path.join(reports, "c3l-c3l-k2-sequence.json"), "--task=sequence_modeling",
         f"--eval_file={test}", f"--model_dir={c3l}", "--curved_mode=c3l", "--k_last_rows=2",
         "--max_length=48")
@@ -206,41 +183,42 @@ def _augcl(work: str, encoder: str, train: str, dev: str, test: str, reports: st
         subset = os.path.join(work, f"augcl_{split}.jsonl")
         write_dialogues(itertools.islice(read_dialogues({"train": train, "test": test}[split]), FLAGS.augcl_dialogues),
                         subset)
-        _run("tfdialemb.augment", f"--input={subset}", f"--output={augmented[split]}", *DEMO_AUGMENTATION,
+        run_step("tfdialemb.augment", f"--input={subset}", f"--output={augmented[split]}", *DEMO_AUGMENTATION,
              f"--fill_mask_model={fill_mask}", f"--sentence_encoder={encoder}")
 
     def evaluate(name, *args):
-        probes = _report(os.path.join(reports, f"{name}-probes.json"), "--task=probes", f"--eval_file={test}",
+        probes = evaluation_metrics(os.path.join(reports, f"{name}-probes.json"), "--task=probes", f"--eval_file={test}",
                          f"--fit_file={dev}", "--label_key=domain", "--max_length=256", *args)
-        invariance = _report(os.path.join(reports, f"{name}-invariance.json"), "--task=invariance",
+        invariance = evaluation_metrics(os.path.join(reports, f"{name}-invariance.json"), "--task=invariance",
                              f"--augmented_file={augmented['test']}", "--invariance_sampling=all_views",
                              "--hidden_layers=", "--max_length=256", *args)["representations"]["embedding"]
         return {**probes, "5nn_invariance": invariance["5nn_accuracy"],
-                "logreg_invariance": invariance["logreg_accuracy"]}
+                "logreg_invariance": invariance["logreg_accuracy"], "view_cosine": invariance["view_cosine"]["mean"]}
 
     # The untrained encoder reads what augcl records: "0 text[SEP]1 text[SEP]", turns unmerged, [CLS].
     rows = {"untrained encoder": evaluate("untrained", f"--init_checkpoint={encoder}", "--separator=sep",
                                           "--speaker_prefix", "--final_separator", "--merge_consecutive_turns=false",
                                           "--probe_view=cls")}
     model = os.path.join(work, "augcl")
-    _run("tfdialemb.train", "--method=augcl", f"--train_file={augmented['train']}", f"--model_dir={model}",
+    run_step("tfdialemb.train", "--method=augcl", f"--train_file={augmented['train']}", f"--model_dir={model}",
          f"--init_checkpoint={encoder}", f"--max_steps={FLAGS.augcl_steps}", "--batch_size=16",
          "--max_length=128", "--learning_rate=2e-5", "--merge_consecutive_turns=false",
          "--log_every=10", "--checkpoint_every=20")
     rows["augcl (a-l-m-dse)"] = evaluate("augcl", f"--model_dir={model}")
     _table("Augmentation thesis: domain probes on frozen embeddings (logistic regression accuracy, KMeans "
-           "purity, nDCG@100; fitted on dev, scored on test) and the augmentation type predicted from the "
-           "embeddings of augmented test dialogues (5-NN, logistic regression; lower is more invariant)",
-           ("accuracy", "purity", "ndcg@100", "5nn_invariance", "logreg_invariance"), rows)
+           "purity, nDCG@100; fitted on dev, scored on test), the augmentation type predicted from the raw "
+           "embeddings of augmented test dialogues (5-NN, logistic regression; lower is more invariant) and "
+           "the mean cosine of each test dialogue and its view (higher is more invariant)",
+           ("accuracy", "purity", "ndcg@100", "5nn_invariance", "logreg_invariance", "view_cosine"), rows)
     print(f"augmented files: {augmented['train']}, {augmented['test']}; model: {model}")
 
 
 def _fgc(work: str, encoder: str, train: str, test: str, reports: str) -> None:
     selection = os.path.join(work, "selection_test.txt")
     if not os.path.exists(selection):
-        _run("data_prep.build_selection_set", f"--input={test}", f"--output={selection}", "--candidates=10")
+        run_step("data_prep.build_selection_set", f"--input={test}", f"--output={selection}", "--candidates=10")
     dpt = os.path.join(work, "dpt")
-    _run("tfdialemb.pretrain", "--objective=mlm_nsp", f"--train_file={train}", f"--model_dir={dpt}",
+    run_step("tfdialemb.pretrain", "--objective=mlm_nsp", f"--train_file={train}", f"--model_dir={dpt}",
          f"--init_checkpoint={encoder}", f"--max_steps={FLAGS.dpt_steps}", "--batch_size=16", "--max_length=64",
          "--learning_rate=5e-5", "--log_every=20", "--checkpoint_every=50")
     common = ("--method=fgc", f"--train_file={train}", f"--max_steps={FLAGS.fgc_steps}", "--batch_size=16",
@@ -253,15 +231,15 @@ def _fgc(work: str, encoder: str, train: str, test: str, reports: str) -> None:
             ("fgc-dpt", "BERT-DPT + FGC (defaults)", dpt, ()))
     for name, title, start, extra in runs:
         model = os.path.join(work, name)
-        _run("tfdialemb.train", f"--model_dir={model}", f"--init_checkpoint={start}", *common, *extra)
-        rows[title] = _report(os.path.join(reports, f"{name}-selection.json"), "--task=response_selection",
-                              f"--eval_file={selection}", f"--model_dir={model}")
-        similarity = _report(os.path.join(reports, f"{name}-similarity.json"), "--task=fgc_similarity",
-                             f"--eval_file={selection}", f"--model_dir={model}")
+        run_step("tfdialemb.train", f"--model_dir={model}", f"--init_checkpoint={start}", *common, *extra)
+        rows[title] = evaluation_metrics(os.path.join(reports, f"{name}-selection.json"), "--task=response_selection",
+                                         f"--eval_file={selection}", f"--model_dir={model}")
+        similarity = evaluation_metrics(os.path.join(reports, f"{name}-similarity.json"), "--task=fgc_similarity",
+                                        f"--eval_file={selection}", f"--model_dir={model}")
         rows[title]["[CLS] cos"] = similarity["views"]["cls"]["ins_similarity"]
     export_dir = os.path.join(work, "export-fgc")
     if not os.path.isdir(os.path.join(export_dir, "1")):
-        _run("tfdialemb.export", f"--model_dir={os.path.join(work, 'fgc')}", f"--export_dir={export_dir}",
+        run_step("tfdialemb.export", f"--model_dir={os.path.join(work, 'fgc')}", f"--export_dir={export_dir}",
              "--version=1")
     blocks = rows["BERT + FGC (defaults)"]["blocks"]
     _table(f"FGC: response selection, the true next turn among 10 candidates, {blocks} test blocks",
@@ -289,10 +267,10 @@ def main(argv):
                                os.path.join(work, "reports"))
     os.makedirs(reports, exist_ok=True)
     if not os.path.exists(corpus):
-        _run("data_prep.make_demo_corpus", f"--output={corpus}", f"--dialogues={FLAGS.dialogues}")
+        run_step("data_prep.make_demo_corpus", f"--output={corpus}", f"--dialogues={FLAGS.dialogues}")
     train, dev, test = (os.path.join(splits, f"{name}.jsonl") for name in ("train", "dev", "test"))
     if not os.path.exists(test):
-        _run("tfdialemb.data", "split", f"--input={corpus}", f"--output_dir={splits}", "--seed=0")
+        run_step("tfdialemb.data", "split", f"--input={corpus}", f"--output_dir={splits}", "--seed=0")
     for part in FLAGS.parts:
         if part == "dialoguecse":
             _dialoguecse(work, encoder, train, test, reports)

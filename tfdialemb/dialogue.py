@@ -167,6 +167,20 @@ def iter_lines(path: str, errors: ErrorPolicy) -> Iterator[Tuple[int, str]]:
             yield number, text.rstrip("\n").rstrip("\r")
 
 
+def json_lines(path: str, errors: ErrorPolicy, skip_blank: bool = False) -> Iterator[Tuple[int, Any]]:
+    """(1-based line number, decoded JSON value) of each line of `path`; malformed JSON (and a
+    blank line, unless `skip_blank`) goes to `errors`."""
+    for number, line in iter_lines(path, errors):
+        if not line.strip():
+            if not skip_blank:
+                errors.report(path, number, "blank line")
+            continue
+        try:
+            yield number, json.loads(line)
+        except json.JSONDecodeError as e:
+            errors.report(path, number, f"malformed JSON ({e.msg} at column {e.colno})")
+
+
 def read_dialogues(path: str, errors: Optional[ErrorPolicy] = None) -> Iterator[Dialogue]:
     """Streams the dialogues of a canonical JSONL file, validating every line.
 
@@ -176,15 +190,7 @@ def read_dialogues(path: str, errors: Optional[ErrorPolicy] = None) -> Iterator[
     """
     errors = errors or ErrorPolicy("fail")
     seen = set()
-    for number, line in iter_lines(path, errors):
-        if not line.strip():
-            errors.report(path, number, "blank line")
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as e:
-            errors.report(path, number, f"malformed JSON ({e.msg} at column {e.colno})")
-            continue
+    for number, record in json_lines(path, errors):
         try:
             dialogue = parse_dialogue(record)
         except ValueError as e:
@@ -271,7 +277,8 @@ def split_of(dialogue_id: str, seed: int, fractions: Sequence[float] = (0.8, 0.1
     Independent of file order and of the other dialogues, so a corpus splits while streaming and
     a dialogue keeps its split when the corpus grows.
     """
-    if len(fractions) != len(SPLITS) or abs(sum(fractions) - 1.0) > 1e-9 or min(fractions) < 0:
+    if len(fractions) != len(SPLITS) or not all(f >= 0 for f in fractions) or not abs(sum(fractions) - 1.0) <= 1e-9:
+        # Written so that NaN, for which every comparison is false, fails the test.
         raise ValueError(f"fractions must be three non-negative numbers summing to 1, got {fractions}")
     digest = hashlib.sha256(f"{seed}\x00{dialogue_id}".encode("utf-8")).digest()
     point = int.from_bytes(digest[:8], "big") / 2**64

@@ -10,12 +10,14 @@ serves (the export's `embeddings`, validation); the augmentation thesis' input l
 pass also pools lower layers' states ("cls[-2]", "mean[-2]", ...: the thesis' hidden-state
 probe, Sec. 5.5, Table 5).
 """
-from typing import Callable, Dict, Optional, Sequence, Tuple
+import os
+from typing import Callable, Dict, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import tensorflow as tf
 
 from tfdialemb.dialogue import Dialogue, role_ids
+from tfdialemb.embedder import l2_normalized
 from tfdialemb.encoders import Encoder, Pretrained
 from tfdialemb.encoders.config import usable_max_length
 from tfdialemb.layers.dialogue_views import (
@@ -34,14 +36,15 @@ class DialogueEmbedder(tf.Module):
     and `merge_consecutive_turns` must match the build and the model that trained the encoder
     (`from_settings` takes them from a model directory's record). Speakers past `num_roles` fold
     into the last role, as the dial2vec and augcl builders fold speakers past max_roles. `hidden_layers` (negative, -k = the
-    k-th layer from the top) adds those layers' [CLS] and mean views.
+    k-th layer from the top) adds those layers' [CLS] and mean views. With `normalize`, every view is
+    scaled to unit L2 norm.
     """
 
     def __init__(self, encoder: Encoder, tokenizer: BertTokenizer, max_length: int = 512,
                  separator: str = "[SEP]", role_turn_embeddings: bool = False, num_roles: int = 2,
                  merge_consecutive_turns: bool = False, speaker_prefix: bool = False,
                  final_separator: bool = False, pooling: str = "interlocutor",
-                 hidden_layers: Sequence[int] = ()):
+                 hidden_layers: Sequence[int] = (), normalize: bool = False):
         super().__init__()
         max_length = usable_max_length(encoder.encoder_config, max_length)
         if num_roles < 2:
@@ -62,15 +65,38 @@ class DialogueEmbedder(tf.Module):
         self.prefixes = speaker_prefixes(tokenizer, num_roles) if speaker_prefix else None
         self.final_separator = final_separator
         self.pooling = pooling
+        self.normalize = normalize
         self._batch_function = TraceWhenWorthIt(self.embed_batch)
 
     @classmethod
-    def from_pretrained(cls, pretrained: Pretrained, **kwargs) -> "DialogueEmbedder":
+    def load(cls, path: Union[str, os.PathLike], normalize: bool = False, hidden_layers: Sequence[int] = (),
+             **settings) -> "DialogueEmbedder":
+        """From a directory: a trained model (its recorded `dialogue` settings: separator, roles,
+        turn merging, input layout, pooling, max length) or any checkpoint `load_pretrained`
+        reads. `settings` are `tfdialemb.inference.settings` names (e.g. `separator="eou"`,
+        `dialogue_pooling="mean"`); one that contradicts the record is refused, as the commands do."""
+        from tfdialemb.inference.settings import KIND_SETTINGS  # pylint: disable=import-outside-toplevel
+        from tfdialemb.model_dir import ModelSource  # pylint: disable=import-outside-toplevel
+
+        unknown = sorted(set(settings) - set(KIND_SETTINGS["dialogue"]))
+        if unknown:
+            raise TypeError(f"DialogueEmbedder.load() takes the settings {', '.join(KIND_SETTINGS['dialogue'])}, "
+                            f"not {', '.join(unknown)}")
+        source = ModelSource(path)
+        resolved = source.settings("dialogue", settings)
+        return cls.from_settings(source.pretrained.encoder, source.pretrained.tokenizer, resolved,
+                                 hidden_layers=hidden_layers, normalize=normalize)
+
+    @classmethod
+    def from_pretrained(cls, pretrained: Union[Pretrained, str, os.PathLike], **kwargs) -> "DialogueEmbedder":
+        """From a loaded `Pretrained` (keyword arguments as the constructor's), or a directory (as `load`)."""
+        if isinstance(pretrained, (str, os.PathLike)):
+            return cls.load(pretrained, **kwargs)
         return cls(pretrained.encoder, pretrained.tokenizer, **kwargs)
 
     @classmethod
     def from_settings(cls, encoder: Encoder, tokenizer: BertTokenizer, settings,
-                      hidden_layers: Sequence[int] = ()) -> "DialogueEmbedder":
+                      hidden_layers: Sequence[int] = (), normalize: bool = False) -> "DialogueEmbedder":
         """From the `dialogue` settings of `tfdialemb.inference.settings`; the role and turn
         tables are used when the encoder has them."""
         return cls(encoder, tokenizer, max_length=settings["max_length"],
@@ -78,7 +104,7 @@ class DialogueEmbedder(tf.Module):
                    role_turn_embeddings=has_role_turn_tables(encoder), num_roles=settings["num_roles"],
                    merge_consecutive_turns=settings["merge_consecutive_turns"],
                    speaker_prefix=settings["speaker_prefix"], final_separator=settings["final_separator"],
-                   pooling=settings["dialogue_pooling"], hidden_layers=hidden_layers)
+                   pooling=settings["dialogue_pooling"], hidden_layers=hidden_layers, normalize=normalize)
 
     @property
     def names(self):
@@ -105,13 +131,14 @@ class DialogueEmbedder(tf.Module):
         if not self.hidden_layers:
             states = encode_dialogues(self.encoder, *inputs, role_turn_embeddings=self.role_turn_embeddings,
                                       training=False)
-            return dialogue_embeddings(states, inputs.mask, inputs.role_ids, self.num_roles)
-        layers = encode_dialogue_layers(self.encoder, *inputs, role_turn_embeddings=self.role_turn_embeddings,
-                                        training=False)
-        embeddings = dialogue_embeddings(layers[-1], inputs.mask, inputs.role_ids, self.num_roles)
-        for layer in self.hidden_layers:
-            embeddings.update(hidden_state_embeddings(layers[layer], inputs.mask, layer))
-        return embeddings
+            embeddings = dialogue_embeddings(states, inputs.mask, inputs.role_ids, self.num_roles)
+        else:
+            layers = encode_dialogue_layers(self.encoder, *inputs, role_turn_embeddings=self.role_turn_embeddings,
+                                            training=False)
+            embeddings = dialogue_embeddings(layers[-1], inputs.mask, inputs.role_ids, self.num_roles)
+            for layer in self.hidden_layers:
+                embeddings.update(hidden_state_embeddings(layers[layer], inputs.mask, layer))
+        return {name: l2_normalized(value) for name, value in embeddings.items()} if self.normalize else embeddings
 
     def _pack(self, turns, speakers) -> DialogueInputs:
         tf.debugging.assert_non_negative(speakers.values, message="speaker ids must be non-negative")

@@ -30,8 +30,9 @@ Hugging Face RoBERTa or T5 directory given as --init_checkpoint (--dial2vec_plm_
 validation.jsonl with alignment and uniformity (train with --validate_task=dialogue), the
 alignment-uniformity trajectory over training.
 
-Response selection (FGC): `response_selection` on an Ubuntu V1 / Douban test file (released text
-or the JSONL of the `ubuntu` / `douban` converters), blocks of candidates per context: r10@1,
+Response selection (FGC): `response_selection` on an Ubuntu V1 / Douban test file (released text,
+cut into blocks of --block_size=10 lines by position, or the JSONL of the `ubuntu` / `douban`
+converters), blocks of candidates per context, the report saying how many were scored: r10@1,
 r10@2, r10@5, r2@1, map, mrr, p@1 of a trained cross-encoder's scores (--model_dir of an `fgc`
 model; --fgc_input is recorded there). Blocks without a positive are left out and counted unless
 --keep_empty_blocks. `fgc_similarity` on the same file is FGC's Table 7: the mean cosine of the
@@ -55,22 +56,26 @@ does (the released code: optimistic); --c3l_stp_scorer=released scores STP as th
 compute_stp_scores does (candidates normalised across candidates). Both are recorded in the
 report's "embedding", the STP set's distractor sources in its metrics.
 
-Probes of frozen, L2-normalised embeddings (the augmentation thesis, Sec. 4.4 and 5.4-5.5; see
+Probes of frozen embeddings (the augmentation thesis, Sec. 4.4 and 5.4-5.5; see
 tfdialemb/eval/probes.py, intent.py, invariance.py): `probes` on labelled canonical dialogues
 (--label_key, e.g. `domain` of `--format=sgd_single_domain`): logistic-regression accuracy and
 macro F1, KMeans purity and V-measure, retrieval nDCG@--ndcg_k (100); the dialogue embedding is
-the --probe_view (cls, or mean) of the whole dialogue as one sequence. `intent` on one-utterance
-records (`--format=banking77`; --label_key defaults to intent) with the sentence embedding
-(--pooling): logistic-regression accuracy. Both fit on --fit_file and score --eval_file (the
+the --probe_view (cls, or mean) of the whole dialogue as one sequence. `intent` classifies
+utterances with the sentence embedding (--pooling): every turn of the file, labelled by its own
+field --label_key (default intent) or else by its dialogue's labels[--label_key], so one-utterance
+records (`--format=banking77`) and dialogues labelled as a whole (a domain, a category) both drive
+it; logistic-regression accuracy and macro F1. Both fit on --fit_file and score --eval_file (the
 released fixed splits: SGD train / test, banking77 train.csv / test.csv), or without --fit_file
 hold out --probe_test_fraction of --eval_file by --probe_seed. `invariance` reads
 --augmented_file (originals and views with labels.augmentations and labels.source_id) and
-predicts each view's augmentation (none, insert, replace, crop, shuffle) with logistic regression,
---invariance_knn (5) nearest neighbours and the cosine nearest centroid, on the final embedding and
-on the hidden states --hidden_layers (-2,-3,-4), pooled as --probe_view
-(--hidden_state_pooling=mean: by mean, as the released embed_domain_dataset.py); lower is more
-invariant. --invariance_sampling=released draws one view per source (sources with every class),
-all_views keeps every view and splits by source. --plot_dir writes the PCA projection coloured by
+predicts each view's augmentation (none, insert, replace, crop, shuffle) with logistic regression
+and --invariance_knn (5) nearest neighbours on the raw embeddings (--invariance_embeddings=raw, as
+released; normalised: on unit vectors) and the cosine nearest centroid, and reports the mean
+cosine of each original and its view per augmentation (Table 4's cosine column), on the final
+embedding and on the hidden states --hidden_layers (-2,-3,-4), mean-pooled as the released
+embed_domain_dataset.py (--hidden_state_pooling=view: pooled as --probe_view); lower accuracy
+is more invariant. --invariance_sampling=released draws one view per source (sources with every
+class), all_views keeps every view and splits by source. --plot_dir writes the PCA projection coloured by
 label (by augmentation for invariance).
 
 --model_dir is a trained tfdialemb model: its method.json says how it was trained, so the method's
@@ -80,7 +85,10 @@ record with a warning. --init_checkpoint is any checkpoint the project loads (Hu
 Google TF1 BERT), with the flags' values or their defaults. Encoders compute in float32 unless
 --mixed_precision asks otherwise (an exported --saved_model in the precision it was exported
 with). The report {"task", "eval_file", "checkpoint", "mixed_precision" (the encoder's; absent for
-an embedding without one), "embedding", "metrics", ...} is written atomically and printed.
+an embedding without one), "embedding", "metrics", ...} is written atomically and printed, then a
+table of the task's headline metrics under the names its paper uses. --model_dir=A,B,C evaluates
+several models (checkpoint directories of any kind) on the same task and settings: the file holds
+a list of their reports and the table compares them, a row per model (and view).
 Exit status: 0 done; 1 the eval or fit file has a bad line (file, line and reason are named);
 2 the command is wrong (missing eval file or checkpoint, a file that is no such set, a flag the
 task or embedding needs or does not use).
@@ -95,12 +103,14 @@ import numpy as np
 from absl import app, flags
 
 from tfdialemb.baselines.plm_mean import PLM_INPUT
+from tfdialemb.converters.response_selection import BLOCK_SIZE
 from tfdialemb.cli import OVERWRITE, Progress, parse_flags, report_error
 from tfdialemb.data.sampling import UtterancePool
 from tfdialemb.dialogue import read_dialogues
 from tfdialemb.eval.inputs import embed_distinct
 from tfdialemb.eval.intent import DEFAULT_LABEL_KEY as INTENT_LABEL_KEY
-from tfdialemb.eval.invariance import HIDDEN_STATE_POOLINGS, SAMPLINGS, THESIS_K as INVARIANCE_K
+from tfdialemb.eval.invariance import (EMBEDDINGS as INVARIANCE_EMBEDDINGS, HIDDEN_STATE_POOLINGS, SAMPLINGS,
+                                      THESIS_K as INVARIANCE_K)
 from tfdialemb.eval.metrics import RANK_TIES
 from tfdialemb.eval.ndcg import THESIS_K as NDCG_K
 from tfdialemb.eval.probe_split import DEFAULT_TEST_FRACTION
@@ -108,7 +118,8 @@ from tfdialemb.eval.short_term_planning import SCORER as STP_SCORER
 from tfdialemb.eval.switches import EVALUATION_SWITCHES
 from tfdialemb.eval.tasks import TASKS
 from tfdialemb import options, precision
-from tfdialemb.files import atomic_open, check_output
+from tfdialemb.reports import write_report
+from tfdialemb.files import check_output
 from tfdialemb.inference.settings import (DEFAULT_MAX_LENGTH, FGC_INPUT, FINAL_SEPARATOR, KIND_SETTINGS,
                                           MAX_LENGTH, MERGE_TURNS, NUM_ROLES, POOLING, SEPARATOR, SETTINGS,
                                           SPEAKER_PREFIX, SPEAKER_TOKENS)
@@ -148,11 +159,11 @@ TASK_FLAGS = {
     STP_SCORER.name: ("stp",),
     "history_lengths": ("sequence_modeling",),
     "merge_consecutive_turns": ("dialogue", "sequence_modeling", "context_response") + DIALOGUE_PROBE_TASKS,
-    "keep_empty_blocks": ("response_selection",),
+    "keep_empty_blocks": ("response_selection",), "block_size": ("response_selection", "fgc_similarity"),
     "probe_view": DIALOGUE_PROBE_TASKS, "probe_test_fraction": PROBE_TASKS, "probe_seed": PROBE_TASKS,
     "ndcg_k": ("probes",), "augmented_file": ("invariance",), "hidden_layers": ("invariance",),
     "hidden_state_pooling": ("invariance",), "invariance_sampling": ("invariance",),
-    "invariance_knn": ("invariance",),
+    "invariance_knn": ("invariance",), "invariance_embeddings": ("invariance",),
     "pairs_per_batch": ("context_response",), "pair_seed": ("context_response",),
 }
 """Flag → the tasks it applies to."""
@@ -163,7 +174,8 @@ FLAGS = flags.FLAGS
 flags.DEFINE_enum("task", None, sorted(TASK_EMBEDDINGS), "Evaluation task.")
 flags.DEFINE_string("eval_file", None, "Evaluation set: released text file or converted JSONL "
                     "(every task but invariance).")
-flags.DEFINE_string("model_dir", None, "Trained tfdialemb model directory to evaluate.")
+flags.DEFINE_string("model_dir", None, "Trained tfdialemb model directory to evaluate, or several, "
+                    "comma-separated, for one comparison table (any checkpoint directory may be one of them).")
 flags.DEFINE_string("init_checkpoint", None, "Any loadable checkpoint, e.g. an untrained BERT.")
 flags.DEFINE_string("saved_model", None, "sr, dsts: an exported sentence SavedModel (`export "
                     "--kind=sentence`) instead of a checkpoint; its pooling and max length are fixed.")
@@ -195,7 +207,8 @@ flags.DEFINE_enum("lda_metrics", "categorization", ["categorization", "all"],
                   "lda: categorization (dial2vec Sec. 4.3: each dialogue's most probable topic, "
                   "purity, ARI, NMI and accuracy over --runs LDA fits) or all (one fit's topic "
                   "distributions evaluated like any embedding, KMeans categorization included).")
-flags.DEFINE_string("label_key", None, "dialogue: the key of `labels` holding the domain.")
+flags.DEFINE_string("label_key", None, "dialogue, probes: the key of `labels` holding the domain; intent: "
+                    "the turn field or dialogue label classified (default: intent).")
 flags.DEFINE_string("plot_dir", None, "dialogue: write PNG plots here.")
 flags.DEFINE_integer("runs", 10, "dialogue: seeded KMeans runs (lda: LDA fits) and random pairings "
                      "averaged.", lower_bound=1)
@@ -209,6 +222,8 @@ flags.DEFINE_list("history_lengths", [str(h) for h in range(2, 11)],
 flags.DEFINE_integer("pairs_per_batch", 128, "context_response: pairs per batch, each context ranking "
                      "every response of its batch (the thesis: 128).", lower_bound=2)
 flags.DEFINE_integer("pair_seed", 0, "context_response: seed of the response drawn from each dialogue.")
+BLOCK_SIZE.define("response_selection, fgc_similarity: lines per candidate block of a released text file, "
+                  "one context each, by position (Ubuntu and Douban test files: 10).")
 flags.DEFINE_bool("keep_empty_blocks", False, "response_selection: score candidate blocks without a "
                   "positive as 0 instead of leaving them out (as taesunwhang/UMS-ResSel does).")
 flags.DEFINE_enum("probe_view", None, ["cls", "mean"], "probes / invariance: the last layer's pooling "
@@ -225,9 +240,12 @@ flags.DEFINE_string("augmented_file", None, "invariance: canonical JSONL of orig
                     "augmented views (`python -m tfdialemb.augment`).")
 flags.DEFINE_list("hidden_layers", ["-2", "-3", "-4"], "invariance: the lower layers probed besides the "
                   "final embedding, counted from the top (-1 the last; thesis Table 5: -2,-3,-4); empty: none.")
-flags.DEFINE_enum("hidden_state_pooling", "view", list(HIDDEN_STATE_POOLINGS), "invariance: pool a "
-                  "hidden layer as --probe_view does the last (view), or by mean whatever the view (the "
-                  "released embed_domain_dataset.py's hidden_state[k]).")
+flags.DEFINE_enum("hidden_state_pooling", "mean", list(HIDDEN_STATE_POOLINGS), "invariance: pool a "
+                  "hidden layer by mean whatever the view (the released embed_domain_dataset.py's "
+                  "hidden_state[k]), or as --probe_view does the last (view).")
+flags.DEFINE_enum("invariance_embeddings", "raw", list(INVARIANCE_EMBEDDINGS), "invariance: fit logistic "
+                  "regression and k-NN on the raw embeddings (released scatter-analysis.py dump_scores) or "
+                  "on L2-normalised ones.")
 flags.DEFINE_enum("invariance_sampling", "released", list(SAMPLINGS), "invariance: released (one view "
                   "drawn per source dialogue, scatter-analysis.py aug_prediction) or all_views (every "
                   "view, split by source); both use only sources with a view of every class.")
@@ -313,6 +331,8 @@ def check_flags() -> None:
                          "--fit_file the whole eval file is held out")
     if task == "invariance":
         probed_layers(FLAGS.hidden_layers)
+    if len(model_dirs()) > 1 and FLAGS.plot_dir:
+        raise ValueError("--plot_dir draws one model's plots: give one --model_dir with it")
 
 
 def probed_layers(values: List[str]) -> List[int]:
@@ -365,21 +385,41 @@ def fit_transform(encode, embedding: dict):
     return transform
 
 
+def model_dirs() -> List[str]:
+    """The directories of --model_dir, which may name several, comma-separated."""
+    return [path.strip() for path in (FLAGS.model_dir or "").split(",") if path.strip()]
+
+
 def main(argv):
     del argv
+    from tfdialemb.eval.table import results_table  # pylint: disable=import-outside-toplevel
     from tfdialemb.model_dir import ModelSource  # pylint: disable=import-outside-toplevel
 
     try:
         check_flags()
         check_output(FLAGS.output, [FLAGS.eval_file, FLAGS.fit_file, FLAGS.augmented_file], FLAGS.overwrite)
-        checkpoint = FLAGS.model_dir or FLAGS.init_checkpoint
-        source = ModelSource(checkpoint) if checkpoint else None
+        checkpoints = model_dirs() or [FLAGS.init_checkpoint]
         kind = settings_kind(FLAGS.task, FLAGS.embedding)
-        settings = source.settings(kind, given_settings(kind)) if kind and source else {}
+        sources, settings = [], []
+        for checkpoint in checkpoints:  # every record checked before the first model loads
+            sources.append(ModelSource(checkpoint) if checkpoint else None)
+            settings.append(sources[-1].settings(kind, given_settings(kind)) if kind and sources[-1] else {})
     except (OSError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     precision.apply(FLAGS.mixed_precision)
+    try:
+        reports = [evaluate_model(checkpoint, source, setting)
+                   for checkpoint, source, setting in zip(checkpoints, sources, settings)]
+    except (OSError, ValueError) as e:
+        return report_error(e)
+    print(write_report(FLAGS.output, reports[0] if len(reports) == 1 else reports))
+    print("\n" + results_table(reports))
+    return 0
+
+
+def evaluate_model(checkpoint: Optional[str], source, settings: dict) -> dict:
+    """The report of --task for one checkpoint (None: a baseline without one)."""
     embedding = {"kind": FLAGS.embedding}
     read = {"augmented_file": FLAGS.augmented_file} if FLAGS.task == "invariance" else {"eval_file": FLAGS.eval_file}
     report = {"task": FLAGS.task, **read, "checkpoint": checkpoint or FLAGS.saved_model}
@@ -387,28 +427,21 @@ def main(argv):
         report["mixed_precision"] = None if FLAGS.saved_model else precision.resolve(FLAGS.mixed_precision)
     if source and source.method:
         report["method"] = source.method
-    try:
-        if FLAGS.task == "dialogue":
-            report.update(_dialogue_task(source, embedding, settings))
-        elif FLAGS.task in CURVED_TASKS:
-            report.update(_curved_task(source, embedding, settings))
-        elif FLAGS.task in ("response_selection", "fgc_similarity"):
-            report.update(_response_selection_task(source, embedding, settings))
-        elif FLAGS.task in PROBE_TASKS:
-            report.update(_probe_task(source, embedding, settings))
-        elif FLAGS.task == "context_response":
-            report.update(_context_response_task(source, embedding, settings))
-        else:
-            report.update(_sentence_task(source, embedding, settings))
-    except (OSError, ValueError) as e:
-        return report_error(e)
+    if FLAGS.task == "dialogue":
+        report.update(_dialogue_task(source, embedding, settings))
+    elif FLAGS.task in CURVED_TASKS:
+        report.update(_curved_task(source, embedding, settings))
+    elif FLAGS.task in ("response_selection", "fgc_similarity"):
+        report.update(_response_selection_task(source, embedding, settings))
+    elif FLAGS.task in PROBE_TASKS:
+        report.update(_probe_task(source, embedding, settings))
+    elif FLAGS.task == "context_response":
+        report.update(_context_response_task(source, embedding, settings))
+    else:
+        report.update(_sentence_task(source, embedding, settings))
     if FLAGS.saved_model:
         report["mixed_precision"] = _exported_embedder().policy
-    text = json.dumps(report, indent=2, ensure_ascii=False)
-    with atomic_open(FLAGS.output) as f:
-        f.write(text + "\n")
-    print(text)
-    return 0
+    return report
 
 
 def _sentence_encoder(source, settings: dict):
@@ -611,8 +644,8 @@ def _dialogue_task(source, embedding: dict, settings: dict) -> dict:
         history = os.path.join(FLAGS.model_dir or "", VALIDATION_HISTORY)
         if FLAGS.model_dir and os.path.isfile(history):
             with open(history, encoding="utf-8") as f:
-                points = [row for row in map(json.loads, f)
-                          if "adjusted_alignment" in row and "uniformity" in row]
+                points = [row for row in map(json.loads, f)  # an undefined value is null
+                          if row.get("adjusted_alignment") is not None and row.get("uniformity") is not None]
             if points:
                 path = os.path.join(FLAGS.plot_dir, "alignment_uniformity.png")
                 # The trajectory follows the embedding the model serves (the validation's).
@@ -640,7 +673,7 @@ def _intent_probe(source, embedding: dict, settings: dict):
 
     result = evaluate_intent(FLAGS.eval_file, embed_texts, label_key=label_key, fit_path=FLAGS.fit_file,
                              test_fraction=FLAGS.probe_test_fraction, seed=FLAGS.probe_seed)
-    texts, labels, _ = read_utterances(FLAGS.eval_file, label_key)
+    texts, labels, _, _ = read_utterances(FLAGS.eval_file, label_key)
     return {"label_key": label_key, "embedding": embedding, **result}, (
         np.stack([embedded[text] for text in texts]), labels)
 
@@ -691,7 +724,7 @@ def _invariance_probe(source, embedding: dict, settings: dict):
 
     result = evaluate_invariance(FLAGS.augmented_file, embed_representations, sampling=FLAGS.invariance_sampling,
                                  test_fraction=FLAGS.probe_test_fraction, seed=FLAGS.probe_seed,
-                                 k=FLAGS.invariance_knn)
+                                 k=FLAGS.invariance_knn, embeddings=FLAGS.invariance_embeddings)
     return {"embedding": embedding, **result}, evaluated[0]
 
 
@@ -774,11 +807,12 @@ def _response_selection_task(source, embedding: dict, settings: dict) -> dict:
                                            on_batch=progress.advance)
         return run_pairs
 
+    block_size = FLAGS.block_size if FLAGS["block_size"].present else None
     if FLAGS.task == "fgc_similarity":
-        metrics = evaluate_pair_similarity(FLAGS.eval_file, over_pairs("represent"))
+        metrics = evaluate_pair_similarity(FLAGS.eval_file, over_pairs("represent"), block_size)
     else:
         metrics = evaluate_response_selection(FLAGS.eval_file, over_pairs("score"),
-                                              keep_empty_blocks=FLAGS.keep_empty_blocks)
+                                              keep_empty_blocks=FLAGS.keep_empty_blocks, block_size=block_size)
     return {"embedding": embedding, "metrics": metrics}
 
 

@@ -15,8 +15,8 @@ versioned layout; N defaults to one more than the highest numeric subdirectory, 
 send raw text. Kinds:
 
   sentence  (`serving.sentence`) serving_default: `sentences` string [None] -> `embeddings`
-            float32 [None, H]. --pooling=mean|cls, --max_length (default 128), warm-up: each
-            line of --warmup_sentences alone, then all of them.
+            float32 [None, H]. --pooling=mean|cls, --max_length (default 128), --normalize (unit
+            vectors), warm-up: each line of --warmup_sentences alone, then all of them.
   dialogue  (`serving.dialogue`) whole-dialogue embeddings; serving_default: `turns` string
             [N], `turn_counts` int32 [B], `speakers` int32 [N] -> `embeddings` float32 [B, H]
             (--dialogue_pooling=interlocutor (dial2vec Eq. 4)|mean|cls; a trained model's own by
@@ -24,7 +24,8 @@ send raw text. Kinds:
             --separator=sep|eou, --speaker_prefix and --final_separator (the augcl layout
             "[CLS] 0 t_0 [SEP] 1 t_1 [SEP]"), --max_length (default 512), consecutive turns of
             one speaker merged in the graph when the model was trained so; the role and turn
-            embeddings are used when the checkpoint has them.
+            embeddings are used when the checkpoint has them; --normalize scales every output to
+            unit length.
   triple    (`serving.triple`) stateless incremental scoring, the client holding the state:
             encode_context, encode_candidates, score (Eq. 3), score_maxsim, score_bi;
             --curved=ccl: encode_context, encode_candidates, score_bi. --speaker_tokens,
@@ -62,12 +63,14 @@ from tfdialemb.dialogue import read_dialogues
 from tfdialemb.dialogue_embedder import DialogueEmbedder
 from tfdialemb.embedder import SentenceEmbedder
 from tfdialemb.inference.settings import (CURVED, DIALOGUE_POOLING, FGC_INPUT, FINAL_SEPARATOR, KIND_SETTINGS,
-                                          MAX_LENGTH, MERGE_TURNS, NUM_ROLES, POOLING, SEPARATOR,
+                                          MAX_LENGTH, MERGE_TURNS, NORMALIZE, NUM_ROLES, POOLING, SEPARATOR,
                                           SPEAKER_PREFIX, SPEAKER_TOKENS)
 from tfdialemb.inference.pair_scorer import PairScorer
 from tfdialemb.inference.context_response import ContextResponseEncoder
 from tfdialemb.serving import context_response, dialogue, layout, selection, sentence, triple
 
+NORMALIZED_KINDS = ("sentence", "dialogue")
+"""The kinds whose embeddings --normalize scales to unit length."""
 DEFAULT_WARMUP_DIALOGUES = os.path.join(os.path.dirname(__file__), "resources", "warmup_dialogues.jsonl")
 EXPORT_SETTINGS = (POOLING, MAX_LENGTH, SEPARATOR, NUM_ROLES, SPEAKER_TOKENS, MERGE_TURNS, CURVED, FGC_INPUT,
                    SPEAKER_PREFIX, FINAL_SEPARATOR, DIALOGUE_POOLING)
@@ -89,6 +92,7 @@ def define_flags() -> None:
                          "numeric subdirectory of --export_dir, else 1).", lower_bound=1)
     for setting in EXPORT_SETTINGS:
         setting.define()
+    NORMALIZE.define(f"{', '.join(NORMALIZED_KINDS)}: {NORMALIZE.help}")
     flags.adopt_module_key_flags(options)
     precision.define_flags(default_policy="float32")
     flags.DEFINE_string("warmup_sentences", sentence.DEFAULT_WARMUP_SENTENCES,
@@ -109,14 +113,16 @@ def _warmup_dialogues() -> list:
 def _sentence_model(source, settings):
     """(servable, what its warm-up holds) of --kind=sentence."""
     sentences = read_lines(FLAGS.warmup_sentences)
-    embedder = SentenceEmbedder.from_settings(source.pretrained.encoder, source.pretrained.tokenizer, settings)
+    embedder = SentenceEmbedder.from_settings(source.pretrained.encoder, source.pretrained.tokenizer, settings,
+                                              normalize=FLAGS.normalize)
     return sentence.sentence_servable(embedder, sentences), f"{len(sentences)} sentences"
 
 
 def _dialogue_model(source, settings):
     """--kind=dialogue; role and turn embeddings are used when the checkpoint has both tables."""
     dialogues = _warmup_dialogues()
-    embedder = DialogueEmbedder.from_settings(source.pretrained.encoder, source.pretrained.tokenizer, settings)
+    embedder = DialogueEmbedder.from_settings(source.pretrained.encoder, source.pretrained.tokenizer, settings,
+                                              normalize=FLAGS.normalize)
     return dialogue.dialogue_servable(embedder, dialogues), f"{len(dialogues)} dialogues"
 
 
@@ -166,6 +172,7 @@ def main(argv):
         source = ModelSource(FLAGS.model_dir or FLAGS.init_checkpoint)
         kind = export_kind(source)
         stray = [s.name for s in EXPORT_SETTINGS if FLAGS[s.name].present and s.name not in KIND_SETTINGS[kind]]
+        stray += ["normalize"] if FLAGS.normalize and kind not in NORMALIZED_KINDS else []
         if stray:
             raise ValueError(f"{', '.join('--' + n for n in stray)} do(es) not apply to --kind={kind}")
         settings = source.settings(kind, {s.name: FLAGS[s.name].value for s in EXPORT_SETTINGS
@@ -181,7 +188,7 @@ def main(argv):
     except (OSError, ValueError) as e:
         return report_error(e)
     print(f"wrote TF Serving model version {version} to {target}")
-    print(f"kind: {kind}")
+    print(f"kind: {kind}" + (" (unit-length embeddings)" if FLAGS.normalize else ""))
     for name, function in servable.signatures.items():
         print(f"signature {layout.describe_signature(name, function)}")
     print(f"warm-up: {warmup} in {os.path.join(target, layout.WARMUP_FILE)}")

@@ -9,7 +9,7 @@ import numpy as np
 import tensorflow as tf
 import tensorflow_text  # noqa: F401  (registers the tokenizer's ops the graph holds)
 
-from tfdialemb.embedder import embed_by_length
+from tfdialemb.embedder import embed_by_length, l2_normalized
 from tfdialemb.precision import exported_policy
 from tfdialemb.serving import layout
 from tfdialemb.serving.sentence import INPUT_NAME, OUTPUT_NAME
@@ -19,11 +19,13 @@ class ExportedSentenceEmbedder:
     """Strings in, embeddings out, through a sentence SavedModel's `serving_default` signature.
 
     `path` is a version directory or an export directory (its highest version). Pooling and
-    maximum length are those the model was exported with.
+    maximum length are those the model was exported with; `normalize` scales each embedding to
+    unit L2 norm (a model exported with --normalize already serves unit vectors).
     """
 
-    def __init__(self, path: str):
+    def __init__(self, path: str, normalize: bool = False):
         self.path = layout.saved_model_dir(path)
+        self.normalize = normalize
         self._model = tf.saved_model.load(self.path)
         signature = self._model.signatures.get(layout.SIGNATURE_KEY)
         inputs = signature.structured_input_signature[1] if signature is not None else {}
@@ -38,7 +40,8 @@ class ExportedSentenceEmbedder:
         """The precision policy the exported graph computes in."""
 
     def embed_batch(self, texts: tf.Tensor) -> tf.Tensor:
-        return self._signature(**{INPUT_NAME: texts})[OUTPUT_NAME]
+        embeddings = self._signature(**{INPUT_NAME: texts})[OUTPUT_NAME]
+        return l2_normalized(embeddings) if self.normalize else embeddings
 
     def embed(self, texts: Sequence[str], batch_size: int = 64,
               on_batch: Optional[Callable[[int], None]] = None) -> np.ndarray:

@@ -12,7 +12,7 @@ import functools
 import json
 import logging
 import os
-from typing import Any, Dict, Mapping, Optional
+from typing import Any, Dict, List, Mapping, Optional
 
 from tfdialemb.files import atomic_open
 from tfdialemb.inference.settings import KIND_SETTINGS
@@ -84,13 +84,27 @@ def write_method_config(directory: str, config: Mapping[str, Any]) -> None:
     same method, options and build, or a ValueError names what differs."""
     existing = read_method_config(directory)
     if existing is not None:
-        differ = [key for key in COMPARED_ON_RESUME if existing.get(key) != config.get(key)]
+        differ = setting_differences({key: existing.get(key) for key in COMPARED_ON_RESUME},
+                                     {key: config.get(key) for key in COMPARED_ON_RESUME})
         if differ:
-            details = "; ".join(f"{key}: {existing.get(key)} there, {config.get(key)} now" for key in differ)
-            raise ValueError(f"{directory}: holds a model trained otherwise ({details}); use a new "
+            raise ValueError(f"{directory}: holds a model trained otherwise ({'; '.join(differ)}); use a new "
                              "--model_dir, or the same flags to resume")
     with atomic_open(os.path.join(directory, METHOD_CONFIG)) as f:
         f.write(json.dumps(config, indent=2, ensure_ascii=False) + "\n")
+
+
+def setting_differences(there: Mapping[str, Any], now: Mapping[str, Any], prefix: str = "") -> List[str]:
+    """"name: A there, B now" for each setting that differs, nested dictionaries compared key by
+    key (`params.temperature: 0.1 there, 0.2 now`), so a refused resume names only what changed."""
+    differences = []
+    for key in list(there) + [k for k in now if k not in there]:
+        name = f"{prefix}{key}"
+        before, after = there.get(key), now.get(key)
+        if isinstance(before, Mapping) and isinstance(after, Mapping):
+            differences.extend(setting_differences(before, after, f"{name}."))
+        elif before != after:
+            differences.append(f"{name}: {before} there, {after} now")
+    return differences
 
 
 @dataclasses.dataclass

@@ -8,6 +8,7 @@ A `Switch` is an option whose values are `paper` and `released`: the paper's equ
 default, the authors' released code where it differs (README, "Paper vs released code").
 """
 import dataclasses
+import math
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from absl import flags
@@ -98,3 +99,20 @@ def define_all(declarations: Sequence[Tuple[str, Option]], flag_values=flags.FLA
             listed = ", ".join(f"{owner} {value}" for owner, value in defaults.items())
             dataclasses.replace(first, default=None).define(
                 f"{owners}: {first.help} Defaults: {listed}.", flag_values)
+
+
+def non_finite_floats(flag_values=flags.FLAGS) -> List[str]:
+    """`--name=value` of every float flag (single or multi, an Option's or a plain absl one) that
+    holds NaN or an infinity. absl's bounds compare false with NaN, so a bound alone lets
+    `--learning_rate=nan` through to a run that trains NaN weights; `tfdialemb.cli.parse_flags`
+    refuses what this finds, for every command."""
+    found, seen = [], set()
+    for name in flag_values:
+        flag = flag_values[name]
+        if id(flag) in seen or not isinstance(flag.parser, flags.FloatParser) or flag.value is None:
+            continue
+        seen.add(id(flag))
+        values = flag.value if isinstance(flag.value, list) else [flag.value]
+        if not all(math.isfinite(value) for value in values):
+            found.append(f"--{flag.name}={','.join(str(value) for value in values)}")
+    return found

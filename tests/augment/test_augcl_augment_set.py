@@ -30,7 +30,8 @@ def test_the_run_writes_the_augment_commands_file_once(plain_file, tmp_path, ran
     run = TrainingRun(init_checkpoint=random_mlm_dir, batch_size=4, max_length=64, seed=3)
     data_dir = str(tmp_path / "run" / "data")
     written = spec.training_file(plain_file, data_dir, params, run)
-    assert written == os.path.join(data_dir, "augmented-a-l-m-dse.jsonl")
+    assert written == os.path.join(f"{data_dir}-augmented", "augmented-a-l-m-dse.jsonl")
+    assert not os.path.exists(data_dir)  # left for the build, which makes it whole
 
     given = {name: params[name] for name in augment_flags.flag_names()}
     expected = str(tmp_path / "by_command.jsonl")
@@ -61,9 +62,15 @@ def test_a_missing_model_is_named_before_any_work(plain_file, tmp_path):
     assert not os.path.exists(tmp_path / "data" / "augmented-t-l.jsonl")
 
 
-def test_a_set_whose_transforms_differ_from_on_the_fly_is_warned_about():
+def test_on_the_fly_follows_the_set_unless_given_and_a_contradiction_is_warned_about():
+    """Thesis Table 1: the "-m" sets mix the on-the-fly transforms, t-l, t-h and a-h do not."""
     spec = get_method("augcl")
     run = TrainingRun(init_checkpoint="", batch_size=4, max_length=64, seed=0)
+    mixed = {name: spec.resolve({"augment_set": name})["on_the_fly"]
+             for name in ("t-l", "t-h", "a-h", "a-l-m", "a-h-m", "a-l-m-dse")}
+    assert mixed == {"t-l": False, "t-h": False, "a-h": False, "a-l-m": True, "a-h-m": True, "a-l-m-dse": True}
+    assert spec.resolve({})["on_the_fly"] is True
+    assert spec.check(spec.resolve({"augment_set": "t-l"}), run) == []
     assert any("does not mix the on-the-fly transforms" in w
-               for w in spec.check(spec.resolve({"augment_set": "t-l"}), run))
-    assert spec.check(spec.resolve({"augment_set": "t-l", "on_the_fly": False}), run) == []
+               for w in spec.check(spec.resolve({"augment_set": "t-l", "on_the_fly": True}), run))
+    assert spec.builder_params(spec.resolve({"augment_set": "a-h"}))["min_views"] == 1

@@ -1,5 +1,7 @@
 """Crop by stages on topic dialogues, whose stages are their topic runs."""
+import numpy as np
 import pytest
+from sklearn.cluster import AgglomerativeClustering
 
 from tfdialemb.augment.crop import StageCrop
 from tfdialemb.augment.similarity import UtteranceSimilarity
@@ -20,10 +22,19 @@ def test_keeps_the_largest_stage_by_default():
     assert result.labels == {"domain": "travel", "source_id": "d", "augmentations": ["crop"]}
 
 
-def test_largest_stage_ties_keep_the_earliest():
+def test_largest_stage_ties_keep_the_first_in_the_clusterings_order():
+    """Three stages of 3: released keeps the one prune.py `_cut` keeps (np.argmax of the sizes of
+    `_cluster`'s clusters, listed by scikit-learn label); contiguous keeps the earliest."""
     dialogue = topic_dialogue("d", [("hotel", 3), ("taxi", 3), ("food", 3)])
-    [result] = crop(min_stages=3).augment([dialogue])
-    assert texts(result) == ["hotel 0", "hotel 1", "hotel 2"]
+    operation = crop(min_stages=3)
+    [(distances, _)] = operation.distances([dialogue])
+    labels = AgglomerativeClustering(n_clusters=3, linkage="average", metric="precomputed").fit_predict(distances)
+    clusters = [[i for i, label in enumerate(labels) if label == k] for k in range(3)]
+    kept = clusters[int(np.argmax([len(c) for c in clusters]))]
+    [result] = operation.augment([dialogue])
+    assert texts(result) == [f"{dialogue.turns[i].text}" for i in kept] == ["food 6", "food 7", "food 8"]
+    [contiguous] = crop(min_stages=3, clustering="contiguous").augment([dialogue])
+    assert texts(contiguous) == ["hotel 0", "hotel 1", "hotel 2"]
 
 
 def test_never_below_two_turns_and_min_kept():

@@ -61,8 +61,11 @@ def test_released_clustering_may_join_far_apart_utterances():
     d[1, 2] = d[2, 1] = 0.1
     d[2, 3] = d[3, 2] = 0.15
     d[1, 3] = d[3, 1] = 0.2
-    assert released_clusters(d, [2])[2] == [[0, 4], [1, 2, 3]]
+    # Listed in scikit-learn's label order, as prune.py `_cluster` returns them (crop's tie-break).
+    labels = AgglomerativeClustering(n_clusters=2, linkage="average", metric="precomputed").fit_predict(d)
+    assert released_clusters(d, [2])[2] == [[0, 4], [1, 2, 3]][::1 if labels[0] == 0 else -1]
     assert cluster_stages(d, [2], "contiguous")[2] == [[0], [1, 2, 3, 4]]
+    assert cluster_stages(d, [2])[2] == released_clusters(d, [2])[2]  # the default
 
 
 def test_contiguous_stages_are_runs_covering_the_dialogue():
@@ -160,3 +163,21 @@ def test_sentence_encoder_checkpoint_mean_pools_each_context(hf_safetensors_dir)
     pooled = (states * mask).sum(axis=1) / mask.sum(axis=1)
     unit = pooled / np.linalg.norm(pooled, axis=1, keepdims=True)
     np.testing.assert_allclose(matrix, unit[:3] @ unit[3:].T, atol=1e-5)
+
+
+def test_the_released_clustering_is_the_default_of_the_flags_and_the_operations():
+    """What built the thesis' sets: `--stage_clustering` unset gives crop and shuffle the released
+    clustering."""
+    from absl import flags
+
+    from tfdialemb.augment import flags as augment_flags
+    from tfdialemb.augment.crop import StageCrop
+    from tfdialemb.augment.shuffle import StageShuffle
+
+    flag_values = flags.FlagValues()
+    augment_flags.define_flags(flag_values)
+    flag_values(["augment"])
+    settings = augment_flags.operation_settings(augment_flags.values(flag_values))
+    assert settings["crop"]["clustering"] == settings["shuffle"]["clustering"] == "released"
+    similarity = UtteranceSimilarity(TopicSource())
+    assert StageCrop(similarity).clustering == StageShuffle(similarity).clustering == "released"

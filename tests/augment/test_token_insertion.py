@@ -3,7 +3,7 @@ where, which fills are rejected, what the model is given as context, and that th
 not depend on how dialogues are batched."""
 import pytest
 
-from tiny_mlm import token_ids
+from tiny_mlm import VOCAB, token_ids
 from tfdialemb.augment.base import AUGMENTATIONS, SOURCE_ID
 from tfdialemb.augment.token_insertion import TokenInsertion
 from tfdialemb.dialogue import Dialogue, Turn
@@ -63,6 +63,28 @@ def test_a_stop_word_fill_is_rejected_unless_stop_words_are_off(controlled_mlm, 
     assert _texts(result)[2] == "the good the morning"
 
 
+def test_the_candidates_are_scanned_past_stop_words_for_a_word(controlled_mlm, set_probabilities):
+    """The model's five most probable fills are stop words and its sixth a word: the released
+    `_choose_confident` scans its top 100 for the first k = 5 acceptable ones and inserts the word;
+    looking at the top 5 alone inserts nothing."""
+    set_probabilities({"the": 0.2, "a": 0.19, "is": 0.18, "of": 0.17, "to": 0.16, "hotel": 0.05})
+    # The other 92 tokens share 0.05: 0.00054 each, under min_fill_prob = 0.005.
+    [result] = TokenInsertion(controlled_mlm, mask_rate=1.0).augment([PLAIN])
+    assert _texts(result) == ["hotel hello hotel world", "hotel how hotel are hotel you",
+                              "hotel good hotel morning", "hotel book hotel a hotel taxi"]
+    assert TokenInsertion(controlled_mlm, mask_rate=1.0, fill_candidates=5).augment([PLAIN]) == [None]
+
+
+def test_only_the_first_k_acceptable_candidates_are_drawn_from(controlled_mlm, set_probabilities):
+    set_probabilities({"the": 0.3, "hotel": 0.2, "taxi": 0.2, "cafe": 0.2})
+    drawn = {w for d in TokenInsertion(controlled_mlm, mask_rate=1.0, insert_top_k=2, seed=3).augment(
+        [Dialogue(f"d{i}", (Turn("user", "hello world good morning"),)) for i in range(10)])
+        for w in d.turns[0].text.split()} - {"hello", "world", "good", "morning"}
+    assert drawn == {"hotel", "taxi"}  # "cafe", as probable as "taxi", is the third acceptable
+    with pytest.raises(ValueError, match="fill_candidates .3. must be at least top_k .5."):
+        TokenInsertion(controlled_mlm, fill_candidates=3)
+
+
 M = "[MASK]"
 
 
@@ -87,7 +109,7 @@ def test_the_model_sees_the_masked_utterance_between_its_neighbours(controlled_m
     sequences, positions, k = model_inputs(operation, [PLAIN])
     assert sequences == [token_ids(*tokens) for tokens in expected]
     assert positions == [[i for i, t in enumerate(tokens) if t == M] for tokens in expected]
-    assert k == 5
+    assert k == len(VOCAB)  # the 100 candidates scanned, capped by the 98-token vocabulary
 
 
 def test_batching_and_order_do_not_change_the_result(random_mlm):

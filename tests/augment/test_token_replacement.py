@@ -5,9 +5,10 @@ import collections
 
 import pytest
 
-from tiny_mlm import token_ids
+from tiny_mlm import VOCAB, token_ids
 from tfdialemb.augment.base import AUGMENTATIONS, SOURCE_ID
-from tfdialemb.augment.token_replacement import TokenReplacement, in_case_of
+from tfdialemb.augment.mask_filling import Place
+from tfdialemb.augment.token_replacement import TokenReplacement, in_case_of, words
 from tfdialemb.dialogue import Dialogue, Turn
 
 M = "[MASK]"
@@ -64,7 +65,7 @@ def test_the_model_sees_the_masked_utterance_between_its_neighbours(controlled_m
                 ["[CLS]", "fine", "thanks", "[SEP]", M, M, "[SEP]"]]
     assert sequences == [token_ids(*tokens) for tokens in expected]
     assert positions == [[1, 2], [4, 5], [4, 5]]
-    assert k == 3
+    assert k == len(VOCAB)  # the 100 candidates scanned, capped by the 98-token vocabulary
 
 
 def test_replace_rate_masks_that_fraction_of_the_words(controlled_mlm, set_probabilities):
@@ -85,3 +86,14 @@ def test_batching_order_and_seed(random_mlm):
     assert all(d is not None for d in together)
     assert together == one_by_one == TokenReplacement(random_mlm, seed=5, **settings).augment(dialogues[::-1])[::-1]
     assert TokenReplacement(random_mlm, seed=6, **settings).augment(dialogues) != together
+
+
+def test_chinese_text_is_cut_into_words_not_replaced_clause_by_clause(controlled_mlm, set_probabilities):
+    """A run of ideographs is not one word: jieba's words are masked one by one, punctuation kept."""
+    text = "你好，请问今天天气怎么样？"
+    assert [text[p.start:p.end] for p in words(text)] == ["你好", "请问", "今天天气", "怎么样"]
+    assert words("Book 去机场 please") == [Place(0, 4), Place(5, 6), Place(6, 8), Place(9, 15)]
+    assert words("taxi去机场") == [Place(0, 4), Place(4, 5), Place(5, 7)]  # a Latin word glued to a run
+    set_probabilities({"好": 0.9})
+    [result] = TokenReplacement(controlled_mlm).augment([Dialogue("zh", (Turn("user", text),))])
+    assert _texts(result) == ["好，好好好？"]

@@ -1,4 +1,5 @@
-"""Douban Conversation Corpus response-selection lines -> canonical dialogues, on fixtures."""
+"""Douban Conversation Corpus response-selection lines -> canonical dialogues, on fixtures in the
+released test layout: 10 lines per session, human labels."""
 import os
 
 import pytest
@@ -38,6 +39,16 @@ def test_a_test_block_of_ten_candidates_shares_one_context_id():
     ]
 
 
+def test_adjacent_sessions_with_one_context_stay_two_blocks_whatever_their_positives():
+    """Two sessions quote the same context: blocks by position, 2 positives then none (Douban's
+    human labels allow both, unlike Ubuntu's one)."""
+    dialogues = list(convert(os.path.join(FIXTURES, "twin", "test.txt"), ErrorPolicy("fail")))
+    assert [d.labels["context_id"] for d in dialogues] == [0] * 10 + [1] * 10
+    assert [sum(d.labels["label"] for d in dialogues[b * 10:(b + 1) * 10]) for b in (0, 1)] == [2, 0]
+    with pytest.raises(DialogueFormatError, match=r"test\.txt:1-10: 2 positives; each block of an Ubuntu file"):
+        list(FORMATS["ubuntu"](os.path.join(FIXTURES, "twin", "test.txt"), ErrorPolicy("fail")))
+
+
 def test_bad_line_fails_with_file_and_line():
     path = os.path.join(FIXTURES, "bad", "test.txt")
     with pytest.raises(DialogueFormatError, match="label must be 0 or 1, got 'yes'") as caught:
@@ -45,21 +56,15 @@ def test_bad_line_fails_with_file_and_line():
     assert (caught.value.path, caught.value.location) == (path, 2)
 
 
-def test_skip_mode_keeps_good_lines():
-    # Line 2 has label "yes", line 4 empty turns; line 5 starts a new context.
+def test_skip_mode_drops_a_block_that_lost_lines():
+    # Line 2 has label "yes", line 4 empty turns: block 1-10 lacks two candidates; 11-20 is whole.
+    path = os.path.join(FIXTURES, "bad", "test.txt")
     errors = ErrorPolicy("skip")
-    dialogues = list(convert(os.path.join(FIXTURES, "bad", "test.txt"), errors))
-    assert dialogues == [
-        candidate(1, "万达 的 IMAX 厅 效果 最好", 1),
-        candidate(3, "明天 要 下雨 记得 带 伞", 0),
-        Dialogue("test-5", (Turn("A", "有 人 喜欢 喝 普洱 吗"), Turn("B", "熟 普 比较 温和"),
-                            Turn("A", "生 普 要 放 几年 再 喝")),
-                 {"label": 1, "context_id": 1}),
-    ]
-    assert errors.skipped == 2
+    dialogues = list(convert(path, errors))
+    assert [d.id for d in dialogues] == [f"test-{n}" for n in range(11, 21)]
+    assert {d.labels["context_id"] for d in dialogues} == {1}
+    assert dialogues[0] == Dialogue("test-11", (Turn("A", "有 人 喜欢 喝 普洱 吗"), Turn("B", "熟 普 比较 温和"),
+                                                Turn("A", "生 普 要 放 几年 再 喝")), {"label": 1, "context_id": 1})
+    assert errors.skipped == 3
     assert "empty turn(s) [2, 3]" in errors.messages[1]
-
-
-def test_missing_file_names_the_path(tmp_path):
-    with pytest.raises(FileNotFoundError, match="dev.txt"):
-        list(convert(str(tmp_path / "dev.txt"), ErrorPolicy("fail")))
+    assert errors.messages[2].startswith(f"{path}:1-10: 8 valid line(s) of 10")

@@ -40,23 +40,48 @@ def _dialogue(i, texts, **labels):
 
 def test_convert_then_validate(run, tmp_path):
     out = str(tmp_path / "ubuntu.jsonl")
-    status, stdout, _ = run("convert", "--format=ubuntu", f"--input={FIXTURES}/ubuntu/train.txt",
+    status, stdout, _ = run("convert", "--format=ubuntu", f"--input={FIXTURES}/ubuntu/test.txt",
                             f"--output={out}")
-    assert status == 0 and stdout.startswith("wrote ")
-    count = len(list(read_dialogues(out)))
+    assert status == 0 and stdout.startswith("wrote 30 dialogues")
+    assert [d.labels["context_id"] for d in read_dialogues(out)] == [0] * 10 + [1] * 10 + [2] * 10
     status, stdout, _ = run("validate", f"--input={out}")
-    assert status == 0 and f"{count} valid dialogues, 0 bad line(s)" in stdout
+    assert status == 0 and "30 valid dialogues, 0 bad line(s)" in stdout
+
+
+def test_convert_takes_the_block_size_of_a_training_file(run, tmp_path):
+    source = f"{FIXTURES}/ubuntu/train.txt"
+    status, _, stderr = run("convert", "--format=ubuntu", f"--input={source}", f"--output={tmp_path}/a.jsonl")
+    assert status == 1 and f"{source}:1-10: the file ends after 4 line(s) of this block" in stderr
+    status, stdout, _ = run("convert", "--format=ubuntu", f"--input={source}", f"--output={tmp_path}/b.jsonl",
+                            "--block_size=2")
+    assert status == 0 and stdout.startswith("wrote 4 dialogues")
+    status, _, stderr = run("convert", "--format=dailydialog", f"--input={source}", f"--output={tmp_path}/c.jsonl",
+                            "--block_size=2")
+    assert status == 2 and "--block_size does not apply to --format=dailydialog" in stderr
 
 
 def test_convert_bad_native_lines_fail_or_skip(run, tmp_path):
     bad = os.path.join(FIXTURES, "ubuntu", "bad")
     source = os.path.join(bad, sorted(os.listdir(bad))[0])
-    status, _, stderr = run("convert", "--format=ubuntu", f"--input={source}", f"--output={tmp_path}/x.jsonl")
+    status, _, stderr = run("convert", "--format=ubuntu", f"--input={source}", f"--output={tmp_path}/x.jsonl",
+                            "--block_size=2")
     assert status == 1 and f"{source}:" in stderr and "--on_error=skip" in stderr
     assert not os.path.exists(tmp_path / "x.jsonl")
     status, _, stderr = run("convert", "--format=ubuntu", f"--input={source}", f"--output={tmp_path}/x.jsonl",
-                            "--on_error=skip")
+                            "--block_size=2", "--on_error=skip")
     assert status == 0 and "skipped" in stderr and os.path.exists(tmp_path / "x.jsonl")
+
+
+def test_convert_your_own_yaml_and_refuse_options_of_other_formats(run, tmp_path):
+    out = str(tmp_path / "chatterbot.jsonl")
+    status, stdout, stderr = run("convert", "--format=yaml", f"--input={FIXTURES}/generic/chatterbot",
+                                 "--label_key=categories", f"--output={out}", "--on_error=skip")
+    assert status == 0 and "wrote 4 dialogues" in stdout
+    assert "ai.yml:dialogue 4: the turns must be a list, got str" in stderr
+    assert [d.labels["categories"] for d in read_dialogues(out)] == ["AI", "AI", "AI", "food"]
+    status, _, stderr = run("convert", "--format=ubuntu", "--text_key=says", f"--input={FIXTURES}/ubuntu/train.txt",
+                            f"--output={tmp_path}/u.jsonl")
+    assert status == 2 and "--text_key does not apply to --format=ubuntu" in stderr
 
 
 def test_validate_lists_every_bad_line(run, tmp_path):
@@ -64,7 +89,8 @@ def test_validate_lists_every_bad_line(run, tmp_path):
     path.write_text(json.dumps(_dialogue(0, ["hi"])) + "\n{oops\n" + '{"id": "x", "turns": []}\n')
     status, stdout, stderr = run("validate", f"--input={path}")
     assert status == 1
-    assert f"{path}:2: malformed JSON" in stderr and f"{path}:3: no turns" in stderr
+    assert f"bad line {path}:2: malformed JSON" in stderr and f"bad line {path}:3: no turns" in stderr
+    assert "skipped" not in stderr  # validate reports bad lines; it skips nothing
     assert "1 valid dialogues, 2 bad line(s)" in stdout
 
 
@@ -92,7 +118,8 @@ def test_stats_hand_worked(run, tmp_path):
     assert report["tokens_per_turn"] == {"p50": 1, "p90": 4, "p95": 4, "p99": 4, "p100": 4}
     # Dialogue lengths: 4, 7, 2 -> p50 = 4.
     assert report["tokens_per_dialogue"]["p50"] == 4 and report["tokens_per_dialogue"]["p100"] == 7
-    assert report["labels"] == {"domain": {"x": 2, "y": 1}}
+    assert report["labels"] == {"domain": {"distinct": 2, "dialogues": {"x": 2, "y": 1}}}
+    assert report["turns_by_speaker"] == {"a": 4, "b": 3}  # turns, not dialogues
     assert report["turns_per_dialogue"]["p100"] == 3
 
 

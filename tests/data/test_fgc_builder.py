@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from tfdialemb.converters.native import alternate_speakers
 from tfdialemb.converters.response_selection import convert_response_selection
 from tfdialemb.data.build import BuildOptions, build
 from tfdialemb.data.examples import make_builder
@@ -32,14 +33,20 @@ def test_a_dialogue_gives_every_turn_as_the_positive_of_its_history():
         assert {first["negative"], second["negative"]} <= set(OTHER)
 
 
-def _selection_file(tmp_path, lines):
-    raw = tmp_path / "train.txt"
-    raw.write_text("".join("\t".join(line) + "\n" for line in lines), encoding="utf-8")
-    return list(convert_response_selection(str(raw), ErrorPolicy("fail")))
+def _selection_records(lines):
+    """`label, turns..., response` lines as the converters' records: consecutive lines of one
+    context share a context_id (blocks of any size, which the builder takes)."""
+    records, contexts = [], []
+    for number, (label, *texts) in enumerate(lines, start=1):
+        if not contexts or contexts[-1] != texts[:-1]:
+            contexts.append(texts[:-1])
+        records.append(Dialogue(f"train-{number}", tuple(alternate_speakers(texts)),
+                                {"label": int(label), "context_id": len(contexts) - 1}))
+    return records
 
 
 def test_selection_lines_pair_each_positive_with_its_contexts_negatives(tmp_path):
-    dialogues = _selection_file(tmp_path, [
+    dialogues = _selection_records([
         ("1", "hi", "hey there", "how are you"),
         ("0", "hi", "hey there", "the cafe"),
         ("0", "book", "which day", "need hotel"),      # a context without a positive: nothing
@@ -65,7 +72,7 @@ def test_selection_lines_pair_each_positive_with_its_contexts_negatives(tmp_path
 
 
 def test_a_file_mixing_both_kinds_is_refused(tmp_path):
-    dialogues = _selection_file(tmp_path, [("1", "hi", "hey there", "how are you")])
+    dialogues = _selection_records([("1", "hi", "hey there", "how are you")])
     builder = make_builder("fgc")
     rng = np.random.default_rng(0)
     list(builder.examples(dialogues[0], 0, rng, _pool()))
@@ -75,10 +82,10 @@ def test_a_file_mixing_both_kinds_is_refused(tmp_path):
 
 
 def test_the_build_flushes_the_last_context(tmp_path):
-    dialogues = _selection_file(tmp_path, [
-        ("1", "hi", "hey there", "how are you"), ("0", "hi", "hey there", "the cafe"),
-        ("1", "bye", "see you", "take care"), ("0", "bye", "see you", "blue sky"),
-    ])
+    raw = tmp_path / "train.txt"  # the released training layout: a positive and a negative per context
+    raw.write_text("1\thi\they there\thow are you\n0\thi\they there\tthe cafe\n"
+                   "1\tbye\tsee you\ttake care\n0\tbye\tsee you\tblue sky\n", encoding="utf-8")
+    dialogues = list(convert_response_selection(str(raw), ErrorPolicy("fail"), block_size=2))
     path = tmp_path / "train.jsonl"
     write_dialogues(dialogues, str(path))
     manifest = build(str(path), str(tmp_path / "built"), make_builder("fgc"), TOKENIZER,

@@ -1,7 +1,8 @@
 """The negative pool: an utterance of a uniformly drawn dialogue, in bounded memory."""
 import numpy as np
+import pytest
 
-from tfdialemb.data.sampling import DialoguePool
+from tfdialemb.data.sampling import DialoguePool, UtterancePool
 
 
 def test_a_negative_is_an_utterance_of_a_uniformly_drawn_dialogue():
@@ -30,3 +31,18 @@ def test_the_reservoir_keeps_capacity_dialogues_each_equally_likely():
         assert pool.memory()["dialogues"] == 5 and pool.seen == 20
         kept[[index for index, _, _ in pool.dialogues]] += 1
     assert np.allclose(kept / 400, 5 / 20, atol=0.08)
+
+
+def test_utterance_draws_are_distinct_texts_none_of_them_excluded():
+    pool = UtterancePool(capacity=100, seed=0)
+    pool.add(0, ["own"])
+    for index in range(1, 21):
+        pool.add(index, ["ok", "thanks", f"text {index}"])
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        drawn = pool.sample(rng, 8, exclude_dialogue=0, exclude_texts=("thanks",))
+        assert len(set(drawn)) == 8 and "thanks" not in drawn and "own" not in drawn
+    # 22 distinct texts of other dialogues, "thanks" excluded: 21 can be drawn, not 22.
+    assert len(pool.sample(rng, 21, exclude_dialogue=0, exclude_texts=("thanks",))) == 21
+    with pytest.raises(ValueError, match="too few distinct utterances"):
+        pool.sample(rng, 22, exclude_dialogue=0, exclude_texts=("thanks",))

@@ -87,7 +87,7 @@ def test_distractors_file(tmp_path):
 
 
 def test_bad_arguments(tmp_path):
-    with pytest.raises(ValueError, match="too few utterances of other dialogues"):
+    with pytest.raises(ValueError, match="too few distinct utterances of other dialogues"):
         _build(tmp_path, history_lengths=[2], goal_distances=[1], distractors=12)
     with pytest.raises(ValueError, match="no dialogue has h \\+ g \\+ 1 turns"):
         _build(tmp_path, history_lengths=[10], goal_distances=[1])

@@ -103,6 +103,10 @@ def test_singleton_domains_are_counted(tmp_path):
      "2 dialogues carry label 'domain' with 1 distinct value"),
     ([_record(0, {"domain": ["a"]}), _record(1, {"domain": "b"})],
      "dialogue 'd0': label 'domain' must be a string"),
+    ([_record(0, {"domain": 3}), _record(1, {"domain": 4}), _record(2, {"domain": "3"})],
+     r"label 'domain' is a number in dialogue 'd0' \(3\) but a string in dialogue 'd2' \('3'\); a class is "
+     "spelled one way"),
+    ([_record(0, {"domain": True}), _record(1, {"domain": 1})], "a boolean in dialogue 'd0'"),
 ])
 def test_bad_label_files_are_refused(tmp_path, records, message):
     with pytest.raises(ValueError, match=message):

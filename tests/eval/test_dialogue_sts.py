@@ -60,3 +60,10 @@ def test_bad_lines_name_file_and_line(tmp_path):
 def test_too_few_pairs(tmp_path):
     with pytest.raises(ValueError, match="at least 2 sentence pairs, got 1"):
         evaluate_dialogue_sts(_write(tmp_path / "sts.txt", STS[:1]), _embed([]))
+
+
+def test_a_set_whose_gold_scores_are_all_equal_is_refused(tmp_path):
+    """Spearman and Pearson are undefined (NaN) when the gold scores do not vary."""
+    path = _write(tmp_path / "sts.txt", ["3\tx\ty1", "3\tx\ty2", "3.0\ty3\tx"])
+    with pytest.raises(ValueError, match="every gold score is 3; a correlation needs pairs with different gold scores"):
+        evaluate_dialogue_sts(path, _embed([]))

@@ -5,6 +5,7 @@ import sys
 
 import pytest
 
+import tiny_bert
 from tiny_corpus import SR_SELECT_LINES
 from tfdialemb.embedder import SentenceEmbedder
 from tfdialemb.encoders import load_pretrained
@@ -24,7 +25,9 @@ def test_sr_report_matches_the_library(tmp_path, hf_safetensors_dir):
                   f"--init_checkpoint={hf_safetensors_dir}", f"--output={output}", "--batch_size=2")
     assert result.returncode == 0, result.stderr[-3000:]
     report = json.loads(output.read_text(encoding="utf-8"))
-    assert json.loads(result.stdout) == report
+    printed, end = json.JSONDecoder().raw_decode(result.stdout)
+    assert printed == report
+    assert result.stdout[end:].strip().splitlines()[1].split() == ["MAP", "MRR", "P@1", "P@5", "R@10"]
     assert {key: report[key] for key in ("task", "eval_file", "checkpoint", "pooling")} == {
         "task": "sr", "eval_file": str(eval_file), "checkpoint": str(hf_safetensors_dir),
         "pooling": "mean"}
@@ -33,6 +36,27 @@ def test_sr_report_matches_the_library(tmp_path, hf_safetensors_dir):
     expected = evaluate_semantic_retrieval(str(eval_file), embedder.embed)
     assert report["metrics"] == pytest.approx(expected, abs=1e-6)
     assert report["metrics"]["queries"] == 2
+
+
+def test_several_models_give_one_report_each_and_one_table(tmp_path, hf_safetensors_dir):
+    eval_file = tmp_path / "select.txt"
+    eval_file.write_text("".join(line + "\n" for line in SR_SELECT_LINES), encoding="utf-8")
+    (tmp_path / "other").mkdir()
+    other = tiny_bert.write_hf_safetensors_dir(tmp_path / "other", tiny_bert.random_pytorch_state(seed=5))
+    output = tmp_path / "reports.json"
+    result = _run("--task=sr", f"--eval_file={eval_file}", f"--model_dir={hf_safetensors_dir},{other}",
+                  f"--output={output}")
+    assert result.returncode == 0, result.stderr[-3000:]
+    reports = json.loads(output.read_text(encoding="utf-8"))
+    assert [report["checkpoint"] for report in reports] == [str(hf_safetensors_dir), str(other)]
+    table = result.stdout[json.JSONDecoder().raw_decode(result.stdout)[1]:].strip().splitlines()
+    assert table[0] == f"sr on {eval_file}" and table[1].split() == ["MAP", "MRR", "P@1", "P@5", "R@10"]
+    for row, checkpoint in zip(table[2:], (hf_safetensors_dir, other)):
+        expected = evaluate_semantic_retrieval(str(eval_file),
+                                               SentenceEmbedder.from_pretrained(load_pretrained(checkpoint)).embed)
+        assert row.split() == [str(checkpoint)] + [f"{expected[key]:.4f}" for key in ("map", "mrr", "p@1", "p@5",
+                                                                                      "r@10")]
+    assert len(table) == 4
 
 
 def test_bad_eval_file_exits_1_missing_file_or_checkpoint_exits_2(tmp_path, hf_safetensors_dir):

@@ -27,7 +27,7 @@ def test_views_taking_part_and_those_left_out(tmp_path, augmented_file):
                     + "".join(d.to_line() + "\n" for d in extra), encoding="utf-8")
     views = read_views(str(path))
     assert views.classes == list(CLASSES) == ["none", "insert", "replace", "crop", "shuffle"]
-    assert list(views.by_source) == ["s0", "s1", "s2", "s3"]
+    assert views.complete == ["s0", "s1", "s2", "s3"] and list(views.by_source) == views.complete + ["lonely"]
     assert views.left_out == {"translate": 4, "crop+insert": 1}
     assert views.incomplete_sources == 1  # "lonely" has no replace, crop or shuffle view
 
@@ -66,7 +66,9 @@ def test_a_recoverable_augmentation_is_predicted_perfectly(augmented_file):
         return directions[name] + noise[_source_of(dialogue)]
 
     result = evaluate_invariance(str(augmented_file), _embed_by(rule), sampling="all_views", k=3)
-    assert result["metrics"]["representations"]["embedding"] == {
+    probes = result["metrics"]["representations"]["embedding"]
+    assert {name: probes[name] for name in ("logreg_accuracy", "logreg_converged", "3nn_accuracy",
+                                            "cosine_centroid_accuracy")} == {
         "logreg_accuracy": 1.0, "logreg_converged": True, "3nn_accuracy": 1.0, "cosine_centroid_accuracy": 1.0}
     assert result["metrics"]["classes"] == {name: 4 for name in CLASSES}
     assert (result["metrics"]["fit_views"], result["metrics"]["test_views"]) == (15, 5)
@@ -84,13 +86,67 @@ def test_an_invariant_embedding_leaves_only_tied_votes(augmented_file):
     assert probes["logreg_accuracy"] <= 0.4
 
 
+def test_raw_and_normalised_embeddings_differ_where_the_norm_carries_the_class(augmented_file):
+    """Each view is its source's direction (four close unit vectors) scaled by its class (1 for
+    none .. 5 for shuffle). Raw, the 5 nearest neighbours of a held-out view are the three views of
+    its class from the other sources (≤ 5 · 0.09 away) and two of a neighbouring scale (≥ 1
+    away): every vote is right. Normalised, every view of a source is one point; its 5 nearest
+    are one view of each class from the nearest source, a 5-way tie that goes to the first class
+    (none): 1 in 5 right. Logistic regression reads the norm only from raw embeddings."""
+    scale = {name: i + 1.0 for i, name in enumerate(CLASSES)}
+    directions = {f"s{i}": np.array([1.0, 0.03 * i, 0.02 * i * i]) for i in range(4)}
+
+    def rule(dialogue):
+        direction = directions[_source_of(dialogue)]
+        return scale[(dialogue.labels["augmentations"] or ["none"])[0]] * direction / np.linalg.norm(direction)
+
+    results = {embeddings: evaluate_invariance(str(augmented_file), _embed_by(rule), sampling="all_views",
+                                               embeddings=embeddings)["metrics"]
+               for embeddings in ("raw", "normalised")}
+    raw, normalised = (results[e]["representations"]["embedding"] for e in ("raw", "normalised"))
+    assert (raw["5nn_accuracy"], normalised["5nn_accuracy"]) == (1.0, 0.2)
+    assert raw["logreg_accuracy"] > normalised["logreg_accuracy"]
+    assert results["raw"]["embeddings"] == "raw"
+    assert evaluate_invariance(str(augmented_file), _embed_by(rule), sampling="all_views")["metrics"] == results["raw"]
+
+
+def test_the_cosine_column_is_the_mean_original_view_cosine_per_augmentation(tmp_path, augmented_file):
+    """Originals embed as 2·e1, a view of class c as 3·(cos θ_c e1 + sin θ_c e2): its cosine with
+    the original is cos θ_c whatever the norms. A source with only an insert view (cosine 0.3)
+    counts in the insert mean though it is not probed; a view without its original counts nowhere."""
+    cosine = {"insert": 0.8, "replace": 0.6, "crop": 0.0, "shuffle": -0.6, "translate": 0.5}
+    extra = [Dialogue("lonely", (Turn("a", "hi"),), {"augmentations": []}),
+             Dialogue("lonely/insert", (Turn("a", "hi the"),), {"augmentations": ["insert"], "source_id": "lonely"}),
+             Dialogue("orphan/crop", (Turn("a", "hi"),), {"augmentations": ["crop"], "source_id": "orphan"})]
+    path = tmp_path / "augmented.jsonl"
+    path.write_text(augmented_file.read_text(encoding="utf-8") + "".join(d.to_line() + "\n" for d in extra),
+                    encoding="utf-8")
+
+    def rule(dialogue):
+        name = (dialogue.labels["augmentations"] or ["none"])[0]
+        if name == "none":
+            return np.array([2.0, 0.0, 0.0])
+        c = 0.3 if dialogue.id == "lonely/insert" else cosine[name]
+        return 3.0 * np.array([c, np.sqrt(1.0 - c * c), 0.0])
+
+    metrics = evaluate_invariance(str(path), _embed_by(rule), sampling="all_views")["metrics"]
+    insert = (4 * 0.8 + 0.3) / 5
+    expected = {"insert": insert, "replace": 0.6, "crop": 0.0, "shuffle": -0.6,
+                "mean": (insert + 0.6 + 0.0 - 0.6) / 4}
+    got = metrics["representations"]["embedding"]["view_cosine"]
+    assert got.keys() == expected.keys()
+    for name, value in expected.items():
+        assert got[name] == pytest.approx(value, abs=1e-6), name  # embeddings are float32
+    assert metrics["view_pairs"] == {"insert": 5, "replace": 4, "crop": 4, "shuffle": 4}
+
+
 def test_representations_name_the_final_view_and_each_pooled_hidden_layer():
     views = {name: np.full((2, 3), float(i)) for i, name in enumerate(
         ["interlocutor", "mean", "cls", "p1", "p2", "cls[-2]", "mean[-2]", "cls[-4]", "mean[-4]"])}
-    as_view = representations(views, "cls", [-2, -4])
+    as_view = representations(views, "cls", [-2, -4], hidden_state_pooling="view")
     assert {name: float(x[0, 0]) for name, x in as_view.items()} == {
         "embedding": 2.0, "hidden_state[-2]": 5.0, "hidden_state[-4]": 7.0}
-    by_mean = representations(views, "cls", [-2], hidden_state_pooling="mean")
+    by_mean = representations(views, "cls", [-2])  # the released pooling of hidden states, the default
     assert {name: float(x[0, 0]) for name, x in by_mean.items()} == {"embedding": 2.0, "hidden_state[-2]": 6.0}
     assert list(representations(views, "mean", [])) == ["embedding"]
 

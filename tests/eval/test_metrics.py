@@ -44,6 +44,39 @@ def test_ties_rank_non_relevant_candidates_first():
         metrics.ranked_relevance(np.array([2.0, 1.0, 1.0]), np.array([1, 1, 0])), [1, 0, 1])
 
 
+def test_nan_scores_are_misses_in_every_ranking_metric():
+    nan = np.nan
+    # The relevant candidate scored NaN ranks last, below the two scored negatives: rank 3.
+    scores, relevance = np.array([nan, 0.2, 0.1]), np.array([1, 0, 0])
+    np.testing.assert_array_equal(metrics.ranked_relevance(scores, relevance), [0, 0, 1])
+    assert metrics.reciprocal_rank(scores, relevance) == pytest.approx(1 / 3)
+    assert metrics.average_precision(scores, relevance) == pytest.approx(1 / 3)
+    assert metrics.precision_at_k(scores, relevance, 1) == 0.0
+    assert metrics.recall_at_k(scores, relevance, 2) == 0.0
+    # A negative scored NaN ranks first, above the relevant candidate's 0.9: rank 2.
+    scores, relevance = np.array([0.9, nan, 0.1]), np.array([1, 0, 0])
+    np.testing.assert_array_equal(metrics.ranked_relevance(scores, relevance), [0, 1, 0])
+    assert metrics.reciprocal_rank(scores, relevance) == 0.5
+    # All NaN: both relevant candidates last, AP = (1/3 + 2/4) / 2.
+    scores, relevance = np.full(4, nan), np.array([1, 0, 1, 0])
+    assert metrics.average_precision(scores, relevance) == pytest.approx((1 / 3 + 2 / 4) / 2)
+    assert metrics.recall_at_k(scores, relevance, 2) == 0.0
+
+
+@pytest.mark.parametrize("ties", [metrics.PESSIMISTIC, metrics.OPTIMISTIC])
+def test_rank_of_puts_a_nan_truth_last_and_a_nan_rival_above_it(ties):
+    nan = np.nan
+    assert metrics.rank_of(np.array([nan, 0.5, 0.1, 0.3]), 0, ties) == 4
+    assert metrics.rank_of(np.array([0.9, nan, 0.1, nan]), 0, ties) == 3
+    assert metrics.rank_of(np.full(5, nan), 2, ties) == 5
+
+
+def test_rank_of_ties_by_mode():
+    scores = np.array([0.5, 0.5, 0.5, 0.9])
+    assert metrics.rank_of(scores, 1, metrics.PESSIMISTIC) == 4
+    assert metrics.rank_of(scores, 1, metrics.OPTIMISTIC) == 2
+
+
 def test_a_query_without_relevant_candidates_is_refused_where_undefined():
     scores, relevance = np.array([0.3, 0.2]), np.array([0, 0])
     for metric in (metrics.average_precision, metrics.reciprocal_rank):

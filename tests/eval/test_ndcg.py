@@ -27,6 +27,15 @@ def test_a_tied_group_shares_its_mean_gain_and_is_cut_at_k():
     assert ndcg_at_k([0.3] * 4, [1, 0, 0, 0], k=4) == pytest.approx(0.25 * (D2 + D3 + D4 + D5))
 
 
+def test_a_nan_score_is_a_miss():
+    # The relevant document scored NaN ranks last of 4: gain at rank 4 against the ideal rank 1.
+    assert ndcg_at_k([np.nan, 0.8, 0.7, 0.6], [1, 0, 0, 0], k=4) == pytest.approx(D5 / D2)
+    # A non-relevant NaN ranks first, above the relevant 0.9: rank 2.
+    assert ndcg_at_k([0.9, np.nan, 0.7, 0.6], [1, 0, 0, 0], k=4) == pytest.approx(D3 / D2)
+    # All NaN: the relevant one below every other, however the row is listed.
+    assert ndcg_at_k([np.nan] * 3, [0, 1, 0], k=3) == pytest.approx(D4 / D2)
+
+
 def test_a_query_without_relevant_documents_scores_zero():
     assert ndcg_at_k([0.9, 0.1, 0.5], [0, 0, 0], k=100) == 0.0
 

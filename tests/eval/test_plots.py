@@ -3,8 +3,10 @@ import os
 
 import numpy as np
 import pytest
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-from tfdialemb.eval.plots import plot_alignment_uniformity, plot_projection, projection_2d
+from tfdialemb.eval.plots import (label_styles, plot_alignment_uniformity, plot_projection, projection_2d,
+                                  projection_figure)
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -69,3 +71,18 @@ def test_bad_input_is_refused(tmp_path, call, message):
     with pytest.raises(ValueError, match=message):
         call(path)
     assert not os.path.exists(path)
+
+
+def test_forty_labels_keep_distinct_styles_and_the_legend_stays_off_the_points(tmp_path):
+    styles = label_styles(40)
+    assert len(set(styles)) == 40
+    labels = [f"category {i}" for i in range(40)] * 2
+    figure = projection_figure(_embeddings(n=80), labels, "forty")
+    FigureCanvasAgg(figure).draw()
+    axes = figure.axes[0]
+    legend = axes.get_legend()
+    assert len(legend.get_texts()) == 40
+    renderer = figure.canvas.get_renderer()
+    assert legend.get_window_extent(renderer).x0 >= axes.get_window_extent(renderer).x1  # right of the axes
+    plot_projection(_embeddings(n=80), labels, str(tmp_path / "forty.png"))
+    _assert_png(str(tmp_path / "forty.png"))

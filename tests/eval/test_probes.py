@@ -11,7 +11,7 @@ import pytest
 
 from tfdialemb.dialogue import Dialogue, Turn, write_dialogues
 from tfdialemb.eval.classifier_probes import knn_accuracy, logistic_regression, nearest_centroid_accuracy
-from tfdialemb.eval.intent import evaluate_intent
+from tfdialemb.eval.intent import evaluate_intent, read_utterances
 from tfdialemb.eval.probe_split import held_out_split
 from tfdialemb.eval.probes import domain_probes, evaluate_probes
 
@@ -133,10 +133,32 @@ def test_intent_reads_one_utterance_records_and_embeds_each_text_once(tmp_path):
     assert sorted(embedded) == sorted(texts)
     assert result["metrics"] == {"accuracy": 1.0, "macro_f1": 1.0, "logreg_converged": True, "fit_utterances": 5,
                                  "test_utterances": 2, "intents": 2, "skipped_unlabelled": 0}
-    write_dialogues([Dialogue("x", (Turn("user", "a"), Turn("bank", "b")), {"intent": "lost"}),
-                     Dialogue("y", (Turn("user", "c"),), {"intent": "topup"})], str(tmp_path / "bad.jsonl"))
-    with pytest.raises(ValueError, match="dialogue 'x' has 2 turns; intent prediction reads one-utterance"):
-        evaluate_intent(str(tmp_path / "bad.jsonl"), embed)
+    write_dialogues([Dialogue("x", (Turn("user", "a"),), {"intent": "lost"}),
+                     Dialogue("y", (Turn("user", "c"),), {"intent": "lost"})], str(tmp_path / "one.jsonl"))
+    with pytest.raises(ValueError, match="2 utterances carry label 'intent' .* 1 distinct value"):
+        evaluate_intent(str(tmp_path / "one.jsonl"), embed)
+
+
+def test_intent_takes_the_turns_of_dialogues_labelled_as_a_whole(tmp_path):
+    dialogues = [Dialogue("ai-1", (Turn("A", "what is ai"), Turn("B", "machines that think")), {"category": "ai"}),
+                 Dialogue("food-1", (Turn("A", "do you drink"), Turn("B", "no", {"category": "smalltalk"}),
+                                     Turn("A", "i like tea")), {"category": "food"}),
+                 Dialogue("none-1", (Turn("A", "hello"),))]
+    write_dialogues(dialogues, str(tmp_path / "chats.jsonl"))
+    # Each turn: its own label when it has one, else its dialogue's; a turn with neither is counted.
+    assert read_utterances(str(tmp_path / "chats.jsonl"), "category") == (
+        ["what is ai", "machines that think", "do you drink", "no", "i like tea"],
+        ["ai", "ai", "food", "smalltalk", "food"], 1, ["ai-1", "ai-1", "food-1", "food-1", "food-1"])
+    labels = ["ai", "food", "music"] * 8
+    write_dialogues([Dialogue(f"d{i}", tuple(Turn("AB"[t % 2], f"{label} {i} {t}") for t in range(3)),
+                              {"category": label}) for i, label in enumerate(labels)], str(tmp_path / "many.jsonl"))
+    centres = {"ai": (1.0, 0.0), "food": (0.0, 1.0), "music": (-1.0, -1.0)}
+    result = evaluate_intent(str(tmp_path / "many.jsonl"), lambda batch: np.array([centres[t.split()[0]] for t in batch]),
+                             label_key="category", seed=1)
+    assert result["split"] == {"fixed": False, "test_fraction": 0.25, "seed": 1, "by_group": True}
+    assert result["metrics"]["accuracy"] == 1.0 and result["metrics"]["intents"] == 3
+    # Whole dialogues of 3 turns on each side: a quarter of the 24 held out, 6 dialogues, 18 utterances.
+    assert (result["metrics"]["fit_utterances"], result["metrics"]["test_utterances"]) == (54, 18)
 
 
 def _driver(commands):
@@ -204,7 +226,7 @@ def test_cli_intent_on_converted_banking77_and_invariance(tmp_path, four_layer_b
         ["--task=intent", f"--eval_file={tmp_path / 'test.jsonl'}", f"--fit_file={tmp_path / 'train.jsonl'}",
          f"--output={tmp_path / 'intent.json'}", *common],
         ["--task=invariance", f"--augmented_file={augmented_file}", "--hidden_layers=-2,-4", "--invariance_knn=3",
-         "--invariance_sampling=all_views", "--hidden_state_pooling=mean", f"--output={tmp_path / 'invariance.json'}",
+         "--invariance_sampling=all_views", f"--output={tmp_path / 'invariance.json'}",
          *common]])
     assert statuses == [0, 0]
     intent = json.loads((tmp_path / "intent.json").read_text(encoding="utf-8"))
@@ -219,7 +241,8 @@ def test_cli_intent_on_converted_banking77_and_invariance(tmp_path, four_layer_b
     assert (invariance["embedding"]["hidden_layers"], invariance["embedding"]["hidden_state_pooling"]) == ([-2, -4], "mean")
     assert set(invariance["metrics"]["representations"]) == {"embedding", "hidden_state[-2]", "hidden_state[-4]"}
     assert set(invariance["metrics"]["representations"]["embedding"]) == {
-        "logreg_accuracy", "logreg_converged", "3nn_accuracy", "cosine_centroid_accuracy"}
+        "logreg_accuracy", "logreg_converged", "3nn_accuracy", "cosine_centroid_accuracy", "view_cosine"}
+    assert invariance["metrics"]["embeddings"] == "raw"  # the released protocol, and mean-pooled layers, by default
     assert invariance["metrics"]["left_out"] == {"translate": 4}
     assert sorted(p.name for p in (tmp_path / "plots").iterdir()) == ["projection-intent.png",
                                                                       "projection-invariance.png"]

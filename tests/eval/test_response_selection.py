@@ -1,11 +1,15 @@
 """Response-selection metrics on hand-made blocks, against taesunwhang/UMS-ResSel's scorer
 (models/utils/scorer.py) re-implemented here from its formulas, and the set reader."""
 import json
+import os
 
 import numpy as np
 import pytest
 
+from tfdialemb.dialogue import DialogueFormatError
 from tfdialemb.eval.response_selection import evaluate_pair_similarity, evaluate_response_selection, read_blocks
+
+UBUNTU_TEST = os.path.join(os.path.dirname(os.path.dirname(__file__)), "converters", "fixtures", "ubuntu", "test.txt")
 
 
 def _ums(blocks_scores, blocks_labels, k_list=(1, 2, 5)):
@@ -77,12 +81,57 @@ def test_kept_empty_blocks_count_as_zero(tmp_path):
     assert report["empty_blocks"] == 1 and report["empty_blocks_kept"] is True
 
 
-def test_released_text_file_reads_into_the_same_blocks(tmp_path):
+def test_released_text_file_reads_into_blocks_by_position(tmp_path):
     raw = tmp_path / "test.txt"
-    raw.write_text("1\thi\tthere\tyes\n0\thi\tthere\tno\n0\tbye\tnow\tmaybe\n", encoding="utf-8")
-    blocks = read_blocks(str(raw))
+    raw.write_text("1\thi\tthere\tyes\n0\thi\tthere\tno\n1\thi\tthere\tagain\n0\thi\tthere\tnope\n"
+                   "0\tbye\tnow\tmaybe\n1\tbye\tnow\tsee you\n", encoding="utf-8")
+    blocks = read_blocks(str(raw), block_size=2)
     assert [(b.context, b.candidates, b.labels) for b in blocks] == [
-        (("hi", "there"), ("yes", "no"), (1, 0)), (("bye", "now"), ("maybe",), (0,))]
+        (("hi", "there"), ("yes", "no"), (1, 0)), (("hi", "there"), ("again", "nope"), (1, 0)),
+        (("bye", "now"), ("maybe", "see you"), (0, 1))]
+    with pytest.raises(DialogueFormatError, match=r"test\.txt:1-10: the file ends after 6 line\(s\) of this block"):
+        read_blocks(str(raw))
+
+
+def test_twin_adjacent_ubuntu_contexts_are_scored_as_two_blocks_of_ten():
+    """The fixture's first two blocks share a context; the positive scores 1, its negatives 0."""
+    report = evaluate_response_selection(
+        UBUNTU_TEST, lambda contexts, responses: np.array([1.0 if i % 10 == 0 else 0.0 for i in range(len(responses))]))
+    assert (report["blocks"], report["scored_blocks"], report["block_sizes"]) == (3, 3, {"10": 3})
+    assert report["r10@1"] == report["map"] == 1.0
+
+
+def test_ties_rank_pessimistically_and_nan_is_a_miss(tmp_path):
+    nan = np.nan
+    blocks = [([0.5] * 10, [1] + [0] * 9),                           # all tied: the positive ranks 10th
+              ([nan, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9], [1] + [0] * 9),   # NaN positive: 10th
+              ([0.9, nan, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8], [1] + [0] * 9)]   # NaN negative above it: 2nd
+    path, score = _write(tmp_path, blocks)
+    report = evaluate_response_selection(path, score)
+    assert report["r10@1"] == 0.0
+    assert report["r10@2"] == pytest.approx(1 / 3) and report["r10@5"] == pytest.approx(1 / 3)
+    assert report["mrr"] == pytest.approx((1 / 10 + 1 / 10 + 1 / 2) / 3) == report["map"]
+    assert report["p@1"] == 0.0
+    # r2@1: the first two candidates tie (block 1), a NaN positive (block 2), a NaN negative (block 3).
+    assert report["r2@1"] == 0.0 and report["r2_blocks"] == 3
+
+
+def test_single_candidate_blocks_are_refused_with_their_lines(tmp_path):
+    path, score = _write(tmp_path, [([0.3], [1]), ([0.2, 0.1], [1, 0]), ([0.9], [1])])
+    with pytest.raises(ValueError, match=r"2 of 3 blocks hold a single candidate \(line 1, line 4\), which has "
+                                         r"nothing to be ranked against"):
+        evaluate_response_selection(path, score)
+
+
+def test_a_converted_file_keeps_its_blocks(tmp_path):
+    path, _ = _write(tmp_path, BLOCKS[:2])
+    with pytest.raises(ValueError, match="records its blocks in labels.context_id"):
+        read_blocks(path, block_size=10)
+    first = json.loads((tmp_path / "test.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    with open(path, "a", encoding="utf-8") as f:  # a 21st line back in block 0
+        f.write(json.dumps({**first, "id": "test-21"}) + "\n")
+    with pytest.raises(DialogueFormatError, match=r"test\.jsonl:21: context_id 0 was used by an earlier block"):
+        read_blocks(path)
 
 
 def test_a_set_without_positives_is_refused(tmp_path):

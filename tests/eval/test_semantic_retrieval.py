@@ -101,6 +101,14 @@ def test_id_both_positive_and_negative_is_an_error(tmp_path):
         evaluate_semantic_retrieval(path, FakeEmbedder())
 
 
+@pytest.mark.parametrize("line", ["5\tr\t\t5,2\t1", "5\tr\t\t2\t1,5"])
+def test_a_query_listed_among_its_own_candidates_is_refused(tmp_path, line):
+    """Its own text would score cosine 1 and take the first rank."""
+    path = _write(tmp_path / "select.txt", SELECT[:5] + [line])
+    with pytest.raises(DialogueFormatError, match=r"select.txt:6: query '5' lists itself as a candidate"):
+        evaluate_semantic_retrieval(path, FakeEmbedder())
+
+
 def test_bad_lines_of_either_format_name_file_and_line(tmp_path):
     text = _write(tmp_path / "select.txt", SELECT[:2] + ["2\tc2\tintent_a\t1"])
     with pytest.raises(DialogueFormatError, match=r"select.txt:3: expected 5 tab-separated"):

@@ -57,7 +57,20 @@ def test_ccl_hand_worked_ranks_with_either_tie_ranking(tmp_path, ties, expected)
     # h = 3, candidates V U: d3 (e0+e1+e2) ties → 2; d4 (3e2): 1. h = 7: no dialogue, left out.
     results = evaluate_sequence_modeling(_write(tmp_path, dialogues), SpaceEncoder(after, b=before),
                                          mode="ccl", history_lengths=[2, 3, 7], ties=ties)
-    assert results == pytest.approx({**expected, "candidates_h2": 5, "candidates_h3": 2})
+    assert results == pytest.approx({**expected, "candidates_h2": 5, "candidates_h3": 2,
+                                     "single_candidate_lengths": 0})
+
+
+def test_a_history_length_only_one_dialogue_reaches_is_left_out_and_counted(tmp_path):
+    """At h = 3 only d1's next utterance is a candidate: it would rank first among itself alone."""
+    path = _write(tmp_path, [["a1", "a2", "X"], ["b1", "b2", "Y", "V"]])
+    before = {"a1": E0, "a2": E0, "b1": E1, "b2": E1, "Y": E1}
+    after = {"X": E0, "Y": E1, "V": E2}
+    results = evaluate_sequence_modeling(path, SpaceEncoder(after, b=before), mode="ccl", history_lengths=[2, 3])
+    assert results == pytest.approx({"avg_rank_h2": 1.0, "candidates_h2": 2, "avg_rank": 1.0,
+                                     "single_candidate_lengths": 1})
+    with pytest.raises(ValueError, match="no two dialogues have more than 3 turns"):
+        evaluate_sequence_modeling(path, SpaceEncoder(after, b=before), mode="ccl", history_lengths=[3])
 
 
 def test_c3l_hand_worked_ranks_and_one_encoder_call(tmp_path):
@@ -69,7 +82,7 @@ def test_c3l_hand_worked_ranks_and_one_encoder_call(tmp_path):
     results = evaluate_sequence_modeling(_write(tmp_path, dialogues), encode, mode="c3l",
                                          history_lengths=[2])
     assert results == pytest.approx({"avg_rank_h2": 5 / 3, "candidates_h2": 3,
-                                     "avg_rank": 5 / 3})
+                                     "avg_rank": 5 / 3, "single_candidate_lengths": 0})
     assert len(encode.calls) == 1
     variants = [f"{space} {s} [B] {u}" for u in "pqrs" for space in ("[B1]", "[B2]")
                 for s in ("[E]", "[O]")]
@@ -131,7 +144,7 @@ def test_bad_input(tmp_path):
         evaluate_sequence_modeling(path, _hashed, "c3l", history_lengths=[1, 2])
     with pytest.raises(ValueError, match="history_lengths must be positive ints"):
         evaluate_sequence_modeling(path, _hashed, "ccl", history_lengths=[])
-    with pytest.raises(ValueError, match="no dialogue has more than 3 turns"):
+    with pytest.raises(ValueError, match="no two dialogues have more than 3 turns"):
         evaluate_sequence_modeling(path, _hashed, "ccl", history_lengths=[3, 4])
     with pytest.raises(ValueError, match="mode must be one of"):
         evaluate_sequence_modeling(path, _hashed, "bi")

@@ -254,3 +254,10 @@ def test_bad_arguments(tmp_path):
     empty.write_text("")
     with pytest.raises(ValueError, match="no STP records"):
         evaluate_short_term_planning(str(empty), _hashed, "ccl")
+
+
+def test_a_record_whose_distractors_all_copy_its_candidate_is_refused(tmp_path):
+    """Dropping the copies leaves the candidate alone: rank 1 for any model."""
+    copies = PlanningRecord("r0", ("h1", "h2"), "T1", "G", ("T1", "T1"), 1, "random_pool seed=0")
+    with pytest.raises(ValueError, match="record 'r0' has no distractor but copies of its candidate"):
+        evaluate_short_term_planning(_write(tmp_path, [copies]), CosineEncoder(), "ccl")

@@ -2,6 +2,7 @@
 context-response validation), `evaluate --task=context_response` and `export`, whose SavedModel
 embeds as `ContextResponseEncoder` does; and `train --method=utterance_sorting`."""
 import json
+import os
 import subprocess
 import sys
 
@@ -13,7 +14,10 @@ import tensorflow_text  # noqa: F401  (the exported graph's tokenizer ops)
 from tfdialemb.dialogue import write_dialogues
 from tfdialemb.eval.context_response import evaluate_context_response
 from tfdialemb.inference.context_response import ContextResponseEncoder
+from tfdialemb.methods.spec import get_method
+from tfdialemb.training import cli
 from tiny_corpus import corpus
+from training_flags import training_flags
 
 
 def _run(*args):
@@ -58,3 +62,29 @@ def test_train_evaluate_and_export_the_auxiliary_models(tmp_path, hf_safetensors
 
     sorting = _run("tfdialemb.train", "--method=utterance_sorting", f"--model_dir={tmp_path / 'sorting'}", *common)
     assert "sorting_quality" in sorting.stdout and "trained to step 2 of 2" in sorting.stdout
+
+
+@pytest.mark.parametrize("task, dialogues, batch_size, message", [
+    ("context_response", 20, 4, "20 context-response pair(s) (one per dialogue of at least 2 utterances) in "
+                                "batches of 4 leave no batch of more than 5 pairs"),
+    ("context_response", 3, 8, "3 context-response pair(s)"),
+    ("dsts", 0, 8, "every gold score is 3; a correlation needs pairs with different gold scores"),
+])
+def test_a_validation_set_that_cannot_be_scored_is_refused_before_training(
+        tmp_path, hf_safetensors_dir, monkeypatch, capsys, task, dialogues, batch_size, message):
+    """Validating accuracy@5 at a batch of at most 5 pairs (or on a set that gives no larger batch),
+    or Spearman on one gold score, gives NaN: best.json would keep a NaN for ever."""
+    write_dialogues(corpus(n=20, seed=4), str(tmp_path / "train.jsonl"))
+    validate_file = tmp_path / ("sts.txt" if task == "dsts" else "validate.jsonl")
+    if task == "dsts":
+        validate_file.write_text("3\thello there\thi\n3\tgood morning\tmorning\n", encoding="utf-8")
+    else:
+        write_dialogues(corpus(n=dialogues, seed=5), str(validate_file))
+    monkeypatch.setattr(cli, "FLAGS", training_flags(
+        train_file=str(tmp_path / "train.jsonl"), model_dir=str(tmp_path / "model"), init_checkpoint=hf_safetensors_dir,
+        batch_size=batch_size, max_length=16, validate_task=task, validate_file=str(validate_file),
+        validate_every=1))
+    spec = get_method("context_response")
+    assert cli.run(spec, spec.resolve({})) == 2
+    assert message in capsys.readouterr().err
+    assert not [name for name in os.listdir(tmp_path / "model") if name.startswith("ckpt-")]

@@ -66,18 +66,19 @@ def _numpy_loss(encoder, batch, samples, num_roles, window, temperature, variant
     states = encoder({"input_word_ids": flat["samples"], "input_mask": flat["samples_mask"]})["sequence_output"]
     sims = _numpy_similarities(states.numpy(), flat["samples_mask"], flat["samples_turn_ids"],
                                flat["samples_role_ids"], num_roles, window).reshape(b, s, num_roles)
-    losses, accuracy = np.zeros(b), np.zeros(b)
+    losses, every_role, per_role = np.zeros(b), np.zeros(b), np.zeros(b)
     for example in range(b):
         valid = pick["samples_mask"][example, 0] > 0
         present = [r for r in range(num_roles) if (pick["samples_role_ids"][example, 0][valid] == r).any()]
-        correct = True
+        first = []
         for r in present:
             logits = sims[example, :, r] / temperature
             term = -(logits[0] - np.log(np.exp(logits).sum()))
             losses[example] += term / s if variant == "released" else term
-            correct &= bool(np.argmax(sims[example, :, r]) == 0)
-        accuracy[example] = float(correct)
-    return losses, accuracy
+            first.append(bool(np.argmax(sims[example, :, r]) == 0))
+        every_role[example] = float(all(first))
+        per_role[example] = sum(first) / len(first)
+    return losses, {"positive_first_every_role": every_role, "positive_first_per_role": per_role}
 
 
 TWO_PARTY = [
@@ -100,9 +101,11 @@ def test_two_party_loss_equals_numpy_eq_1_to_6(variant):
     batch = _batch(TWO_PARTY)
     model = Dial2vecModel(encoder, negatives=2, temperature=0.2, window=1, loss_variant=variant)
     losses, metrics = model.per_example_loss(batch, training=False)
-    expected, accuracy = _numpy_loss(encoder, batch, 3, 2, 1, 0.2, variant)
+    expected, expected_metrics = _numpy_loss(encoder, batch, 3, 2, 1, 0.2, variant)
     np.testing.assert_allclose(losses.numpy(), expected, rtol=1e-4, atol=1e-5)
-    np.testing.assert_array_equal(metrics["accuracy"].numpy(), accuracy)
+    assert sorted(metrics) == sorted(expected_metrics)
+    for name, values in expected_metrics.items():
+        np.testing.assert_allclose(metrics[name].numpy(), values, rtol=1e-6, err_msg=name)
 
 
 def test_three_party_loss_without_window():
@@ -195,7 +198,7 @@ def test_two_replicas_give_the_losses_and_gradients_of_one_device(two_replicas):
             losses, metrics = model.per_example_loss(local, training=False)
             loss = tf.reduce_sum(losses) / 4
         grads = tape.gradient(loss, model.trainable_variables)
-        return losses, metrics["accuracy"], [tf.zeros_like(v) if g is None else tf.convert_to_tensor(g)
+        return losses, metrics["positive_first_every_role"], [tf.zeros_like(v) if g is None else tf.convert_to_tensor(g)
                                              for g, v in zip(grads, model.trainable_variables)]
 
     one_losses, one_accuracy, one_grads = step(batch)

@@ -242,3 +242,14 @@ def test_without_contrasts_the_pipeline_packs_the_original_pairs_only(tmp_path, 
         width = two[name].shape[-1]
         np.testing.assert_array_equal(two[name].numpy(), original[..., :width])
         assert not original[..., width:].any()
+
+
+def test_the_run_header_leaves_out_what_the_weights_switch_off():
+    spec = FgcSpec()
+    assert spec.unused_options(spec.resolve({})) == ()
+    assert spec.unused_options(spec.resolve({"cvc_weight": 0.0})) == ("cvc_similarity",)
+    assert set(spec.unused_options(spec.resolve({"ivc_weight": 0.0, "cvc_weight": 0.0}))) == {
+        "ivc_anchors", "cvc_similarity", "temperature", "fgc_reduction", "aug_strength", "aug_at_least_one",
+        "synonyms"}
+    assert set(spec.unused_options(spec.resolve({"contrast_weight": 0.0, "select_on_augmented": True}))) == {
+        "ivc_anchors", "cvc_similarity", "temperature", "fgc_reduction"}

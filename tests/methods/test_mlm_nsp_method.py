@@ -194,7 +194,7 @@ def test_a_response_selection_file_gives_only_its_positive_lines(tmp_path):
 
     raw = tmp_path / "train.txt"
     raw.write_text("1\thello\thow are you\tfine thanks\n0\thello\thow are you\tneed hotel\n", encoding="utf-8")
-    positive, negative = convert_response_selection(str(raw), ErrorPolicy("fail"))
+    positive, negative = convert_response_selection(str(raw), ErrorPolicy("fail"), block_size=2)
     builder = make_builder("mlm_nsp", {"short_context_prob": 0.0})
     rng, pool = np.random.default_rng(0), utterance_pool(OWN, OTHER)
     assert not list(builder.examples(negative, 1, rng, pool))

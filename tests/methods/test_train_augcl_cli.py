@@ -78,3 +78,28 @@ def test_augcl_trains_evaluates_and_exports(tmp_path, hf_safetensors_dir):
     served = serve(turns=tf.constant(inputs["turns"]), turn_counts=tf.constant(inputs["turn_counts"]),
                    speakers=tf.constant(inputs["speakers"]))["embeddings"].numpy()
     np.testing.assert_allclose(served, embedder.embed(dialogues)["cls"], atol=1e-5)
+
+
+@pytest.mark.slow
+def test_augcl_validates_with_the_thesis_domain_probes(tmp_path, hf_safetensors_dir):
+    """`--validate_task=probes`: the thesis' domain probes on a dev file, a seeded quarter held out,
+    select the best weights by accuracy; at the last step they equal `evaluate --task=probes` of the
+    trained model on the same file and seed."""
+    dialogues = [Dialogue(d.id, d.turns, {"domain": "ab"[i % 2]}) for i, d in enumerate(corpus(n=24, seed=6))]
+    write_dialogues(_augmented(dialogues), str(tmp_path / "augmented.jsonl"))
+    write_dialogues(dialogues, str(tmp_path / "dev.jsonl"))
+    model_dir = tmp_path / "augcl"
+    _run("tfdialemb.train", "--method=augcl", f"--train_file={tmp_path / 'augmented.jsonl'}",
+         f"--model_dir={model_dir}", f"--init_checkpoint={hf_safetensors_dir}", "--max_steps=2", "--batch_size=4",
+         "--max_length=48", "--freeze_layers=-1", "--learning_rate=1e-3", "--num_shards=1", "--log_every=1",
+         "--validate_task=probes", f"--validate_file={tmp_path / 'dev.jsonl'}", "--validate_every=2",
+         "--mixed_precision=float32")  # evaluation's precision, so nDCG's near-ties rank alike
+    [row] = [json.loads(line) for line in (model_dir / "validation.jsonl").read_text(encoding="utf-8").splitlines()]
+    best = json.loads((model_dir / "best" / "best.json").read_text(encoding="utf-8"))
+    assert (best["step"], best["metric"], best["value"]) == (2, "accuracy", row["accuracy"])
+    report = json.loads(_run("tfdialemb.evaluate", "--task=probes", f"--eval_file={tmp_path / 'dev.jsonl'}",
+                             "--label_key=domain", f"--model_dir={model_dir}", "--probe_seed=0",
+                             f"--output={tmp_path / 'probes.json'}").stdout)
+    for metric in ("accuracy", "purity", "ndcg@100"):
+        assert row[metric] == pytest.approx(report["metrics"][metric], abs=1e-6), metric
+    assert (row["fit_dialogues"], row["test_dialogues"]) == (18, 6)

@@ -17,7 +17,7 @@ from tfdialemb.distribute import make_strategy
 from tfdialemb.encoders import Encoder, EncoderConfig, load_pretrained
 from tfdialemb.methods.base import Method
 from tfdialemb import precision
-from tfdialemb.training.loop import LoopConfig, TrainingLoop
+from tfdialemb.training.loop import LoopConfig, NonFiniteError, TrainingLoop, read_best
 from tfdialemb.training.optimizer import OptimizerConfig, create_optimizer
 
 
@@ -57,6 +57,27 @@ class ShrinkThenCenter(ShrinkEmbeddings):
         return losses, {"center": losses}
 
 
+class PoisonedFrom(ShrinkEmbeddings):
+    """ShrinkEmbeddings until the batch that `numbered_batches` marks `poison_from` (the batch of
+    step poison_from + 1): from there a NaN loss, or with `finite_loss` a loss of 0 whose gradient
+    is NaN (the square root's at 0), so the weights go bad while the loss stays finite."""
+
+    poison_from, finite_loss = 3, False
+
+    def per_example_loss(self, batch, training):
+        losses, metrics = super().per_example_loss(batch, training)
+        poisoned = tf.cast(batch["batch_number"], tf.int64) >= self.poison_from
+        if self.finite_loss:
+            return tf.where(poisoned, tf.sqrt(losses * 0.0), losses), metrics
+        return tf.where(poisoned, tf.fill(tf.shape(losses), float("nan")), losses), metrics
+
+
+def numbered_batches(dataset):
+    """Each batch with its 0-based number in the stream, per example."""
+    return dataset.enumerate().map(lambda i, batch: {
+        **batch, "batch_number": tf.fill(tf.shape(batch["input_word_ids"])[:1], i)})
+
+
 def varying_batch_sizes(dataset):
     """The batches cut to 8, 5, 3, 8, ... examples."""
     sizes = tf.constant([8, 5, 3], tf.int64)
@@ -74,7 +95,7 @@ def built(tmp_path_factory):
 
 def _loop(strategy, built, model_dir, max_steps, batch=8, checkpoint_every=3, buckets=None, epsilon=1e-8,
           validate=None, validate_every=0, jit_compile=False, method_class=ShrinkEmbeddings,
-          reshape_batches=lambda dataset: dataset):
+          reshape_batches=lambda dataset: dataset, keep_best=None):
     config = EncoderConfig.from_huggingface(tiny_bert.HF_CONFIG).replace(hidden_dropout=0.0, attention_dropout=0.0)
 
     def build_method():
@@ -88,7 +109,8 @@ def _loop(strategy, built, model_dir, max_steps, batch=8, checkpoint_every=3, bu
     loop_config = LoopConfig(model_dir=str(model_dir), max_steps=max_steps,
                              optimizer=OptimizerConfig(learning_rate=1e-3, epsilon=epsilon),
                              checkpoint_every=checkpoint_every,
-                             log_every=1, validate_every=validate_every, jit_compile=jit_compile)
+                             log_every=1, validate_every=validate_every, jit_compile=jit_compile,
+                             keep_best=keep_best)
     return TrainingLoop(strategy, build_method, dataset_fn, TOKENIZER, loop_config, validate)
 
 
@@ -279,3 +301,41 @@ def test_mge_under_two_replicas_trains_like_one_device(tmp_path, two_replicas):
     np.testing.assert_allclose(two_scalars["loss"], one_scalars["loss"], rtol=1e-5)
     for a, b in zip(two_weights, one_weights):
         np.testing.assert_allclose(a, b, atol=1e-5)
+
+
+def _all_finite(checkpoint_prefix):
+    reader = tf.train.load_checkpoint(checkpoint_prefix)
+    floats = [name for name, dtype in reader.get_variable_to_dtype_map().items() if dtype.is_floating]
+    return bool(floats) and all(np.isfinite(reader.get_tensor(name)).all() for name in floats)
+
+
+class FiniteLossNanGradient(PoisonedFrom):
+    poison_from, finite_loss = 1, True
+
+
+@pytest.mark.parametrize("method_class, checkpoint_every, stopped, kept", [
+    # The batch of step 4 gives a NaN loss: ckpt-2 is the last saved.
+    (PoisonedFrom, 2, r"step 4: the loss is nan", 2),
+    # Step 2's loss is 0 but its gradient NaN: the weights go bad, step 2 is not saved.
+    (FiniteLossNanGradient, 1, r"step 2: \d+ variables hold NaN or infinite values .*", 1),
+])
+def test_non_finite_training_stops_naming_the_step_and_the_last_good_checkpoint(
+        built, tmp_path, method_class, checkpoint_every, stopped, kept):
+    model_dir = tmp_path / "run"
+    loop = _loop(make_strategy("default"), built, model_dir, max_steps=8, checkpoint_every=checkpoint_every,
+                 method_class=method_class, reshape_batches=numbered_batches)
+    with pytest.raises(NonFiniteError, match=rf"^{stopped}; training stopped without saving this step\. "
+                                             rf"The last good checkpoint is {model_dir}/ckpt-{kept} "):
+        loop.run()
+    assert sorted(n for n in os.listdir(model_dir) if n.endswith(".index")) == [f"ckpt-{kept}.index"]
+    assert _all_finite(str(model_dir / f"ckpt-{kept}"))
+
+
+def test_a_nan_validation_is_written_as_null_and_never_kept_as_the_best(built, tmp_path):
+    scores = {2: float("nan"), 4: 0.25, 6: float("nan")}
+    model_dir = tmp_path / "best_nan"
+    _loop(make_strategy("default"), built, model_dir, max_steps=6, validate=lambda method, step: {"map": scores[step]},
+          validate_every=2, keep_best=("map", "max")).run()
+    history = [json.loads(line) for line in (model_dir / "validation.jsonl").read_text().splitlines()]
+    assert history == [{"step": 2, "map": None}, {"step": 4, "map": 0.25}, {"step": 6, "map": None}]
+    assert read_best(str(model_dir)) == {"step": 4, "metric": "map", "value": 0.25, "better": "max"}

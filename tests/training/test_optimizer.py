@@ -41,6 +41,26 @@ def test_released_augcl_optimiser_is_the_one_cycle_schedule():
     assert optimizer._use_weight_decay(layer_norm) and not optimizer._use_weight_decay(bias)
 
 
+def test_context_response_trains_with_the_released_pairwise_trainers_one_cycle():
+    """The released pairwise trainer's optimiser (mylib/learners/generic.py, max_lr 1e-5): over 50
+    steps a floor(5.0) = 5-step cosine rise from 1e-6 to 1e-5, then a cosine fall back to 1e-6 at
+    step 50, with AMSGrad and no decay on biases; `linear` keeps the shared flags' schedule."""
+    spec = get_method("context_response")
+    settings = spec.optimizer_settings(spec.resolve({}))
+    config = OptimizerConfig(**{"learning_rate": 1e-5, "warmup_steps": 5, "weight_decay": 0.01, **settings})
+    schedule = learning_rate_schedule(config, total_steps=50)
+    for step in (0, 1, 2, 4, 5, 6, 20, 27.5, 49, 50):
+        expected = (1e-5 * (1 - 0.45 * (1 + math.cos(math.pi * step / 5))) if step < 5 else
+                    1e-5 * (0.1 + 0.45 * (1 + math.cos(math.pi * (step - 5) / 45))))
+        assert float(schedule(step)) == pytest.approx(expected, rel=1e-5), step
+    assert (float(schedule(0)), float(schedule(5)), float(schedule(50))) == pytest.approx((1e-6, 1e-5, 1e-6))
+    optimizer = create_optimizer(config, total_steps=50)
+    assert optimizer.amsgrad
+    bias, layer_norm = tf.Variable(0.0, name="dense/bias"), tf.Variable(0.0, name="layer_norm/gamma")
+    assert optimizer._use_weight_decay(layer_norm) and not optimizer._use_weight_decay(bias)
+    assert spec.optimizer_settings(spec.resolve({"context_response_optimizer": "linear"})) == {}
+
+
 def _numpy_adamw(theta, m, v, grad, step, lr, weight_decay, beta_1=0.9, beta_2=0.999, epsilon=1e-8):
     """Decoupled weight decay (Loshchilov & Hutter) as tf-keras applies it, θ -= lr · wd · θ, then
     Adam's bias-corrected step in Kingma & Ba's efficient form (ε added to √v, end of Sec. 2)."""

@@ -3,7 +3,9 @@ dropped, leaving a shorter dialogue; released mylib/augmentations/prune.py `Prun
 
 A dialogue of at least `min_turns` utterances (released: 6) is cut into n stages, n drawn
 uniformly from [min_stages, L // turns_per_stage] (released: [2, L // 3]). By default the largest
-stage is kept and the others dropped, as the released code does (ties: the earliest stage). With
+stage is kept and the others dropped, as the released code does; of equally large ones the first
+in the clustering's order (prune.py:47 `np.argmax` over `_cluster`'s clusters: the smallest
+scikit-learn label for `released`, the earliest stage for `contiguous`). With
 `keep` (`--crop_keep`, a fraction of the utterances), stages are visited in a random order and each
 is dropped while at least ceil(keep · L) utterances remain. Either way at least `min_kept`
 utterances (2) remain, and a dialogue from which nothing could be dropped is not cropped (None).
@@ -12,7 +14,7 @@ import math
 from typing import List, Optional, Sequence
 
 from tfdialemb.augment.base import augmented
-from tfdialemb.augment.stages import CONTIGUOUS, StageOperation, Stages
+from tfdialemb.augment.stages import RELEASED, StageOperation, Stages
 from tfdialemb.augment.similarity import UtteranceSimilarity
 from tfdialemb.dialogue import Dialogue
 
@@ -21,7 +23,7 @@ class StageCrop(StageOperation):
     name = "crop"
 
     def __init__(self, similarity: UtteranceSimilarity, seed: int = 0, *, min_turns: int = 6, min_stages: int = 2,
-                 turns_per_stage: int = 3, clustering: str = CONTIGUOUS, keep: Optional[float] = None,
+                 turns_per_stage: int = 3, clustering: str = RELEASED, keep: Optional[float] = None,
                  min_kept: int = 2):
         super().__init__(similarity, seed, min_turns=min_turns, min_stages=min_stages,
                          turns_per_stage=turns_per_stage, clustering=clustering)

@@ -26,9 +26,10 @@ TOKEN_OPTIONS = tuple({o.name: o for o in INSERTION_OPTIONS + REPLACEMENT_OPTION
 TRANSLATION_OPTIONS = tuple(o for o in TRANSLATION_FLAGS if o.name != "translation_models")
 """The translation flags but the model paths (a model flag, `define_flags`)."""
 STAGE_OPTIONS = (
-    Option("stage_clustering", "contiguous", "contiguous: average linkage merging only neighbouring runs, so "
-           "every stage is consecutive utterances; released: unconstrained average linkage, as "
-           "mylib/augmentations/prune.py.", choices=CLUSTERINGS),
+    Option("stage_clustering", "released", "released: unconstrained average linkage, as "
+           "mylib/augmentations/prune.py (what built the thesis' sets; a stage may gather utterances from "
+           "far apart); contiguous: average linkage merging only neighbouring runs, so every stage is "
+           "consecutive utterances.", choices=CLUSTERINGS),
     Option("turns_per_stage", 3, "A dialogue of L utterances is cut into at most L // this stages.",
            lower_bound=1),
     Option("crop_min_turns", 6, "Crop only dialogues of at least this many utterances.", lower_bound=2),

@@ -10,13 +10,23 @@ dialogue-level MLM pre-training of this project and the released dialogue encode
 input longer than `max_length` keeps the masked utterance whole (cut at its end when it alone is
 too long; places cut off stay as they were) and the context tokens nearest to it.
 
-At each place the candidates are the model's top-k tokens; a candidate is rejected when it is a
+At each place the model's `fill_candidates` most probable tokens (released: the pipeline's
+top_k=100, mylib/augmentations/insert.py `_to_mlm`) are scanned in order of probability for the
+first top-k acceptable ones (released `_choose_confident`); a candidate is rejected when it is a
 sub-word piece (## in WordPiece), not a word of letters (punctuation, digits, special tokens: the
 released `_is_not_forbidden` keeps `str.isalpha()` tokens), a stop word (the released code
 rejects nltk's English stop words; here scikit-learn's English list stands in, nothing being
-downloaded), or less probable than `min_fill_prob`. One of the rest is drawn with probability
-proportional to its score (released `_replace_masks`); with none left the place stays as it was.
-A dialogue none of whose places got a fill is returned as None (the operation did not apply).
+downloaded), or less probable than `min_fill_prob`. Scanning matters: at an inserted gap the few
+most probable tokens are often stop words or punctuation, and a word further down is taken. One
+of the kept ones is drawn with probability proportional to its score (released
+`_replace_masks`); with none the place stays as it was. A dialogue none of whose places got a
+fill is returned as None (the operation did not apply).
+
+Not copied: the released filter reads the pipeline's `token_str` (insert.py:143), which for the
+RoBERTa it ran is the decoded token, " word" with its leading space for a whole word and "word"
+for a piece inside one, so `str.isalpha()` (insert.py:130) rejects every whole word and keeps
+sub-word pieces, the reverse of its intent (the README's "keep whole words"); here the WordPiece
+vocabulary marks pieces by "##", and whole words are what is kept.
 """
 import dataclasses
 import math
@@ -38,10 +48,14 @@ CONTEXT_UTTERANCES = Option("context_utterances", 1, "Neighbouring utterances on
 FILL_STOP_WORDS = Option("fill_stop_words", "english", "Stop words never masked by replacement nor "
                          "accepted as fills: scikit-learn's English list (standing in for the nltk list "
                          "of the released code), or none.", choices=("english", "none"))
+FILL_CANDIDATES = Option("fill_candidates", 100, "Fill-mask predictions scanned, most probable first, for "
+                         "the first top-k acceptable fills (released code: the fill-mask pipeline's "
+                         "top_k=100; capped by the vocabulary).", lower_bound=1)
 FILL_BATCH_SIZE = Option("fill_batch_size", 64, "Utterance windows per fill-mask model call.", lower_bound=1)
 FILL_MAX_LENGTH = Option("fill_max_length", 256, "Tokens per fill-mask model input (capped by the model's "
                          "positions); context beyond is cut.", lower_bound=8)
-FILL_OPTIONS = (MIN_FILL_PROB, CONTEXT_UTTERANCES, FILL_STOP_WORDS, FILL_BATCH_SIZE, FILL_MAX_LENGTH)
+FILL_OPTIONS = (MIN_FILL_PROB, CONTEXT_UTTERANCES, FILL_STOP_WORDS, FILL_CANDIDATES, FILL_BATCH_SIZE,
+                FILL_MAX_LENGTH)
 """The flags both token operations share."""
 
 
@@ -73,7 +87,8 @@ def stop_words(name: str) -> frozenset:
 class MaskFilling(Augmentation):
     """Base of the two token operations: a subclass says where a fill may go (`candidates`) and
     how it is written there (`render`); ceil(`rate` · candidates) of them, drawn without
-    replacement, are filled from the model's `top_k`. `fill_mask_model` is a loaded model (one can
+    replacement, are filled from the first `top_k` acceptable of the model's `fill_candidates`
+    most probable tokens. `fill_mask_model` is a loaded model (one can
     serve several operations) or a checkpoint directory to load; the other arguments are the
     flags of FILL_OPTIONS, by the same names."""
 
@@ -85,8 +100,11 @@ class MaskFilling(Augmentation):
                  seed: int = 0, min_fill_prob: float = MIN_FILL_PROB.default,
                  context_utterances: int = CONTEXT_UTTERANCES.default,
                  fill_stop_words: str = FILL_STOP_WORDS.default,
+                 fill_candidates: int = FILL_CANDIDATES.default,
                  fill_batch_size: int = FILL_BATCH_SIZE.default, fill_max_length: int = FILL_MAX_LENGTH.default):
         super().__init__(seed)
+        if fill_candidates < top_k:
+            raise ValueError(f"{self.name}: fill_candidates ({fill_candidates}) must be at least top_k ({top_k})")
         for name, value, low in (("top_k", top_k, 1), ("context_utterances", context_utterances, 0),
                                  ("fill_batch_size", fill_batch_size, 1), ("fill_max_length", fill_max_length, 8)):
             if value < low:
@@ -98,6 +116,7 @@ class MaskFilling(Augmentation):
             fill_mask_model)
         self.rate = rate
         self.top_k = top_k
+        self.window = min(fill_candidates, len(self.model.tokenizer.vocab))
         self.min_fill_prob = min_fill_prob
         self.context_utterances = context_utterances
         self.stop_words = stop_words(fill_stop_words)
@@ -125,7 +144,7 @@ class MaskFilling(Augmentation):
         rngs = [self.rng(d) for d in dialogues]
         plans = [[self.places(turn.text, rng) for turn in d.turns] for d, rng in zip(dialogues, rngs)]
         sequences, positions, owners = self._inputs(dialogues, plans)
-        predictions = dict(zip(owners, self.model.top_k(sequences, positions, self.top_k, self.batch_size)))
+        predictions = dict(zip(owners, self.model.top_k(sequences, positions, self.window, self.batch_size)))
         vocab = self.model.tokenizer.vocab
         results = []
         for d, (plan, rng) in enumerate(zip(plans, rngs)):
@@ -145,12 +164,13 @@ class MaskFilling(Augmentation):
         return results
 
     def _choose(self, ids: np.ndarray, probs: np.ndarray, rng: np.random.Generator) -> Optional[int]:
-        """One of the acceptable candidates, drawn ∝ its probability; None when none is."""
-        keep = self.whole_words[ids] & (probs >= self.min_fill_prob)
-        if not keep.any():
+        """One of the first `top_k` acceptable candidates (`ids` most probable first), drawn ∝ its
+        probability; None when none is acceptable."""
+        kept = np.flatnonzero(self.whole_words[ids] & (probs >= self.min_fill_prob))[:self.top_k]
+        if not len(kept):
             return None
-        weights = probs[keep].astype(np.float64)
-        return int(ids[keep][rng.choice(len(weights), p=weights / weights.sum())])
+        weights = probs[kept].astype(np.float64)
+        return int(ids[kept][rng.choice(len(weights), p=weights / weights.sum())])
 
     def _inputs(self, dialogues: Sequence[Dialogue], plans) -> Tuple[list, list, list]:
         """Model inputs for every utterance with places: token ids, mask positions, and its

@@ -21,7 +21,7 @@ import numpy as np
 
 from tfdialemb.augment.base import augmented
 from tfdialemb.augment.similarity import UtteranceSimilarity
-from tfdialemb.augment.stages import CONTIGUOUS, StageOperation, Stages
+from tfdialemb.augment.stages import RELEASED, StageOperation, Stages
 from tfdialemb.dialogue import Dialogue
 
 BEST, RANDOM = "best", "random"
@@ -40,7 +40,7 @@ class StageShuffle(StageOperation):
     name = "shuffle"
 
     def __init__(self, similarity: UtteranceSimilarity, seed: int = 0, *, min_turns: int = 12, min_stages: int = 4,
-                 turns_per_stage: int = 3, clustering: str = CONTIGUOUS, search: str = BEST,
+                 turns_per_stage: int = 3, clustering: str = RELEASED, search: str = BEST,
                  allow_unchanged: bool = False):
         super().__init__(similarity, seed, min_turns=min_turns, min_stages=min_stages,
                          turns_per_stage=turns_per_stage, clustering=clustering)

@@ -9,16 +9,20 @@ pads S to L × L and hands it to scikit-learn, which reads a precomputed matrix 
 diagonal, so the same pairs are used there.
 
 Two clusterings (`--stage_clustering`):
-- `contiguous` (default; the issue's stages): average linkage (the distance of two clusters is the
-  mean distance of their utterance pairs) where only neighbouring runs may merge, so every stage
-  is a run of consecutive utterances. Written here rather than with scikit-learn's
-  `connectivity=` chain graph: under a connectivity graph scikit-learn's average linkage averages
-  only the distances along graph edges, so two neighbouring runs stay as far apart as the two
-  utterances at their border and the rest of the matrix goes unused
-  (tests/augment/test_stages.py shows the difference on a hand-worked matrix).
-- `released`: scikit-learn AgglomerativeClustering(linkage="average", metric="precomputed") with
-  no constraint, as `_cluster` does; a cluster may then gather utterances from far apart.
-Ties merge the leftmost pair; clusters are listed by their first utterance.
+- `released` (default: what built the thesis' training sets): scikit-learn
+  AgglomerativeClustering(linkage="average", metric="precomputed") with no constraint, as
+  `_cluster` does; a cluster may gather utterances from far apart (a crop then keeps utterances
+  that were not adjacent, a shuffle moves a "stage" that is not a run). Clusters are listed in
+  scikit-learn's label order, the order `_cluster` returns them in (crop's tie-break reads it).
+- `contiguous`: average linkage (the distance of two clusters is the mean distance of their
+  utterance pairs) where only neighbouring runs may merge, so every stage is a run of
+  consecutive utterances, the stages the thesis' text describes ("separate independent stages of
+  the dialogue"); for when a crop must keep one unbroken stretch and a shuffle move whole
+  stretches. Written here rather than with scikit-learn's `connectivity=` chain graph: under a
+  connectivity graph scikit-learn's average linkage averages only the distances along graph
+  edges, so two neighbouring runs stay as far apart as the two utterances at their border and the
+  rest of the matrix goes unused (tests/augment/test_stages.py shows the difference on a
+  hand-worked matrix). Ties merge the leftmost pair; stages are listed by their first utterance.
 
 The number of stages is drawn per dialogue from [min_stages, L // turns_per_stage] (prune.py:
 [2, L // 3] on dialogues of at least 6 utterances; shuffle.py: [4, L // 3] on at least 12).
@@ -34,7 +38,8 @@ from tfdialemb.dialogue import Dialogue
 CONTIGUOUS, RELEASED = "contiguous", "released"
 CLUSTERINGS = (CONTIGUOUS, RELEASED)
 Stages = List[List[int]]
-"""Utterance indices of each stage, each in dialogue order; stages ordered by first utterance."""
+"""Utterance indices of each stage, each in dialogue order; stages in the clustering's order (by
+first utterance for `contiguous`, by scikit-learn's label for `released`)."""
 
 
 def utterance_distances(similarity: np.ndarray) -> np.ndarray:
@@ -83,7 +88,8 @@ def contiguous_stages(distances: np.ndarray, counts: Iterable[int]) -> Dict[int,
 
 
 def released_clusters(distances: np.ndarray, counts: Iterable[int]) -> Dict[int, Stages]:
-    """For each n of `counts`, scikit-learn's unconstrained average-linkage clusters (prune.py)."""
+    """For each n of `counts`, scikit-learn's unconstrained average-linkage clusters in label
+    order (prune.py `_cluster`)."""
     from sklearn.cluster import AgglomerativeClustering  # pylint: disable=import-outside-toplevel
 
     counts = _check_counts(len(distances), counts)
@@ -94,11 +100,11 @@ def released_clusters(distances: np.ndarray, counts: Iterable[int]) -> Dict[int,
         clusters: Dict[int, List[int]] = {}
         for index, label in enumerate(labels):
             clusters.setdefault(int(label), []).append(index)
-        found[n] = sorted(clusters.values(), key=lambda members: members[0])
+        found[n] = [clusters[label] for label in sorted(clusters)]
     return found
 
 
-def cluster_stages(distances: np.ndarray, counts: Iterable[int], clustering: str = CONTIGUOUS) -> Dict[int, Stages]:
+def cluster_stages(distances: np.ndarray, counts: Iterable[int], clustering: str = RELEASED) -> Dict[int, Stages]:
     """The stages for each number in `counts` under `clustering` (one of CLUSTERINGS)."""
     if clustering == CONTIGUOUS:
         return contiguous_stages(distances, counts)
@@ -114,7 +120,7 @@ class StageOperation(Augmentation):
     needs = ("similarity",)
 
     def __init__(self, similarity: UtteranceSimilarity, seed: int = 0, *, min_turns: int, min_stages: int,
-                 turns_per_stage: int = 3, clustering: str = CONTIGUOUS):
+                 turns_per_stage: int = 3, clustering: str = RELEASED):
         super().__init__(seed)
         if clustering not in CLUSTERINGS:
             raise ValueError(f"{self.name}: clustering must be one of {CLUSTERINGS}, got {clustering!r}")

@@ -5,9 +5,9 @@ Following the released code (mylib/augmentations/insert.py `Inserter`, built by
 mylib/datamakers/augmentations.py with fraction=0.5, score_threshold=0.005, k=5,
 mask_utterance_level=True, fill_utterance_level=2): each utterance of n whitespace-separated
 words gets ceil(`mask_rate` · n) masks, at most one before each word (`_insert`: the gaps are
-drawn without replacement, none after the last word), and each is filled from the top
-`insert_top_k` candidates as `mask_filling` describes. The fill is written into the original
-string before the word, followed by a space, so the rest of the text is kept as it was.
+drawn without replacement, none after the last word), and each is filled from the first
+`insert_top_k` acceptable candidates as `mask_filling` describes. The fill is written into the
+original string before the word, followed by a space, so the rest of the text is kept as it was.
 
 Context. The released fill_utterance_level=2 cuts a dialogue into consecutive pairs of
 utterances, (u1, u2), (u3, u4), …, and fills each pair's masks together: an utterance sees one
@@ -26,8 +26,8 @@ from tfdialemb.options import Option
 
 MASK_RATE = Option("mask_rate", 0.5, "Token insertion: masks inserted per word of an utterance (released "
                    "code: fraction=0.5).", lower_bound=0.0, upper_bound=1.0)
-INSERT_TOP_K = Option("insert_top_k", 5, "Token insertion: fill-mask candidates drawn from (released code: "
-                      "k=5).", lower_bound=1)
+INSERT_TOP_K = Option("insert_top_k", 5, "Token insertion: acceptable fill-mask candidates drawn from "
+                      "(released code: k=5).", lower_bound=1)
 OPTIONS = FILL_OPTIONS + (MASK_RATE, INSERT_TOP_K)
 """The flags of this operation, named as its constructor's arguments (the fill-mask ones
 shared with the other token operation)."""

@@ -52,7 +52,6 @@ Flags left unset take the benchmark's own default (DEFAULTS, or the method spec'
 --init_checkpoint names one.
 """
 import dataclasses
-import json
 import sys
 
 from absl import app, flags
@@ -224,10 +223,9 @@ def _bench() -> int:
                                 warmup=setting(defaults, "warmup"))
     print(format_report(report))
     if FLAGS.output:
-        from tfdialemb.files import atomic_open  # pylint: disable=import-outside-toplevel
+        from tfdialemb.reports import write_report  # pylint: disable=import-outside-toplevel
 
-        with atomic_open(FLAGS.output) as f:
-            json.dump(report, f, indent=2)
+        write_report(FLAGS.output, report)
     return 0
 
 

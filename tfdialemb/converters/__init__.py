@@ -1,19 +1,33 @@
 """Corpus converters: one module per native format, each exposing FORMATS = {format name:
-convert(input_path, errors) -> dialogues}. `python -m tfdialemb.data convert --format=NAME`
-finds them here; every module of this package is imported on first lookup, so a new converter
-is one new file.
+convert(input_path, errors, **options) -> dialogues} and, for a converter that takes options,
+OPTIONS = {format name: (Option, ...)}, passed as keyword arguments; a converter with a `dropped`
+parameter counts there, by reason, the dialogues its options leave out. `python -m tfdialemb.data
+convert --format=NAME` finds them here; every module of this package is imported on first lookup,
+so a new converter is one new file.
 """
 import importlib
 import pkgutil
-from typing import Callable, Dict
+from typing import Callable, Dict, Tuple
+
+from tfdialemb.options import Option
 
 
 def converters() -> Dict[str, Callable]:
     """Every format name mapped to its converter function."""
-    table: Dict[str, Callable] = {}
+    return _collect("FORMATS")
+
+
+def converter_options() -> Dict[str, Tuple[Option, ...]]:
+    """Every format that takes options mapped to them."""
+    return _collect("OPTIONS")
+
+
+def _collect(attribute: str) -> dict:
+    table: dict = {}
     for module in pkgutil.iter_modules(__path__):
-        for name, convert in getattr(importlib.import_module(f"{__name__}.{module.name}"), "FORMATS", {}).items():
+        for name, value in getattr(importlib.import_module(f"{__name__}.{module.name}"), attribute, {}).items():
             if name in table:
                 raise ValueError(f"format {name!r} is defined twice ({__name__}.{module.name})")
-            table[name] = convert
+            table[name] = value
     return table
+

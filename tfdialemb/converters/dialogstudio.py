@@ -37,7 +37,16 @@ Conversion:
   strings: SGD, MULTIWOZ2_2), "goal" holding every MultiWOZ domain (MultiWOZ_2.1; domains as in
   multiwoz.py) or "domain" (a string: MetaLWOZ). Other shapes, e.g. BiTOD's task names in
   "Scenario", give no domain labels rather than a guess.
+
+Filters of the augmentation thesis' released corpus (voorhs/dialogue-augmentation
+mylib/datamakers/source.py:50-80), off by default: `max_log_turns` drops a dialogue of more log
+entries (released: 10, `is_too_long`); `drop_empty_utterances` leaves empty utterances out where
+they stand (released: `if ut == '': continue`) instead of reporting them, and drops a dialogue
+left with fewer than two utterances (released `is_empty`, `has_only_single_utterance`). The
+dropped dialogues are counted in `dropped` by reason. (Its utterance-length bound is
+`tfdialemb.data.length_filter`'s, which any format can use.)
 """
+import collections
 from typing import Any, Dict, Iterator, List, Optional
 
 from tfdialemb.converters.multiwoz import (
@@ -53,19 +62,41 @@ from tfdialemb.converters.multiwoz import (
     utterance_text,
 )
 from tfdialemb.dialogue import Dialogue, ErrorPolicy, Turn
+from tfdialemb.options import Option
 
 USER_UTTERANCE = "user utterance"
 SYSTEM_RESPONSE = "system response"
 KEY_SEPARATOR = "--"
 
 
-def convert_dialogstudio(input_path: str, errors: ErrorPolicy) -> Iterator[Dialogue]:
-    """Streams the dialogues of a DialogStudio file, or of every dialogue file under a folder."""
+def convert_dialogstudio(input_path: str, errors: ErrorPolicy, max_log_turns: int = 0,
+                         drop_empty_utterances: bool = False,
+                         dropped: Optional[collections.Counter] = None) -> Iterator[Dialogue]:
+    """Streams the dialogues of a DialogStudio file, or of every dialogue file under a folder,
+    those the filters drop counted in `dropped`."""
+    if max_log_turns < 0:
+        raise ValueError(f"max_log_turns must be positive (0: no bound), got {max_log_turns}")
+    dropped = collections.Counter() if dropped is None else dropped
     files = input_files(input_path, "dialogues_*.json", recursive=True)
-    yield from convert_json_files(files, errors, keyed_records, _dialogstudio_dialogue)
+
+    def records(data):
+        for key, record in keyed_records(data):
+            log = record.get("log") if isinstance(record, dict) else None
+            entries = [e for e in log if isinstance(e, dict)] if isinstance(log, list) else None
+            if max_log_turns and entries is not None and len(log) > max_log_turns:
+                dropped[f"over {max_log_turns} log turns"] += 1
+            elif drop_empty_utterances and entries is not None and sum(
+                    isinstance(e.get(side), str) and not _is_empty(e.get(side))
+                    for e in entries for side in (USER_UTTERANCE, SYSTEM_RESPONSE)) < 2:
+                dropped["fewer than two utterances"] += 1
+            else:
+                yield key, record
+
+    yield from convert_json_files(files, errors, records,
+                                  lambda key, record: _dialogstudio_dialogue(key, record, drop_empty_utterances))
 
 
-def _dialogstudio_dialogue(key: Location, record: Any) -> Dialogue:
+def _dialogstudio_dialogue(key: Location, record: Any, drop_empty_utterances: bool = False) -> Dialogue:
     parts = str(key).rsplit(KEY_SEPARATOR, 2)
     if len(parts) != 3 or not all(parts):
         raise BadRecord(f"key {key!r} is not '<dataset>--<split>--<n>'")
@@ -78,16 +109,24 @@ def _dialogstudio_dialogue(key: Location, record: Any) -> Dialogue:
     for index, entry in enumerate(log):
         if not isinstance(entry, dict):
             raise BadRecord(f"log entry {index} is not an object")
-        user = utterance_text(entry.get(USER_UTTERANCE), f"log entry {index} {USER_UTTERANCE}")
-        turns.append(Turn("user", user, _intent_field(index, entry)))
+        user = entry.get(USER_UTTERANCE)
+        if not (drop_empty_utterances and _is_empty(user)):
+            turns.append(Turn("user", utterance_text(user, f"log entry {index} {USER_UTTERANCE}"),
+                              _intent_field(index, entry)))
         response = entry.get(SYSTEM_RESPONSE)
         ends_on_user_side = index == len(log) - 1 and isinstance(response, str)
-        if ends_on_user_side and not response.strip():
+        if (ends_on_user_side or drop_empty_utterances) and _is_empty(response):
             continue
         system = utterance_text(response, f"log entry {index} {SYSTEM_RESPONSE}")
         turns.append(Turn("system", system))
     labels = {"dataset": parts[0], **_domain_labels(record.get("original dialog info"))}
     return Dialogue(str(key), turns, labels)
+
+
+def _is_empty(utterance: Any) -> bool:
+    """An utterance that is a string of nothing but whitespace (a missing or non-string one is a
+    bad record, not an empty utterance)."""
+    return isinstance(utterance, str) and not utterance.strip()
 
 
 def _intent_field(index: int, entry: Dict[str, Any]) -> Dict[str, str]:
@@ -115,3 +154,9 @@ def _info_domains(info: Dict[str, Any]) -> Optional[List[str]]:
 
 
 FORMATS = {"dialogstudio": convert_dialogstudio}
+MAX_LOG_TURNS = Option("max_log_turns", 0, "dialogstudio: drop a dialogue of more log turns (user utterance and "
+                       "system response) than this (the thesis' corpus: 10); 0: no bound.", lower_bound=0)
+DROP_EMPTY_UTTERANCES = Option("drop_empty_utterances", False, "dialogstudio: leave empty utterances out (the "
+                               "thesis' corpus), dropping a dialogue left with fewer than two, instead of "
+                               "reporting them as bad records.")
+OPTIONS = {"dialogstudio": (MAX_LOG_TURNS, DROP_EMPTY_UTTERANCES)}

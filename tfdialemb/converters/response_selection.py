@@ -20,21 +20,34 @@ speaker were already merged); the `__eou__` / `__eot__` markers belong to Ubuntu
 (rkadlec/ubuntu-ranking-dataset-creator README.md), and the V1 readers above split on tabs only.
 The converter therefore splits turns on tabs and keeps any token inside a turn verbatim.
 
+Blocks are fixed runs of lines, by position: lines 1..B are the first context's candidates, B+1..2B
+the second's, and so on, B = `--block_size` (10 for the test and validation files; 2 for the
+training files and Douban's validation file, which pair each context with one negative), as
+taesunwhang/UMS-ResSel evaluation.py cuts its scores into blocks of `evaluate_candidates_num`.
+Grouping by position keeps apart two adjacent blocks that share a context, which grouping by
+identical context would merge into one block of 2B candidates. Each block is checked: B lines, one
+context, and for Ubuntu exactly one positive; a block that fails is reported with its line range.
+
 Conversion:
 - one line -> one Dialogue with id "<file stem>-<line number>" (e.g. "test-17");
 - turns = context turns, then the response as the last turn; the corpora record no speakers, so
   speakers alternate "A"/"B" from the first context turn;
-- labels {"label": 0 or 1, "context_id": n}: consecutive lines whose context is identical share
-  `context_id` (a counter from 0 in file order), so the candidate blocks can be rebuilt;
-- a line with fewer than three fields, a label other than 0/1, or an empty turn is reported.
+- labels {"label": 0 or 1, "context_id": n}: n = (line number - 1) // B, the block's index, so the
+  candidate blocks can be rebuilt;
+- a line with fewer than three fields, a label other than 0/1, or an empty turn is reported, and so
+  is its block, which then lacks a candidate.
 """
 import os
 from typing import Iterator, List, Optional, Tuple
 
 from tfdialemb.converters.native import alternate_speakers, iter_lines
 from tfdialemb.dialogue import Dialogue, ErrorPolicy
+from tfdialemb.options import Option
 
 LABELS = {"0": 0, "1": 1}
+BLOCK_SIZE = Option("block_size", 10, "Response selection (ubuntu, douban): lines per candidate block, "
+                    "one context each, by position (test and validation files: 10; training files and "
+                    "Douban's validation file: 2).", lower_bound=2)
 SELECTION_LABELS = ("label", "context_id")
 """The labels of every converted line."""
 
@@ -64,21 +77,71 @@ def labelled_rows(path: str, errors: ErrorPolicy) -> Iterator[Tuple[int, int, Li
         yield number, LABELS[label], texts
 
 
-def convert_response_selection(input_path: str, errors: ErrorPolicy) -> Iterator[Dialogue]:
-    """Streams one Dialogue per line of an Ubuntu V1 or Douban response-selection file."""
+Row = Tuple[int, int, List[str]]
+"""(line number, label, context turns + response) of a valid line."""
+
+
+def _blocks(path: str, errors: ErrorPolicy, block_size: int) -> Iterator[Tuple[int, List[Row], bool]]:
+    """(block index, its valid rows, whether it is the file's last block) of each run of
+    `block_size` lines."""
+    index, rows = None, []
+    for number, label, texts in labelled_rows(path, errors):
+        if (number - 1) // block_size != index:
+            if rows:
+                yield index, rows, False
+            index, rows = (number - 1) // block_size, []
+        rows.append((number, label, texts))
+    if rows:
+        yield index, rows, True
+
+
+def _block_problem(rows: List[Row], last: bool, block_size: int, one_positive: bool) -> Optional[str]:
+    """What is wrong with one block's valid rows, or None."""
+    if len(rows) < block_size:
+        hint = (f"blocks have --block_size={block_size} lines (test and validation files: 10 candidates per "
+                "context; training files: 2)")
+        if last and rows[-1][0] % block_size:
+            return f"the file ends after {rows[-1][0] % block_size} line(s) of this block; {hint}"
+        return f"{len(rows)} valid line(s) of {block_size}; {hint}"
+    first = rows[0]
+    other = next((number for number, _, texts in rows if texts[:-1] != first[2][:-1]), None)
+    if other is not None:
+        return (f"line {other} has another context than line {first[0]}, but a block of --block_size={block_size} "
+                "lines holds one context's candidates (training files pair each context with one negative: "
+                "--block_size=2)")
+    positives = sum(label for _, label, _ in rows)
+    if one_positive and positives != 1:
+        return f"{positives} positives; each block of an Ubuntu file has exactly one"
+    return None
+
+
+def convert_response_selection(input_path: str, errors: ErrorPolicy, block_size: int = BLOCK_SIZE.default,
+                               one_positive: bool = False) -> Iterator[Dialogue]:
+    """Streams one Dialogue per line of an Ubuntu V1 or Douban response-selection file, in blocks of
+    `block_size` lines by position, each with one context (and one positive with `one_positive`)."""
+    if block_size < 2:
+        raise ValueError(f"block_size must be at least 2 (a candidate to rank against another), got {block_size}")
     stem = os.path.splitext(os.path.basename(input_path))[0]
-    context_id = -1
-    previous_context: Optional[Tuple[str, ...]] = None
-    for number, label, texts in labelled_rows(input_path, errors):
-        context = tuple(texts[:-1])
-        if context != previous_context:
-            context_id += 1
-            previous_context = context
-        yield Dialogue(
-            id=f"{stem}-{number}",
-            turns=alternate_speakers(texts),
-            labels={"label": label, "context_id": context_id},
-        )
+    for index, rows, last in _blocks(input_path, errors, block_size):
+        problem = _block_problem(rows, last, block_size, one_positive)
+        if problem:
+            errors.report(input_path, f"{index * block_size + 1}-{(index + 1) * block_size}", problem)
+            continue
+        for number, label, texts in rows:
+            yield Dialogue(id=f"{stem}-{number}", turns=alternate_speakers(texts),
+                           labels={"label": label, "context_id": index})
 
 
-FORMATS = {"ubuntu": convert_response_selection, "douban": convert_response_selection}
+def convert_ubuntu(input_path: str, errors: ErrorPolicy, block_size: int = BLOCK_SIZE.default) -> Iterator[Dialogue]:
+    """Ubuntu V1: one positive per block."""
+    return convert_response_selection(input_path, errors, block_size, one_positive=True)
+
+
+def convert_douban(input_path: str, errors: ErrorPolicy, block_size: int = BLOCK_SIZE.default) -> Iterator[Dialogue]:
+    """Douban: human labels, so a test block may hold several positives or none."""
+    return convert_response_selection(input_path, errors, block_size)
+
+
+FORMATS = {"ubuntu": convert_ubuntu, "douban": convert_douban}
+OPTIONS = {"ubuntu": (BLOCK_SIZE,), "douban": (BLOCK_SIZE,)}
+"""Format → the options its converter takes as keyword arguments (`--block_size`)."""

@@ -1,6 +1,11 @@
 r"""The data command line: convert, validate, stats, split and build.
 
-  python -m tfdialemb.data convert  --format=NAME --input=PATH --output=x.jsonl [--on_error=skip]
+  python -m tfdialemb.data convert  --format=NAME --input=PATH --output=x.jsonl [--on_error=skip] \
+      [--text_key=text] [--speaker_key=speaker] [--label_key=KEY,...] [--turns_key=turns] \
+      [--dialogues_key=KEY]                           # json, jsonl, yaml, text: your own dialogues
+      [--max_utterance_tokens=N] [--max_dialogue_tokens=N] [--vocab_file=vocab.txt] \
+      [--block_size=10]                               # ubuntu, douban: lines per candidate block (training files: 2)
+      [--max_log_turns=N] [--drop_empty_utterances]   # dialogstudio
   python -m tfdialemb.data validate --input=x.jsonl
   python -m tfdialemb.data stats    --input=x.jsonl [--init_checkpoint=DIR] [--output=stats.json]
   python -m tfdialemb.data split    --input=x.jsonl --output_dir=DIR [--seed=0] [--fractions=0.8,0.1,0.1]
@@ -11,7 +16,6 @@ Exit status: 0 done; 1 the input has bad lines (reported with file, line and rea
 --on_error=skip they are counted and skipped instead); 2 the command itself is wrong (unknown
 format or method, missing file or checkpoint, existing output).
 """
-import json
 import os
 import sys
 
@@ -23,17 +27,31 @@ from tfdialemb.inference.settings import MERGE_TURNS, MIN_TURNS, POOL_DIALOGUES
 
 COMMANDS = ("convert", "validate", "stats", "split", "build")
 FLAGS = flags.FLAGS
+
+
+def _define_format_options() -> set:
+    """One flag per converter option (convert), its help naming the formats that take it."""
+    from tfdialemb.converters import converter_options  # pylint: disable=import-outside-toplevel
+
+    declared = [(name, option) for name, taken in converter_options().items() for option in taken]
+    options.define_all(declared)
+    return {option.name for _, option in declared}
+
+
 flags.DEFINE_string("input", None, "Input file (native corpus for convert, canonical JSONL otherwise).")
 flags.DEFINE_string("output", None, "Output file (convert: JSONL; stats: JSON report).")
 flags.DEFINE_string("output_dir", None, "Output directory (split, build).")
 flags.DEFINE_string("format", None, "Native format for convert; see `convert --format=help`.")
 flags.DEFINE_enum("on_error", "fail", ["fail", "skip"], "Bad input lines: stop, or skip and count.")
 flags.DEFINE_string("init_checkpoint", None, "Checkpoint whose vocabulary tokenizes (build, stats).")
+flags.DEFINE_string("vocab_file", None, "WordPiece vocabulary (vocab.txt) that counts the tokens of convert's "
+                    "--max_utterance_tokens and --max_dialogue_tokens.")
 flags.DEFINE_string("method", None, "Example builder for build (e.g. mlm, mge).")
 flags.DEFINE_multi_string("builder_param", [], "Builder parameter as key=value; repeatable.")
 flags.DEFINE_integer("max_length", 128, "Tokens per sequence, [CLS] and [SEP] included (build).")
 flags.DEFINE_integer("seed", 0, "Seed for negative sampling (build) and splits (split).")
 flags.DEFINE_integer("num_shards", 4, "TFRecord shards (build); at least the number of workers.")
+FORMAT_OPTION_NAMES = _define_format_options()
 MERGE_TURNS.define()
 MIN_TURNS.define()
 POOL_DIALOGUES.define()
@@ -42,6 +60,12 @@ OVERWRITE.define()
 flags.DEFINE_enum("dialogue_separator", "sep", ["sep", "eou"],
                   "Token between the turns of a whole-dialogue sequence (build, dial2vec).")
 flags.DEFINE_list("fractions", ["0.8", "0.1", "0.1"], "train,dev,test fractions (split).")
+flags.DEFINE_integer("max_utterance_tokens", 0, "convert: drop a dialogue with an utterance of more tokens than "
+                     "this, [CLS] and [SEP] counted, by --vocab_file (the augmentation thesis' "
+                     "DialogStudio corpus: 96 mpnet tokens, 60 for Disambiguation); 0: no bound.", lower_bound=0)
+flags.DEFINE_integer("max_dialogue_tokens", 0, "convert: drop a dialogue of more tokens than this as the "
+                     "augmentation thesis' encoder reads it ('0 text[SEP]1 text' in [CLS] ... [SEP]) by "
+                     "--vocab_file (its SGD probe sets: 512); 0: no bound.", lower_bound=0)
 
 
 class UsageError(Exception):
@@ -66,12 +90,15 @@ def _report_skipped(errors) -> None:
         print(f"skipped {message}", file=sys.stderr)
     if errors.skipped:
         more = errors.skipped - len(errors.messages)
-        print(f"skipped {errors.skipped} bad line(s)" + (f" ({more} not shown)" if more else ""),
+        print(f"skipped {errors.skipped} bad record(s)" + (f" ({more} not shown)" if more else ""),
               file=sys.stderr)
 
 
 def convert() -> int:
-    from tfdialemb.converters import converters  # pylint: disable=import-outside-toplevel
+    import collections  # pylint: disable=import-outside-toplevel
+    import inspect  # pylint: disable=import-outside-toplevel
+
+    from tfdialemb.converters import converter_options, converters  # pylint: disable=import-outside-toplevel
     from tfdialemb.dialogue import write_dialogues  # pylint: disable=import-outside-toplevel
     from tfdialemb.files import check_output  # pylint: disable=import-outside-toplevel
 
@@ -83,10 +110,31 @@ def convert() -> int:
             return 0
         raise UsageError(f"unknown --format={FLAGS.format}; known: {known}")
     _require("input", "output")
+    taken = {option.name for option in converter_options().get(FLAGS.format, ())}
+    stray = sorted(name for name in FORMAT_OPTION_NAMES - taken if FLAGS[name].present)
+    if stray:
+        raise UsageError(f"{', '.join('--' + name for name in stray)} does not apply to --format={FLAGS.format}")
+    bounds = {"max_utterance_tokens": FLAGS.max_utterance_tokens, "max_dialogue_tokens": FLAGS.max_dialogue_tokens}
+    if any(bounds.values()):
+        _require("vocab_file")
     check_output(FLAGS.output, [FLAGS.input], FLAGS.overwrite)
     errors = _errors()
-    count = write_dialogues(table[FLAGS.format](FLAGS.input, errors), FLAGS.output)
-    print(f"wrote {count} dialogues to {FLAGS.output}")
+    dropped = collections.Counter()
+    convert_format = table[FLAGS.format]
+    counted = {"dropped": dropped} if "dropped" in inspect.signature(convert_format).parameters else {}
+    dialogues = convert_format(FLAGS.input, errors, **{name: FLAGS[name].value for name in taken}, **counted)
+    if any(bounds.values()):
+        from tfdialemb.data.length_filter import TokenLengthFilter  # pylint: disable=import-outside-toplevel
+
+        from tfdialemb.encoders.checkpoint import vocab_file_tokenizer  # pylint: disable=import-outside-toplevel
+
+        by_length = TokenLengthFilter(vocab_file_tokenizer(FLAGS.vocab_file), **bounds)
+        dialogues = by_length(dialogues)
+    count = write_dialogues(dialogues, FLAGS.output)
+    if any(bounds.values()):
+        dropped.update(by_length.dropped)
+    print(f"wrote {count} dialogues to {FLAGS.output}"
+          + "".join(f"; dropped {n} with {reason}" for reason, n in dropped.items()))
     _report_skipped(errors)
     return 0
 
@@ -97,15 +145,19 @@ def validate() -> int:
     _require("input")
     errors = ErrorPolicy("skip", keep=1000)
     count = sum(1 for _ in read_dialogues(FLAGS.input, errors))
-    _report_skipped(errors)
-    print(f"{FLAGS.input}: {count} valid dialogues, {errors.skipped} bad line(s)")
+    for message in errors.messages:
+        print(f"bad line {message}", file=sys.stderr)
+    more = errors.skipped - len(errors.messages)
+    print(f"{FLAGS.input}: {count} valid dialogues, {errors.skipped} bad line(s)"
+          + (f" ({more} not shown)" if more else ""))
     return 1 if errors.skipped else 0
 
 
 def stats() -> int:
     from tfdialemb.data.stats import corpus_stats  # pylint: disable=import-outside-toplevel
     from tfdialemb.dialogue import read_dialogues  # pylint: disable=import-outside-toplevel
-    from tfdialemb.files import atomic_open, check_output  # pylint: disable=import-outside-toplevel
+    from tfdialemb.files import check_output  # pylint: disable=import-outside-toplevel
+    from tfdialemb.reports import report_json, write_report  # pylint: disable=import-outside-toplevel
 
     _require("input")
     if FLAGS.output:
@@ -115,11 +167,7 @@ def stats() -> int:
     report = corpus_stats(read_dialogues(FLAGS.input, errors), tokenizer)
     report["skipped_lines"] = errors.skipped
     _report_skipped(errors)
-    text = json.dumps(report, indent=2, ensure_ascii=False)
-    print(text)
-    if FLAGS.output:
-        with atomic_open(FLAGS.output) as f:
-            f.write(text + "\n")
+    print(write_report(FLAGS.output, report) if FLAGS.output else report_json(report))
     return 0
 
 

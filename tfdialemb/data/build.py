@@ -185,12 +185,15 @@ def _write_shards(input_path, staging, builder, tokenizer, tokenizing, options, 
     names = [shard_name(i, options.num_shards) for i in range(options.num_shards)]
     writers = [tf.io.TFRecordWriter(os.path.join(staging, n)) for n in names]
     per_shard = [0] * options.num_shards
-    written = dialogues = 0
+    written = dialogues = too_long = 0
     chunk: List[Dict] = []
 
     def flush():
-        nonlocal written
+        nonlocal written, too_long
         for example in tokenizing(chunk):
+            if not builder.fits(example, tokenizer, options.max_length):
+                too_long += 1
+                continue
             shard = written % options.num_shards
             writers[shard].write(serialize_example(example, builder.schema))
             per_shard[shard] += 1
@@ -217,7 +220,8 @@ def _write_shards(input_path, staging, builder, tokenizer, tokenizing, options, 
     if written == 0:
         raise ValueError(f"{input_path}: {dialogues} dialogues passed pre-processing but the {builder.name} "
                          f"builder made no example from them ({builder.describe()['params']}; e.g. windows "
-                         "longer than every dialogue)")
+                         "longer than every dialogue" + (f"; {too_long} examples were dropped for exceeding "
+                                                         f"{options.max_length} tokens" if too_long else "") + ")")
     return {
         "builder": builder.describe(),
         "source": os.path.abspath(input_path),
@@ -237,6 +241,7 @@ def _write_shards(input_path, staging, builder, tokenizer, tokenizing, options, 
             "dialogues": dialogues,
             "skipped_lines": errors.skipped,
             "examples": written,
+            "dropped_over_length": too_long,
             "per_shard": per_shard,
             "negative_pool": pool.memory() if pool else None,
         },

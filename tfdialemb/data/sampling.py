@@ -1,6 +1,6 @@
 """Seeded sampling from bounded, uniform samples of a corpus: whole dialogues for the negatives
 of example builders, utterances for fitting and evaluation sets."""
-from typing import Callable, Dict, Hashable, List, Optional, Sequence, Tuple
+from typing import Callable, Collection, Dict, Hashable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -98,17 +98,23 @@ class UtterancePool:
                 self.texts[slot] = text
                 self.dialogues[slot] = dialogue_index
 
-    def sample(self, rng: np.random.Generator, count: int, exclude_dialogue: int) -> List[str]:
-        """`count` distinct pool entries from dialogues other than `exclude_dialogue`."""
+    def sample(self, rng: np.random.Generator, count: int, exclude_dialogue: int,
+               exclude_texts: Collection[str] = ()) -> List[str]:
+        """`count` pool entries of distinct texts from dialogues other than `exclude_dialogue`,
+        none of them one of `exclude_texts` (e.g. the true candidate a negative must differ from:
+        an equal text would tie with it)."""
+        excluded = set(exclude_texts)
+
         def draw():
             if not self.texts:
                 return None
             slot = int(rng.integers(len(self.texts)))
-            return None if self.dialogues[slot] == exclude_dialogue else (slot, self.texts[slot])
+            text = self.texts[slot]
+            return None if self.dialogues[slot] == exclude_dialogue or text in excluded else (text, text)
 
         return _distinct_draws(count, draw, lambda: (
-            f"the utterance pool ({len(self.texts)} utterances) holds too few utterances of other dialogues to "
-            f"draw {count} negatives; use a larger corpus or fewer negatives"))
+            f"the utterance pool ({len(self.texts)} utterances) holds too few distinct utterances of other "
+            f"dialogues to draw {count} negatives; use a larger corpus or fewer negatives"))
 
 
 def _distinct_draws(count: int, draw: Callable[[], Optional[Tuple[Hashable, str]]],

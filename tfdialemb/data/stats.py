@@ -1,7 +1,9 @@
-"""Corpus statistics in one streaming pass: dialogues, turns, speakers, token-length percentiles.
+"""Corpus statistics in one streaming pass: dialogues, turns, speakers, labels, token-length percentiles.
 
 Lengths are WordPiece tokens when a tokenizer is given, else BERT's basic (pre-WordPiece) words.
-Histograms rather than lists keep memory constant however large the corpus is.
+Histograms rather than lists keep memory constant however large the corpus is; speaker and label
+counts hold one entry per distinct value, and the report lists up to SHOWN_VALUES of them, the
+most frequent, beside the number of distinct values.
 """
 import collections
 import functools
@@ -15,7 +17,7 @@ from tfdialemb.text import BertTokenizer, basic_tokenize
 
 PERCENTILES = (50, 90, 95, 99, 100)
 _BATCH = 2048
-_TOP_LABELS = 20
+SHOWN_VALUES = 100
 
 
 def percentiles(histogram: Mapping[int, int], points=PERCENTILES) -> Dict[str, int]:
@@ -56,8 +58,8 @@ def corpus_stats(dialogues: Iterable[Dialogue], tokenizer: Optional[BertTokenize
 
     for dialogue in dialogues:
         turns_per_dialogue[len(dialogue.turns)] += 1
-        for name in dialogue.speakers:
-            speakers[name] += 1
+        for turn in dialogue.turns:
+            speakers[turn.speaker] += 1
         for key, value in dialogue.labels.items():
             if isinstance(value, (str, int, bool)):
                 labels[key][str(value)] += 1
@@ -74,10 +76,11 @@ def corpus_stats(dialogues: Iterable[Dialogue], tokenizer: Optional[BertTokenize
         "dialogues": total_dialogues,
         "turns": sum(n * c for n, c in turns_per_dialogue.items()),
         "distinct_speakers": len(speakers),
-        "speakers": dict(speakers.most_common(_TOP_LABELS)),
+        "turns_by_speaker": dict(speakers.most_common(SHOWN_VALUES)),
         "turns_per_dialogue": percentiles(turns_per_dialogue),
         "tokens_per_turn": percentiles(turn_lengths),
         "tokens_per_dialogue": percentiles(dialogue_lengths),
         "token_unit": "wordpiece" if tokenizer is not None else "basic",
-        "labels": {key: dict(c.most_common(_TOP_LABELS)) for key, c in sorted(labels.items())},
+        "labels": {key: {"distinct": len(c), "dialogues": dict(c.most_common(SHOWN_VALUES))}
+                   for key, c in sorted(labels.items())},
     }

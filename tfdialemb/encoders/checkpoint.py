@@ -299,6 +299,15 @@ def google_checkpoint_prefix(directory: str) -> str:
     return prefix
 
 
+def vocab_file_tokenizer(vocab_file: str) -> BertTokenizer:
+    """The WordPiece tokenizer of a vocab.txt alone (e.g. of a model whose weights are not needed),
+    cased as a tokenizer_config.json beside it says, else as the vocabulary is."""
+    if not os.path.isfile(vocab_file):
+        raise CheckpointError(f"{vocab_file}: vocabulary file does not exist")
+    vocab = read_vocab(vocab_file)
+    return BertTokenizer(vocab, lower_case=_infer_lower_case(os.path.dirname(vocab_file), vocab))
+
+
 def _infer_lower_case(directory: str, vocab) -> bool:
     tokenizer_config = os.path.join(directory, "tokenizer_config.json")
     if os.path.exists(tokenizer_config):

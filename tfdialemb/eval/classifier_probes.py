@@ -17,7 +17,8 @@ classifier that predict which augmentation made a dialogue. The settings are the
   (ties: the smallest code).
 
 Classes are integer codes 0..C-1 (callers fix their order, so ties resolve as in the released
-code); embeddings are L2-normalised first (released `prepare_data`).
+code); embeddings are L2-normalised first (released `prepare_data`), unless `normalise=False`
+(the released invariance probe fits raw embeddings).
 """
 import warnings
 from typing import Dict
@@ -37,8 +38,8 @@ INVARIANCE_MAX_ITER = 1000
 """scatter-analysis.py `dump_scores`: LogisticRegression(max_iter=1000)."""
 
 
-def _checked(train_x, train_y, test_x, test_y):
-    """Unit rows float64 and int codes, after checking shapes."""
+def _checked(train_x, train_y, test_x, test_y, normalise=True):
+    """Rows float64 (unit rows when `normalise`) and int codes, after checking shapes."""
     train_x, test_x = np.asarray(train_x, np.float64), np.asarray(test_x, np.float64)
     train_y, test_y = np.asarray(train_y), np.asarray(test_y)
     if train_x.ndim != 2 or test_x.ndim != 2 or train_x.shape[1] != test_x.shape[1]:
@@ -51,14 +52,16 @@ def _checked(train_x, train_y, test_x, test_y):
         raise ValueError("classes must be integer codes")
     if len(np.unique(train_y)) < 2:
         raise ValueError(f"the fitted part holds {len(np.unique(train_y))} class(es); need at least 2")
-    return unit_rows(train_x), train_y, unit_rows(test_x), test_y
+    if normalise:
+        train_x, test_x = unit_rows(train_x), unit_rows(test_x)
+    return train_x, train_y, test_x, test_y
 
 
 def logistic_regression(train_x: np.ndarray, train_y: np.ndarray, test_x: np.ndarray, test_y: np.ndarray,
-                        max_iter: int = DOMAIN_MAX_ITER) -> Dict[str, object]:
+                        max_iter: int = DOMAIN_MAX_ITER, normalise: bool = True) -> Dict[str, object]:
     """Held-out accuracy and macro F1 of `LogisticRegression(random_state=0, max_iter)` fitted on
     the training rows, and whether the solver converged."""
-    train_x, train_y, test_x, test_y = _checked(train_x, train_y, test_x, test_y)
+    train_x, train_y, test_x, test_y = _checked(train_x, train_y, test_x, test_y, normalise)
     model = LogisticRegression(random_state=0, max_iter=max_iter)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
@@ -69,9 +72,9 @@ def logistic_regression(train_x: np.ndarray, train_y: np.ndarray, test_x: np.nda
 
 
 def knn_accuracy(train_x: np.ndarray, train_y: np.ndarray, test_x: np.ndarray, test_y: np.ndarray,
-                 k: int = 5) -> float:
-    """Held-out accuracy of the majority vote of the k nearest training rows."""
-    train_x, train_y, test_x, test_y = _checked(train_x, train_y, test_x, test_y)
+                 k: int = 5, normalise: bool = True) -> float:
+    """Held-out accuracy of the majority vote of the k nearest training rows (euclidean)."""
+    train_x, train_y, test_x, test_y = _checked(train_x, train_y, test_x, test_y, normalise)
     if not 1 <= k <= len(train_x):
         raise ValueError(f"k={k} neighbours need 1 ≤ k ≤ {len(train_x)} training rows")
     knn = KNeighborsClassifier(n_neighbors=k, algorithm="brute", metric="euclidean")

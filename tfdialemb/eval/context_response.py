@@ -6,8 +6,10 @@ Pairs are drawn as training draws them (`tfdialemb.data.context_response_pairs`,
 (k = 1 in a two-utterance dialogue), its context the utterances before it, of which the encoder
 keeps the last `context`; k comes from a generator seeded by (seed, dialogue index), so a file and
 seed always give the same pairs. Consecutive pairs in file order form batches of `batch_size`;
-within a batch each context ranks every response of the batch (`top_k_hits`). As the released
-`all_accuracies`, accuracy@k leaves out batches of at most k pairs, where it would be trivially 1.
+within a batch each context ranks every response of the batch (`top_k_hits`: ties against the
+true response, a NaN score a miss). As the released `all_accuracies`, accuracy@k leaves out
+batches of at most k pairs, where it would be trivially 1; a set or batch size that leaves no
+batch of more than k pairs has no accuracy@k and is refused (`check_batches`).
 """
 from typing import Dict, List, Sequence, Tuple
 
@@ -34,10 +36,23 @@ def context_response_pairs(path: str, seed: int = 0, merge_turns: bool = True) -
     return contexts, responses
 
 
+def check_batches(path: str, pairs: int, batch_size: int, ks: Sequence[int] = KS) -> None:
+    """ValueError when `pairs` pairs in batches of `batch_size` give no batch of more than k pairs
+    for some k of `ks`, so accuracy@k would be undefined."""
+    largest = min(pairs, batch_size)
+    undefined = [k for k in ks if largest <= k]
+    if undefined:
+        raise ValueError(f"{path}: {pairs} context-response pair(s) (one per dialogue of at least 2 utterances) "
+                         f"in batches of {batch_size} leave no batch of more than {max(undefined)} pairs, which "
+                         f"accuracy@{max(undefined)} ranks among; give more dialogues"
+                         + (" or larger batches" if batch_size <= max(undefined) else ""))
+
+
 def in_batch_accuracy(contexts: np.ndarray, responses: np.ndarray, batch_size: int,
                       ks: Sequence[int] = KS) -> Dict[str, float]:
     """{"accuracy@k": mean over pairs of batches larger than k} of unit vectors `contexts` and
-    `responses` [N, d], pair i = (contexts[i], responses[i]), in consecutive batches."""
+    `responses` [N, d], pair i = (contexts[i], responses[i]), in consecutive batches (every k
+    needs such a batch: `check_batches`)."""
     hits = {k: [] for k in ks}
     for start in range(0, len(contexts), batch_size):
         scores = contexts[start:start + batch_size] @ responses[start:start + batch_size].T
@@ -45,7 +60,7 @@ def in_batch_accuracy(contexts: np.ndarray, responses: np.ndarray, batch_size: i
         for k in ks:
             if len(scores) > k:
                 hits[k].extend(top_k_hits(scores, labels, k).numpy())
-    return {f"accuracy@{k}": float(np.mean(hits[k], dtype=np.float64)) if hits[k] else float("nan") for k in ks}
+    return {f"accuracy@{k}": float(np.mean(hits[k], dtype=np.float64)) for k in ks}
 
 
 def evaluate_context_response(path: str, encoder, batch_size: int = 128, seed: int = 0,
@@ -55,7 +70,6 @@ def evaluate_context_response(path: str, encoder, batch_size: int = 128, seed: i
     if batch_size < 2:
         raise ValueError(f"in-batch accuracy needs batches of at least 2 pairs, got {batch_size}")
     contexts, responses = context_response_pairs(path, seed, merge_turns)
-    if not contexts:
-        raise ValueError(f"{path}: no dialogue of at least 2 utterances to draw a context-response pair from")
+    check_batches(path, len(contexts), batch_size)
     report = in_batch_accuracy(encoder.embed_contexts(contexts), encoder.embed_responses(responses), batch_size)
     return {**report, "pairs": len(contexts), "batches": -(-len(contexts) // batch_size)}

@@ -31,17 +31,20 @@ class LabelledDialogues:
 def read_labelled_dialogues(path: str, label_key: str) -> LabelledDialogues:
     """The dialogues of `path` that have `labels[label_key]`, their labels, and how many had none.
 
-    A label must be a string, number or boolean: it is compared for equality only.
+    A label must be a string, number or boolean: it is compared for equality only, and one file
+    uses one kind (3 and "3" are refused rather than counted as two classes).
     """
-    dialogues, labels, skipped = [], [], 0
+    dialogues, labels, skipped, first_of_kind = [], [], 0, {}
     for dialogue in read_dialogues(path):
         if label_key not in dialogue.labels:
             skipped += 1
             continue
-        label = dialogue.labels[label_key]
-        if not isinstance(label, (str, int, float, bool)) or label != label:  # NaN != NaN
-            raise ValueError(f"{path}: dialogue {dialogue.id!r}: label {label_key!r} must be a "
-                             f"string, number or boolean, got {label!r}")
+        label = checked_label(path, dialogue.id, label_key, dialogue.labels[label_key])
+        first_of_kind.setdefault(dialogue_metrics.label_kind(label), (dialogue.id, label))
+        if len(first_of_kind) > 1:
+            raise ValueError(f"{path}: label {label_key!r} is " + " but ".join(
+                f"a {kind} in dialogue {id_!r} ({value!r})" for kind, (id_, value) in first_of_kind.items())
+                + "; a class is spelled one way (these would count as different classes)")
         dialogues.append(dialogue)
         labels.append(label)
     distinct = len(set(labels))
@@ -49,6 +52,15 @@ def read_labelled_dialogues(path: str, label_key: str) -> LabelledDialogues:
         raise ValueError(f"{path}: {len(dialogues)} dialogues carry label {label_key!r} with "
                          f"{distinct} distinct value(s) ({skipped} have none); need at least 2")
     return LabelledDialogues(dialogues, labels, skipped)
+
+
+def checked_label(path: str, dialogue_id: str, label_key: str, label: Any) -> Hashable:
+    """`label` when it is a string, number or boolean (compared for equality only), else a
+    ValueError naming the dialogue; NaN is refused."""
+    if not isinstance(label, (str, int, float, bool)) or label != label:  # NaN != NaN
+        raise ValueError(f"{path}: dialogue {dialogue_id!r}: label {label_key!r} must be a "
+                         f"string, number or boolean, got {label!r}")
+    return label
 
 
 def checked_views(views: Any, n: int) -> Dict[str, np.ndarray]:

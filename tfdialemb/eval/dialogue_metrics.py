@@ -19,8 +19,10 @@ named option or a second function:
 - Cosines come from `tfdialemb.similarity.cosine_matrix` (norms clamped at 1e-12; the released
   code adds 1e-6 to the norm product).
 
-Labels may be any hashable values (strings, ints); they are only compared for equality.
+Labels may be any hashable values (strings, ints); they are only compared for equality, and
+labels of two kinds (`label_kind`) are refused: 3 and "3" would be two classes, True and 1 one.
 """
+import numbers
 from typing import Dict, Hashable, Iterator, Sequence, Tuple, Union
 
 import numpy as np
@@ -40,10 +42,26 @@ UNIFORMITY_T = 2.0
 _BLOCK_ROWS = 512
 
 
+def label_kind(label: Hashable) -> str:
+    """"boolean", "number", "string" or the type's name: one labelling uses one kind."""
+    if isinstance(label, (bool, np.bool_)):
+        return "boolean"
+    if isinstance(label, numbers.Number):
+        return "number"
+    return "string" if isinstance(label, str) else type(label).__name__
+
+
 def label_codes(labels: Sequence[Hashable]) -> np.ndarray:
-    """Integer codes [N] of `labels`, 0, 1, ... in order of first appearance."""
+    """Integer codes [N] of `labels`, 0, 1, ... in order of first appearance; labels of two
+    kinds are refused."""
     if isinstance(labels, (str, bytes)) or np.ndim(np.asarray(labels, dtype=object)) != 1:
         raise ValueError("labels must be a 1-D sequence with one label per dialogue")
+    examples = {}
+    for label in labels:
+        examples.setdefault(label_kind(label), label)
+    if len(examples) > 1:
+        raise ValueError(f"labels mix {' and '.join(f'{kind}s ({value!r})' for kind, value in examples.items())}: "
+                         "a class is spelled one way")
     index: Dict[Hashable, int] = {}
     try:
         return np.array([index.setdefault(label, len(index)) for label in labels], np.int64)
@@ -209,7 +227,11 @@ def dialogue_retrieval(embeddings: np.ndarray, labels: Sequence[Hashable]) -> Di
 
 
 def unit_rows(x: np.ndarray) -> np.ndarray:
-    """Rows scaled to length 1; a zero row has no direction on the hypersphere and is refused."""
+    """Rows scaled to length 1; a zero row has no direction on the hypersphere and is refused, and
+    so is a row holding NaN or an infinity (a diverged model's)."""
+    broken = np.flatnonzero(~np.isfinite(x).all(axis=1))
+    if broken.size:
+        raise ValueError(f"embedding rows {broken[:10].tolist()} hold NaN or infinite values")
     norms = np.linalg.norm(x, axis=1, keepdims=True)
     if (norms == 0).any():
         raise ValueError(f"embedding rows {np.flatnonzero(norms[:, 0] == 0)[:10].tolist()} are "

@@ -3,7 +3,9 @@ r"""DialogueCSE's dialogue-based STS (D-STS): correlate gold 1-5 scores with emb
 The set is either the released text file (`score \t s1 \t s2`, read by the
 "dialoguecse_sts" converter) or its canonical JSONL (two turns, labels `score`). The prediction is
 (cos + 1) / 2, as in the released `eval_sts.py`; both correlations are invariant to that map, which
-keeps predictions in [0, 1] for anyone reading them next to the gold scores.
+keeps predictions in [0, 1] for anyone reading them next to the gold scores. A set whose gold
+scores are all equal has no correlation and is refused; a model whose predictions are all equal
+(or NaN) has none either, and its report says null.
 """
 import numbers
 from typing import Dict, List, Tuple
@@ -33,11 +35,20 @@ def read_pairs(path: str) -> Tuple[List[Tuple[str, str]], List[float]]:
     return pairs, gold
 
 
-def evaluate_dialogue_sts(path: str, embed: Embed) -> Dict[str, float]:
-    """Spearman (the papers' metric) and Pearson between gold scores and (cos + 1) / 2."""
+def read_correlated_pairs(path: str) -> Tuple[List[Tuple[str, str]], List[float]]:
+    """`read_pairs`, refusing a set that has no correlation: fewer than 2 pairs, or one gold score."""
     pairs, gold = read_pairs(path)
     if len(pairs) < 2:
         raise ValueError(f"{path}: a correlation needs at least 2 sentence pairs, got {len(pairs)}")
+    if len(set(gold)) < 2:
+        raise ValueError(f"{path}: every gold score is {gold[0]:g}; a correlation needs pairs with different "
+                         "gold scores")
+    return pairs, gold
+
+
+def evaluate_dialogue_sts(path: str, embed: Embed) -> Dict[str, float]:
+    """Spearman (the papers' metric) and Pearson between gold scores and (cos + 1) / 2."""
+    pairs, gold = read_correlated_pairs(path)
     vectors = embed_distinct(embed, (text for pair in pairs for text in pair))
     cosines = np.array([cosine_matrix(vectors[first][None], vectors[second][None])[0, 0]
                         for first, second in pairs])

@@ -1,34 +1,48 @@
-"""Intent prediction from single utterances (thesis Sec. 4.4, Table 3 last column: banking77).
+"""Intent prediction from single utterances (thesis Sec. 4.4, Table 3 last column: banking77),
+and utterance classification by a label of their dialogue.
 
 "Given an utterance, classify its intent; the metric is accuracy." The released code has no
 banking77 evaluation (REFERENCE_CODE_NOTES.md §6.4), so it follows the thesis' frozen-embedding
 protocol with the released classifier of the domain probe: `LogisticRegression(random_state=0)` on
 L2-normalised sentence embeddings, fitted on banking77's train.csv and scored on its test.csv
 (the published split; `--format=banking77` converts each file), or on a seeded held-out fraction
-of one file. Each record is a one-turn canonical dialogue whose `labels[label_key]` is the intent;
-records without it are left out and counted, a record of several turns is refused.
+of one file. Each record is a canonical dialogue; every turn is an utterance, labelled by its
+own field `label_key` when it has one, else by its dialogue's `labels[label_key]` (banking77: one
+turn, the dialogue's intent; a corpus labelled per dialogue, such as chatterbot's categories: each
+turn of a dialogue takes its category). Utterances without a label are left out and counted.
+Held out from one file, the utterances of a dialogue of several turns stay on one side, so no
+utterance is scored against its own dialogue's turns.
 """
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from tfdialemb.dialogue import read_dialogues
 from tfdialemb.eval import classifier_probes
-from tfdialemb.eval.dialogue_embedding import read_labelled_dialogues
+from tfdialemb.eval.dialogue_embedding import checked_label
 from tfdialemb.eval.inputs import embed_distinct
 from tfdialemb.eval.probe_split import DEFAULT_TEST_FRACTION, probe_parts, split_codes
 
 DEFAULT_LABEL_KEY = "intent"
 
 
-def read_utterances(path: str, label_key: str) -> Tuple[List[str], List[Any], int]:
-    """(texts, labels, records without the label) of a file of one-turn labelled dialogues."""
-    data = read_labelled_dialogues(path, label_key)
-    for dialogue in data.dialogues:
-        if len(dialogue.turns) != 1:
-            raise ValueError(f"{path}: dialogue {dialogue.id!r} has {len(dialogue.turns)} turns; intent "
-                             "prediction reads one-utterance records (e.g. `python -m tfdialemb.data convert "
-                             "--format=banking77`)")
-    return [d.turns[0].text for d in data.dialogues], list(data.labels), data.skipped_unlabelled
+def read_utterances(path: str, label_key: str) -> Tuple[List[str], List[Any], int, List[str]]:
+    """(texts, labels, utterances without the label, each utterance's dialogue id) of a dialogue
+    file; at least two distinct labels are needed."""
+    texts, labels, skipped, dialogue_ids = [], [], 0, []
+    for dialogue in read_dialogues(path):
+        for turn in dialogue.turns:
+            label = turn.fields.get(label_key, dialogue.labels.get(label_key))
+            if label is None:
+                skipped += 1
+                continue
+            texts.append(turn.text)
+            labels.append(checked_label(path, dialogue.id, label_key, label))
+            dialogue_ids.append(dialogue.id)
+    if len(set(labels)) < 2:
+        raise ValueError(f"{path}: {len(texts)} utterances carry label {label_key!r} (in their turn or their "
+                         f"dialogue) with {len(set(labels))} distinct value(s) ({skipped} have none); need at least 2")
+    return texts, labels, skipped, dialogue_ids
 
 
 def evaluate_intent(eval_path: str, embed: Callable[[Sequence[str]], np.ndarray], label_key: str = DEFAULT_LABEL_KEY,
@@ -36,13 +50,15 @@ def evaluate_intent(eval_path: str, embed: Callable[[Sequence[str]], np.ndarray]
                     seed: int = 0) -> Dict[str, Any]:
     """{"split", "metrics": accuracy and macro F1 of the held-out utterances' intents}; every
     distinct text is embedded once."""
-    texts, labels, skipped = read_utterances(eval_path, label_key)
-    fit_texts, fit_labels, fit_skipped = read_utterances(fit_path, label_key) if fit_path else ([], [], 0)
+    texts, labels, skipped, dialogue_ids = read_utterances(eval_path, label_key)
+    fit_texts, fit_labels, fit_skipped, _ = read_utterances(fit_path, label_key) if fit_path else ([], [], 0, [])
     vectors = embed_distinct(embed, texts + fit_texts)
+    several_turns = len(set(dialogue_ids)) < len(dialogue_ids)
     parts = probe_parts(np.stack([vectors[t] for t in texts]), labels,
                         np.stack([vectors[t] for t in fit_texts]) if fit_path else None,
                         fit_labels if fit_path else None, test_fraction, seed,
-                        {"fit_file": fit_path, "skipped_unlabelled_fit": fit_skipped} if fit_path else None)
+                        {"fit_file": fit_path, "skipped_unlabelled_fit": fit_skipped} if fit_path else None,
+                        groups=dialogue_ids if several_turns else None)
     fit_codes, test_codes = split_codes(parts.fit_labels, parts.test_labels)
     scores = classifier_probes.logistic_regression(parts.fit_x, fit_codes, parts.test_x, test_codes)
     return {"split": parts.split,

@@ -9,17 +9,31 @@ translate views (no a-l-m-dse operation, not in Table 4) and views of several op
 left out and counted under their operations' names.
 
 Sources, views and the split follow the released experiment (voorhs/dialogue-augmentation
-scatter-analysis.py `aug_prediction` and `dump_scores`): the per-augmentation tables are
-inner-joined on the source dialogue, so only sources with a view of every class take part (crop
-applies from 6 utterances, shuffle from 12: without this, a dialogue's length alone would tell
-its class apart), and `sampling="released"` draws one class per source uniformly, then one view
-of it, and splits the drawn views 75/25 by the seed; `sampling="all_views"` keeps every view and
-splits by source, so the views of one dialogue are never on both sides. Three probes, fitted on
-one part and scored on the other (`classifier_probes`): logistic regression (max_iter 1000, as
-released), k nearest neighbours (Table 5: k = 5) and cosine nearest centroid, on each
-representation the embedder returns (the final embedding and the pooled hidden states −2, −3, −4
-of Table 5). `majority_accuracy`, the share of the held-out part's most common class, is the
-chance level the accuracies compare against.
+scatter-analysis.py `aug_prediction` and `dump_scores`, lines 188-228): the per-augmentation
+tables are inner-joined on the source dialogue, so only sources with a view of every class take
+part (crop applies from 6 utterances, shuffle from 12: without this, a dialogue's length alone
+would tell its class apart), and `sampling="released"` draws one class per source uniformly, then
+one view of it, and splits the drawn views 75/25 by the seed; `sampling="all_views"` keeps every
+view and splits by source, so the views of one dialogue are never on both sides. The probes,
+fitted on one part and scored on the other (`classifier_probes`), on each representation the
+embedder returns (the final embedding and the hidden states −2, −3, −4 of Table 5, mean-pooled as
+the released embed_domain_dataset.py pools `hidden_state[k]`):
+
+- logistic regression (max_iter 1000) and k nearest neighbours by euclidean distance (Table 5:
+  k = 5) on the raw embeddings, as `dump_scores` fits them (`embeddings="normalised"` fits them
+  on unit vectors instead: where an embedding's norm carries its class, the two differ);
+- Table 4's "cosine" column, the released `cosine_analysis` (lines 132-185): per augmentation the
+  mean cosine between each original and its view, over every view of that augmentation whose
+  original is in the file, and their mean over the augmentations (`view_cosine`; higher is more
+  invariant, so Table 4 bolds its maximum where the accuracy columns bold their minimum);
+- the cosine nearest-centroid accuracy, a probe of this project's (`cosine_centroid_accuracy`).
+
+`majority_accuracy`, the share of the held-out part's most common class, is the chance level the
+accuracies compare against. Not copied: the released joins (`df.join(other,
+on="idx_within_source")`, lines 135-137, 191 and 195) match a dialogue's `idx_within_source` with
+the other table's row number, not its `idx_within_source`, so an original is compared with, and
+grouped with, the views of another dialogue; here views are paired with their own original by
+`labels.source_id`.
 """
 import collections
 import dataclasses
@@ -32,6 +46,7 @@ from tfdialemb.augment.presets import OPERATIONS
 from tfdialemb.dialogue import Dialogue, read_dialogues
 from tfdialemb.eval import classifier_probes
 from tfdialemb.eval.dialogue_embedding import checked_views
+from tfdialemb.eval.dialogue_metrics import unit_rows
 from tfdialemb.eval.probe_split import DEFAULT_TEST_FRACTION, held_out_split
 from tfdialemb.layers.dialogue_views import hidden_state_name
 
@@ -41,23 +56,26 @@ CLASSES = (NONE,) + tuple(op for op in OPERATIONS if op != "translate")
 also breaks tied neighbour votes."""
 SAMPLINGS = ("released", "all_views")
 THESIS_K = 5
-HIDDEN_STATE_POOLINGS = ("view", "mean")
-"""A hidden layer pooled as the probed view pools the last one, or by mean whatever the view (the
-released embed_domain_dataset.py's `hidden_state[k]`: AveragePooling)."""
+HIDDEN_STATE_POOLINGS = ("mean", "view")
+"""A hidden layer pooled by mean whatever the view (the released embed_domain_dataset.py's
+`hidden_state[k]`: AveragePooling), or as the probed view pools the last one."""
+EMBEDDINGS = ("raw", "normalised")
+"""What logistic regression and k-NN are fitted on: the embeddings as the encoder gives them
+(released `dump_scores`), or L2-normalised."""
 
 EmbedRepresentations = Callable[[Sequence[Dialogue]], Mapping[str, np.ndarray]]
 """Dialogues in, {representation name: float [N, H]} out, one row per dialogue in input order."""
 
 
-def layer_pooling(view: str, hidden_state_pooling: str = "view") -> str:
-    """The pooling of the hidden layers: the probed `view`'s, or "mean"."""
+def layer_pooling(view: str, hidden_state_pooling: str = "mean") -> str:
+    """The pooling of the hidden layers: "mean", or the probed `view`'s."""
     if hidden_state_pooling not in HIDDEN_STATE_POOLINGS:
         raise ValueError(f"hidden_state_pooling must be one of {HIDDEN_STATE_POOLINGS}, got {hidden_state_pooling!r}")
     return view if hidden_state_pooling == "view" else "mean"
 
 
 def representations(views: Mapping[str, np.ndarray], view: str, layers: Sequence[int],
-                    hidden_state_pooling: str = "view") -> Dict[str, np.ndarray]:
+                    hidden_state_pooling: str = "mean") -> Dict[str, np.ndarray]:
     """The probed representations among a DialogueEmbedder's views (built with `hidden_layers`):
     "embedding", the last layer's `view`, and "hidden_state[-k]" per layer -k (the released
     names), pooled per `hidden_state_pooling`."""
@@ -76,11 +94,16 @@ def view_class(dialogue: Dialogue) -> Optional[str]:
 
 @dataclasses.dataclass(frozen=True)
 class AugmentedViews:
-    """The views of the sources that have every class present, grouped by source in file order."""
+    """The usable views of every source, grouped by source in file order, and which sources have
+    a view of every class present (those the probes take part in)."""
     classes: List[str]
     by_source: Dict[str, Dict[str, List[Dialogue]]]
+    complete: List[str]
     left_out: Dict[str, int]
-    incomplete_sources: int
+
+    @property
+    def incomplete_sources(self) -> int:
+        return len(self.by_source) - len(self.complete)
 
 
 def read_views(path: str) -> AugmentedViews:
@@ -99,11 +122,11 @@ def read_views(path: str) -> AugmentedViews:
     if len(classes) < 2:
         raise ValueError(f"{path}: views of {len(classes)} class(es) {classes} among {list(CLASSES)}; the invariance "
                          "probe needs the originals (labels.augmentations = []) and at least one operation's views")
-    complete = {source: views for source, views in by_source.items() if len(views) == len(classes)}
+    complete = [source for source, views in by_source.items() if len(views) == len(classes)]
     if not complete:
         raise ValueError(f"{path}: no source dialogue has a view of every class {classes} (sources by class: "
                          f"{dict(counts)}); write the originals and each operation's view of the same dialogues")
-    return AugmentedViews(classes, complete, dict(left_out), len(by_source) - len(complete))
+    return AugmentedViews(classes, by_source, complete, dict(left_out))
 
 
 def sample_views(views: AugmentedViews, sampling: str, seed: int):
@@ -112,7 +135,8 @@ def sample_views(views: AugmentedViews, sampling: str, seed: int):
         raise ValueError(f"sampling must be one of {SAMPLINGS}, got {sampling!r}")
     rng = np.random.default_rng(seed)
     dialogues, names, sources = [], [], []
-    for source, by_class in views.by_source.items():
+    for source in views.complete:
+        by_class = views.by_source[source]
         if sampling == "released":
             name = views.classes[rng.integers(len(views.classes))]
             chosen = [(name, by_class[name][rng.integers(len(by_class[name]))])]
@@ -125,37 +149,80 @@ def sample_views(views: AugmentedViews, sampling: str, seed: int):
     return dialogues, names, sources
 
 
+def view_pairs(views: AugmentedViews) -> Dict[str, List[tuple]]:
+    """Per augmentation class, (original, view) of every view whose source's original is in the
+    file (the released `cosine_analysis` joins each augmentation's table with the originals')."""
+    pairs: Dict[str, List[tuple]] = {name: [] for name in views.classes if name != NONE}
+    for by_class in views.by_source.values():
+        if NONE in by_class:
+            for name in pairs:
+                pairs[name].extend((by_class[NONE][0], view) for view in by_class.get(name, ()))
+    return pairs
+
+
+def mean_view_cosines(originals: np.ndarray, views: np.ndarray, classes: Sequence[str]) -> Dict[str, float]:
+    """Per class, the mean cosine of each original row with its view row (rows paired, `classes`
+    naming each pair's class), and "mean", their mean over the classes."""
+    cosines = np.sum(unit_rows(originals) * unit_rows(views), axis=1)
+    classes = np.asarray(classes)
+    means = {name: float(cosines[classes == name].mean()) for name in dict.fromkeys(classes.tolist())}
+    return {**means, "mean": float(np.mean(list(means.values())))}
+
+
 def representation_probes(x: np.ndarray, codes: np.ndarray, fit: np.ndarray, test: np.ndarray,
-                          k: int = THESIS_K) -> Dict[str, Any]:
-    """Logistic regression, k-NN and cosine nearest-centroid accuracy of one representation."""
+                          k: int = THESIS_K, embeddings: str = "raw") -> Dict[str, Any]:
+    """Logistic regression and k-NN accuracy (on `embeddings`) and cosine nearest-centroid
+    accuracy of one representation."""
+    if embeddings not in EMBEDDINGS:
+        raise ValueError(f"embeddings must be one of {EMBEDDINGS}, got {embeddings!r}")
     parts = (x[fit], codes[fit], x[test], codes[test])
-    logreg = classifier_probes.logistic_regression(*parts, max_iter=classifier_probes.INVARIANCE_MAX_ITER)
+    normalise = embeddings == "normalised"
+    logreg = classifier_probes.logistic_regression(*parts, max_iter=classifier_probes.INVARIANCE_MAX_ITER,
+                                                   normalise=normalise)
     return {"logreg_accuracy": logreg["accuracy"], "logreg_converged": logreg["converged"],
-            f"{k}nn_accuracy": classifier_probes.knn_accuracy(*parts, k=k),
+            f"{k}nn_accuracy": classifier_probes.knn_accuracy(*parts, k=k, normalise=normalise),
             "cosine_centroid_accuracy": classifier_probes.nearest_centroid_accuracy(*parts)}
 
 
 def evaluate_invariance(path: str, embed: EmbedRepresentations, sampling: str = "released",
                         test_fraction: float = DEFAULT_TEST_FRACTION, seed: int = 0,
-                        k: int = THESIS_K) -> Dict[str, Any]:
-    """{"split", "metrics"} of the augmentation-type probes on every representation; only the
-    views taking part are embedded."""
+                        k: int = THESIS_K, embeddings: str = "raw") -> Dict[str, Any]:
+    """{"split", "metrics"} of the augmentation-type probes and the original-view cosines on
+    every representation; `embed` is called once, on the probed views and the (original, view)
+    pairs, each dialogue once."""
     views = read_views(path)
     dialogues, names, sources = sample_views(views, sampling, seed)
+    pairs = view_pairs(views)
+    rows: Dict[int, int] = {}
+    embedded: List[Dialogue] = []
+    for dialogue in dialogues + [d for pair in pairs.values() for original_view in pair for d in original_view]:
+        if id(dialogue) not in rows:
+            rows[id(dialogue)] = len(embedded)
+            embedded.append(dialogue)
+    probed = np.array([rows[id(d)] for d in dialogues], np.int64)
+    paired = [(rows[id(original)], rows[id(view)], name) for name, pair in pairs.items() for original, view in pair]
     codes = np.array([views.classes.index(name) for name in names], np.int64)
     fit, test = held_out_split(len(dialogues), test_fraction, seed,
                                groups=sources if sampling == "all_views" else None)
-    representations = checked_views(embed(dialogues), len(dialogues))
+    representations = checked_views(embed(embedded), len(embedded))
     held_out = np.bincount(codes[test], minlength=len(views.classes))
+    originals, augmented, pair_classes = (np.array(column) for column in zip(*paired))
+
+    def probes(x: np.ndarray) -> Dict[str, Any]:
+        x = np.asarray(x, np.float64)
+        return {**representation_probes(x[probed], codes, fit, test, k, embeddings),
+                "view_cosine": mean_view_cosines(x[originals], x[augmented], pair_classes)}
+
     return {
         "split": {"sampling": sampling, "test_fraction": test_fraction, "seed": seed},
         "metrics": {
             "classes": {name: int((codes == i).sum()) for i, name in enumerate(views.classes)},
-            "left_out": views.left_out, "sources": len(views.by_source),
+            "left_out": views.left_out, "sources": len(views.complete),
             "incomplete_sources": views.incomplete_sources,
             "fit_views": len(fit), "test_views": len(test),
+            "view_pairs": {name: len(pair) for name, pair in pairs.items()},
+            "embeddings": embeddings,
             "majority_accuracy": float(held_out.max() / len(test)),
-            "representations": {name: representation_probes(x, codes, fit, test, k)
-                                for name, x in representations.items()},
+            "representations": {name: probes(x) for name, x in representations.items()},
         },
     }

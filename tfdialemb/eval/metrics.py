@@ -7,7 +7,10 @@ equal scores the non-relevant ones rank first (then input order), so a model tha
 candidate the same score cannot look good because of the order the candidates were listed in
 (DialogueCSE lists positives first; its reversed `np.argsort` leaves ties to the sort algorithm).
 `rank_of` also ranks optimistically (`--rank_ties=optimistic`), as the triple-encoders' released
-evaluations do, so their published ranks can be reproduced.
+evaluations do, so their published ranks can be reproduced. A NaN score is always a miss
+(`pessimistic_scores`): a relevant candidate scored NaN ranks below every other, a non-relevant
+one above every other, so a diverged model whose scores are all NaN ranks every relevant
+candidate last.
 """
 import warnings
 
@@ -24,14 +27,22 @@ RANK_TIES = Option(
     "descending sort).", choices=(PESSIMISTIC, OPTIMISTIC))
 
 
+def pessimistic_scores(scores: np.ndarray, relevance: np.ndarray) -> np.ndarray:
+    """`scores` as float64 with each NaN replaced by the worst value for the model: -inf for a
+    relevant candidate, +inf for a non-relevant one (any shape, `relevance` alike)."""
+    scores, relevance = np.asarray(scores, np.float64), np.asarray(relevance)
+    return np.where(np.isnan(scores), np.where(relevance == 1, -np.inf, np.inf), scores)
+
+
 def ranked_relevance(scores: np.ndarray, relevance: np.ndarray) -> np.ndarray:
-    """Relevance [n] in rank order: descending score, ties non-relevant first, then input order."""
+    """Relevance [n] in rank order: descending score, ties non-relevant first, then input order;
+    NaN scores as `pessimistic_scores` places them."""
     scores, relevance = np.asarray(scores, np.float64), np.asarray(relevance, np.int64)
     if scores.shape != relevance.shape or scores.ndim != 1:
         raise ValueError(f"scores {scores.shape} and relevance {relevance.shape} must be equal 1-D")
     if not np.isin(relevance, (0, 1)).all():
         raise ValueError("relevance must hold only 0 and 1")
-    return relevance[np.lexsort((relevance, -scores))]
+    return relevance[np.lexsort((relevance, -pessimistic_scores(scores, relevance)))]
 
 
 def _ranked_with_relevant(scores, relevance) -> np.ndarray:
@@ -71,12 +82,12 @@ def rank_of(scores: np.ndarray, index: int, ties: str = PESSIMISTIC) -> int:
     that tie with it (`pessimistic`) or before them (`optimistic`: 1 + the number of higher
     scores, UKPLab/acl2024-triple-encoders
     triple_encoders/TripleEncodersForSequenceModeling.py:_sequence_model_batch and
-    TripleEncodersForSTP.py:evaluate_stp_dataset)."""
-    if check_ties(ties) == OPTIMISTIC:
-        scores = np.asarray(scores, np.float64)
-        return int(np.sum(scores > scores[index])) + 1
+    TripleEncodersForSTP.py:evaluate_stp_dataset). NaN scores rank pessimistically either way."""
     relevance = np.zeros(len(scores), np.int64)
     relevance[index] = 1
+    if check_ties(ties) == OPTIMISTIC:
+        scores = pessimistic_scores(scores, relevance)
+        return int(np.sum(scores > scores[index])) + 1
     return int(np.argmax(ranked_relevance(scores, relevance))) + 1
 
 

@@ -14,13 +14,16 @@ scikit-learn's `ndcg_score`, which computes it here):
   order documents are listed in never matters; a group crossing rank k counts only its
   positions up to k;
 - a query without a relevant document scores 0 and stays in the mean (`empty_target_action="neg"`,
-  the default); `queries_without_relevant` counts them.
+  the default); `queries_without_relevant` counts them;
+- a NaN score is a miss, as everywhere a rank is taken (`tfdialemb.eval.metrics.pessimistic_scores`):
+  a relevant document scored NaN ranks below every scored one, a non-relevant one above.
 """
 from typing import Dict
 
 import numpy as np
 from sklearn.metrics import ndcg_score
 
+from tfdialemb.eval.metrics import pessimistic_scores
 from tfdialemb.similarity import cosine_matrix
 
 THESIS_K = 100
@@ -42,6 +45,10 @@ def _mean_ndcg(scores: np.ndarray, relevance: np.ndarray, k: int) -> float:
         raise ValueError(f"k must be positive, got {k}")
     if not np.isin(relevance, (0, 1)).all():
         raise ValueError("relevance must hold only 0 and 1")
+    scores = pessimistic_scores(scores, relevance)
+    finite = scores[np.isfinite(scores)]
+    # scikit-learn takes finite scores only: the infinities become values just past the finite ones.
+    scores = np.clip(scores, finite.min() - 1.0, finite.max() + 1.0) if finite.size else np.sign(scores)
     return float(ndcg_score(relevance.astype(np.int64), scores, k=k))
 
 

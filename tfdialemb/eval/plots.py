@@ -3,9 +3,10 @@
 Figures are drawn on matplotlib `Figure` objects with the Agg canvas, never through pyplot, so no
 global backend is switched and nothing needs a display; files are written atomically.
 """
-from typing import Hashable, Mapping, Optional, Sequence
+from typing import Hashable, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
+from matplotlib import colormaps
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from sklearn.decomposition import PCA
@@ -16,6 +17,11 @@ from tfdialemb.files import atomic_open
 
 PROJECTIONS = ("pca", "tsne")
 TSNE_PERPLEXITY = 30.0
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+"""With tab20's 20 colours, 160 distinct (colour, marker) styles: every label of a corpus such as
+chatterbot's 21 categories or banking77's 77 intents keeps its own."""
+LEGEND_ROWS = 25
+"""Legend entries per column; the legend sits right of the axes, never over the points."""
 
 
 def projection_2d(embeddings: np.ndarray, method: str = "pca", seed: int = 0) -> np.ndarray:
@@ -44,9 +50,17 @@ def _save_png(figure: Figure, path: str) -> None:
         figure.savefig(f, format="png", bbox_inches="tight")
 
 
-def plot_projection(embeddings: np.ndarray, labels: Sequence[Hashable], path: str,
-                    title: str = "", method: str = "pca", seed: int = 0) -> None:
-    """Scatter of the 2-D projection, one colour per label, written as a PNG to `path`."""
+def label_styles(count: int) -> List[Tuple[Tuple[float, ...], str]]:
+    """(colour, marker) for `count` labels: the 20 colours of tab20 with the first marker, then
+    with the next, ...; distinct for up to 160 labels, then repeating."""
+    colours = colormaps["tab20"].colors
+    return [(colours[i % len(colours)], MARKERS[(i // len(colours)) % len(MARKERS)]) for i in range(count)]
+
+
+def projection_figure(embeddings: np.ndarray, labels: Sequence[Hashable], title: str = "", method: str = "pca",
+                      seed: int = 0) -> Figure:
+    """Scatter of the 2-D projection, a colour and marker per label (`label_styles`), the legend
+    outside the axes on the right."""
     codes = label_codes(labels)
     if len(codes) != len(embeddings):
         raise ValueError(f"{len(embeddings)} embeddings but {len(codes)} labels")
@@ -54,13 +68,19 @@ def plot_projection(embeddings: np.ndarray, labels: Sequence[Hashable], path: st
     names = list(dict.fromkeys(labels))
     figure = Figure(figsize=(6, 5))
     axes = figure.add_subplot()
-    for code, name in enumerate(names):
+    for code, (name, (colour, marker)) in enumerate(zip(names, label_styles(len(names)))):
         mine = codes == code
-        axes.scatter(points[mine, 0], points[mine, 1], s=8, label=str(name))
+        axes.scatter(points[mine, 0], points[mine, 1], s=10, color=colour, marker=marker, label=str(name))
     axes.set_title(title or f"{method.upper()} projection")
-    if len(names) <= 20:
-        axes.legend(fontsize="small", markerscale=2)
-    _save_png(figure, path)
+    axes.legend(fontsize="small", markerscale=1.5, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0,
+                ncol=-(-len(names) // LEGEND_ROWS))
+    return figure
+
+
+def plot_projection(embeddings: np.ndarray, labels: Sequence[Hashable], path: str,
+                    title: str = "", method: str = "pca", seed: int = 0) -> None:
+    """`projection_figure` written as a PNG to `path` (widened to hold the legend)."""
+    _save_png(projection_figure(embeddings, labels, title, method, seed), path)
 
 
 def _checked_points(points: Sequence[Mapping], keys: Sequence[str], what: str) -> None:

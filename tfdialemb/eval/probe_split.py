@@ -51,17 +51,19 @@ class ProbeParts:
 
 def probe_parts(vectors: np.ndarray, labels: Sequence[Hashable], fit_vectors: Optional[np.ndarray] = None,
                 fit_labels: Optional[Sequence[Hashable]] = None, test_fraction: float = DEFAULT_TEST_FRACTION,
-                seed: int = 0, fit_description: Optional[Dict[str, Any]] = None) -> ProbeParts:
+                seed: int = 0, fit_description: Optional[Dict[str, Any]] = None,
+                groups: Optional[Sequence[Hashable]] = None) -> ProbeParts:
     """The evaluated rows held out against a fit file's rows (`fit_vectors`, the released fixed
     splits; `fit_description` says which file), or a seeded held-out fraction of them against
-    the rest."""
+    the rest, each of `groups` (when given) wholly on one side."""
     vectors = np.asarray(vectors)
     if fit_vectors is not None:
         return ProbeParts(np.asarray(fit_vectors), list(fit_labels), vectors, list(labels),
                           {"fixed": True, **(fit_description or {})})
-    fit, test = held_out_split(len(vectors), test_fraction, seed)
+    fit, test = held_out_split(len(vectors), test_fraction, seed, groups)
     return ProbeParts(vectors[fit], [labels[i] for i in fit], vectors[test], [labels[i] for i in test],
-                      {"fixed": False, "test_fraction": test_fraction, "seed": seed})
+                      {"fixed": False, "test_fraction": test_fraction, "seed": seed,
+                       **({"by_group": True} if groups is not None else {})})
 
 
 def split_codes(fit_labels: Sequence[Hashable], test_labels: Sequence[Hashable]) -> Tuple[np.ndarray, np.ndarray]:

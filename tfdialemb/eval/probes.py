@@ -9,8 +9,10 @@ embeddings of a fitted part (the corpus' train split) and a held-out part (its t
   held-out part (`classifier_probes.logistic_regression`);
 - categorization: `KMeans(n_classes, random_state=0, n_init=10)` fitted on the fitted part and
   applied to the held-out part (clusterization.py), purity (Σ over clusters of the majority
-  class count / N, `dialogue_metrics.purity`) and V-measure; `purity_fit` is the fitted part's
-  own (released `cluster_purity_train`);
+  class count / N, `dialogue_metrics.purity`) and V-measure (β = 1; the released
+  `v_measure_score(pred, true, n_classes)`, clusterization.py:44, passes the number of classes
+  where torchmetrics takes β, weighting completeness n_classes times homogeneity — not copied);
+  `purity_fit` is the fitted part's own (released `cluster_purity_train`);
 - retrieval: each held-out dialogue queries the fitted ones by cosine, same label relevant,
   nDCG@k (`ndcg.retrieval_ndcg`).
 

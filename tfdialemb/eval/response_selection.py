@@ -1,35 +1,40 @@
 r"""Multi-turn response selection (FGC Sec. 5): rank each context's candidates by the model's score.
 
 The set is an Ubuntu V1 / Douban test file in its released text form (`label \t u_1 ... \t
-response`, read by the `ubuntu` converter) or the canonical JSONL the converters write; consecutive
-lines with the same `labels.context_id` form one block (Ubuntu: 10 candidates, one positive;
-Douban: 10 candidates, human labels, so several positives or none). Metrics per block, averaged
-over blocks, as taesunwhang/UMS-ResSel models/utils/scorer.py computes them (the scorer of SMN and
-of the BERT-DPT/UMS baselines FGC compares with):
+response`, cut into blocks of `block_size` lines by position and checked as the converters do,
+`tfdialemb.converters.response_selection`) or the canonical JSONL the converters write, where
+consecutive lines with the same `labels.context_id` form one block (Ubuntu: 10 candidates, one
+positive; Douban: 10 candidates, human labels, so several positives or none). A block of a single
+candidate has nothing to rank it against and is refused. Metrics per block, averaged over blocks,
+as taesunwhang/UMS-ResSel models/utils/scorer.py computes them (the scorer of SMN and of the
+BERT-DPT/UMS baselines FGC compares with):
   - r10@k: the share of the block's positives ranked in the top k (one positive: 1[rank ≤ k]);
   - r2@1: the same at k = 1 among the block's first two candidates (Ubuntu lists the positive
     first, so this is its one positive against the first negative); blocks whose first two
     candidates hold no positive, or no negative, are left out of it;
   - map, mrr, p@1: average precision, reciprocal rank of the first positive, a positive on top.
 Blocks without a positive have no defined value: left out by default, as UMS-ResSel does, and
-counted in the report (`empty_blocks`); `keep_empty_blocks` counts each as 0 for every metric.
-Ties rank pessimistically (`tfdialemb.eval.metrics`); UMS-ResSel's stable sort keeps file order,
-which lets a model that scores every candidate alike look perfect on Ubuntu.
+counted in the report (`empty_blocks`); `keep_empty_blocks` counts each as 0 for every metric. The
+report says how many blocks were scored of how many were read (`scored_blocks`, `blocks`) and how
+many candidates they held (`block_sizes`). Ties rank pessimistically and a NaN score is a miss
+(`tfdialemb.eval.metrics`); UMS-ResSel's stable sort keeps file order, which lets a model that
+scores every candidate alike look perfect on Ubuntu.
 
 `evaluate_pair_similarity` is FGC's Table 7 analysis: the instance-level similarity, the mean
 cosine between the representations of pairs that share a context (every two candidates of a
 block), and the category-level similarity, the mean cosine between every positive pair and every
 negative pair of the set.
 """
+import collections
 import dataclasses
-from typing import Callable, Dict, List, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from tfdialemb.converters.response_selection import convert_response_selection
+from tfdialemb.converters.response_selection import BLOCK_SIZE, convert_response_selection
 from tfdialemb.dialogue import DialogueFormatError
 from tfdialemb.eval import metrics
-from tfdialemb.eval.inputs import read_eval_records
+from tfdialemb.eval.inputs import is_jsonl, read_eval_records
 
 RECALL_AT = (1, 2, 5)
 Score = Callable[[Sequence[Sequence[str]], Sequence[str]], np.ndarray]
@@ -45,19 +50,29 @@ class Block:
     labels: Tuple[int, ...]
 
 
-def read_blocks(path: str) -> List[Block]:
-    """The candidate blocks of a response-selection set, in file order."""
+def read_blocks(path: str, block_size: Optional[int] = None) -> List[Block]:
+    """The candidate blocks of a response-selection set, in file order; a released text file is cut
+    into blocks of `block_size` lines (default BLOCK_SIZE's 10), a JSONL one by `context_id`."""
+    if is_jsonl(path) and block_size is not None:
+        raise ValueError(f"{path}: a converted file records its blocks in labels.context_id; --block_size "
+                         "applies to a released text file")
+    size = BLOCK_SIZE.default if block_size is None else block_size
     blocks: List[Block] = []
-    current = None
-    for line, record in read_eval_records(path, convert_response_selection):
+    current, seen, first_lines = None, set(), []
+    for line, record in read_eval_records(path, lambda source, errors: convert_response_selection(source, errors, size)):
         labels = record.labels
         if labels.get("label") not in (0, 1) or "context_id" not in labels or len(record.turns) < 2:
             raise DialogueFormatError(path, line, "a response-selection record has context turns, the "
                                       "candidate as its last turn and labels `label` (0/1) and `context_id`")
         context = tuple(t.text for t in record.turns[:-1])
         if current is None or current[0] != labels["context_id"]:
+            if labels["context_id"] in seen:
+                raise DialogueFormatError(path, line, f"context_id {labels['context_id']} was used by an "
+                                          "earlier block; a block's lines are consecutive")
+            seen.add(labels["context_id"])
             current = (labels["context_id"], context, [], [])
             blocks.append(current)
+            first_lines.append(line)
         elif current[1] != context:
             raise DialogueFormatError(path, line, f"context_id {labels['context_id']} names another context "
                                       "than the lines before it")
@@ -65,6 +80,12 @@ def read_blocks(path: str) -> List[Block]:
         current[3].append(labels["label"])
     if not blocks:
         raise ValueError(f"{path}: no candidate block")
+    single = [f"line {line}" for line, block in zip(first_lines, blocks) if len(block[2]) < 2]
+    if single:
+        raise ValueError(f"{path}: {len(single)} of {len(blocks)} blocks hold a single candidate "
+                         f"({', '.join(single[:5])}{', ...' if len(single) > 5 else ''}), which has nothing to be "
+                         "ranked against; response selection needs at least 2 candidates per context (the "
+                         "released test files have 10)")
     return [Block(context, tuple(candidates), tuple(block_labels))
             for _, context, candidates, block_labels in blocks]
 
@@ -77,10 +98,11 @@ def block_metrics(scores: np.ndarray, labels: np.ndarray) -> Dict[str, float]:
     return values
 
 
-def evaluate_response_selection(path: str, score: Score, keep_empty_blocks: bool = False) -> Dict[str, object]:
-    """{metric: mean over blocks, "blocks", "empty_blocks", "r2_blocks"} on the set at `path`;
-    r2@1 is None when no block qualifies for it."""
-    blocks = read_blocks(path)
+def evaluate_response_selection(path: str, score: Score, keep_empty_blocks: bool = False,
+                                block_size: Optional[int] = None) -> Dict[str, object]:
+    """{metric: mean over blocks, "blocks", "scored_blocks", "empty_blocks", "block_sizes",
+    "r2_blocks"} on the set at `path` (`read_blocks`); r2@1 is None when no block qualifies for it."""
+    blocks = read_blocks(path, block_size)
     contexts = [list(b.context) for b in blocks for _ in b.candidates]
     responses = [c for b in blocks for c in b.candidates]
     scores = np.asarray(score(contexts, responses), np.float64)
@@ -109,15 +131,22 @@ def evaluate_response_selection(path: str, score: Score, keep_empty_blocks: bool
                          "them as 0)")
     report: Dict[str, object] = {name: float(np.mean(values)) for name, values in totals.items()}
     report["r2@1"] = float(np.mean(pairwise)) if pairwise else None
-    report.update(blocks=len(blocks), empty_blocks=empty, empty_blocks_kept=keep_empty_blocks,
+    report.update(blocks=len(blocks), scored_blocks=len(blocks) - (0 if keep_empty_blocks else empty),
+                  empty_blocks=empty, empty_blocks_kept=keep_empty_blocks, block_sizes=_sizes(blocks),
                   r2_blocks=len(pairwise))
     return report
 
 
-def evaluate_pair_similarity(path: str, represent: Represent) -> Dict[str, object]:
-    """{view: {"ins_similarity", "cat_similarity"}} of the pairs of the set at `path` (FGC Table 7),
-    with the pair counts they average over."""
-    blocks = read_blocks(path)
+def _sizes(blocks: Sequence[Block]) -> Dict[str, int]:
+    """{candidates per block: how many blocks}, smallest first (JSON keys are strings)."""
+    counts = collections.Counter(len(block.candidates) for block in blocks)
+    return {str(size): counts[size] for size in sorted(counts)}
+
+
+def evaluate_pair_similarity(path: str, represent: Represent, block_size: Optional[int] = None) -> Dict[str, object]:
+    """{view: {"ins_similarity", "cat_similarity"}} of the pairs of the set at `path` (FGC Table 7,
+    `read_blocks`), with the pair counts they average over."""
+    blocks = read_blocks(path, block_size)
     contexts = [list(b.context) for b in blocks for _ in b.candidates]
     responses = [c for b in blocks for c in b.candidates]
     labels = np.array([label for b in blocks for label in b.labels])

@@ -5,6 +5,8 @@ the "dialoguecse_sr" converter of `tfdialemb.converters`) or its canonical JSONL
 turn holding the text, labels `positive_ids` and `negative_ids`). A line with both lists empty is
 a candidate only. A line with exactly one empty list is skipped and counted: the released
 evaluator's `check_rank_matrix` needs a relevant and a non-relevant candidate in every ranking.
+A query listed among its own candidates is refused. Ties rank pessimistically and a NaN score is a
+miss (`tfdialemb.eval.metrics`).
 
 For each query the candidates are its positives followed by its negatives, scored by the cosine
 of their embeddings with the query's; every distinct text is embedded once, since the released
@@ -52,6 +54,9 @@ def _candidate_ids(path: str, line: int, record: Dialogue) -> Tuple[List[str], L
     both = sorted(set(positives) & set(negatives))
     if both:
         raise DialogueFormatError(path, line, f"ids both positive and negative: {both}")
+    if record.id in positives or record.id in negatives:
+        raise DialogueFormatError(path, line, f"query {record.id!r} lists itself as a candidate; its candidates "
+                                  "are other lines of the file (a query retrieving itself would rank first)")
     return positives, negatives
 
 
@@ -79,11 +84,17 @@ def read_queries(path: str) -> Tuple[List[RetrievalQuery], int]:
     return queries, skipped
 
 
-def evaluate_semantic_retrieval(path: str, embed: Embed) -> Dict[str, float]:
-    """MAP, MRR, P@{1,2,5,10} and R@{10,20,50} (means over queries), with the query counts."""
+def read_ranked_queries(path: str) -> Tuple[List[RetrievalQuery], int]:
+    """`read_queries`, refusing a set without a query that has both kinds of candidate."""
     queries, skipped = read_queries(path)
     if not queries:
         raise ValueError(f"{path}: no query has both positive and negative candidates")
+    return queries, skipped
+
+
+def evaluate_semantic_retrieval(path: str, embed: Embed) -> Dict[str, float]:
+    """MAP, MRR, P@{1,2,5,10} and R@{10,20,50} (means over queries), with the query counts."""
+    queries, skipped = read_ranked_queries(path)
     vectors = embed_distinct(
         embed, (text for q in queries for text in (q.text, *q.positives, *q.negatives)))
     rankings = []

@@ -46,19 +46,23 @@ def evaluate_sequence_modeling(path: str, encode: Encode, mode: str = "c3l",
                                speaker_tokens: bool = True,
                                merge_turns: bool = False,
                                ties: str = metrics.PESSIMISTIC) -> Dict[str, float]:
-    """{"avg_rank", "avg_rank_h{h}", "candidates_h{h}"} of the canonical dialogue file `path`,
-    consecutive turns of one speaker merged first with `merge_turns` (as the model's training
-    build did), ties ranked as `ties` says (metrics.rank_of); history lengths that no dialogue
-    exceeds are left out."""
+    """{"avg_rank", "avg_rank_h{h}", "candidates_h{h}", "single_candidate_lengths"} of the
+    canonical dialogue file `path`, consecutive turns of one speaker merged first with
+    `merge_turns` (as the model's training build did), ties ranked as `ties` says
+    (metrics.rank_of); history lengths that no dialogue exceeds are left out, and so are those
+    only one dialogue exceeds (its next utterance would rank first among itself alone), counted in
+    `single_candidate_lengths`."""
     k_last_rows = check_mode(mode, k_last_rows)
     metrics.check_ties(ties)
     lengths = _history_lengths(history_lengths, mode)
     read = read_dialogues(path)
     dialogues = [[turn.text for turn in dialogue.turns]
                  for dialogue in (map(merge_consecutive_turns, read) if merge_turns else read)]
-    depths = [h for h in lengths if any(len(turns) > h for turns in dialogues)]
+    reached = {h: sum(len(turns) > h for turns in dialogues) for h in lengths}
+    depths = [h for h in lengths if reached[h] > 1]
     if not depths:
-        raise ValueError(f"{path}: no dialogue has more than {lengths[0]} turns")
+        raise ValueError(f"{path}: no two dialogues have more than {lengths[0]} turns; the next utterance "
+                         "ranks among those of the other dialogues at the same history length")
     deepest = depths[-1]
 
     def scored_prefix(turns: List[str]) -> List[str]:
@@ -86,4 +90,5 @@ def evaluate_sequence_modeling(path: str, encode: Encode, mode: str = "c3l",
         results[f"avg_rank_h{h}"] = float(np.mean(ranks[h]))
         results[f"candidates_h{h}"] = len(pools[h])
     results["avg_rank"] = float(np.mean([results[f"avg_rank_h{h}"] for h in depths]))
+    results["single_candidate_lengths"] = sum(reached[h] == 1 for h in lengths)
     return results

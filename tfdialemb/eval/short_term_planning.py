@@ -9,7 +9,8 @@ The set is JSONL, one record per (dialogue, h, g):
 "unrecorded" in sets written before it was recorded). The true candidate is ranked among itself
 and the distractors; a distractor whose text equals the true candidate would tie with it by
 construction and is dropped (counted in `dropped_distractors`), except under the released
-scorer, which scores the released candidate matrix, every distractor kept.
+scorer, which scores the released candidate matrix, every distractor kept. A record left with no
+distractor has nothing to be ranked against and is refused.
 
 Scores, with speaker tokens by distance to the goal (speaker_token; UKPLab/acl2024-triple-encoders
 triple_encoders/TripleEncodersForSTP.py:evaluate_stp_dataset):
@@ -188,6 +189,9 @@ def evaluate_short_term_planning(path: str, encode: Encode, mode: str = "c3l",
                                           for text in (*history, *candidates, goal)))
         for record, (history, candidates, goal) in zip(chunk, texts):
             dropped += len(record.distractors) + 1 - len(candidates)
+            if len(candidates) < 2:
+                raise ValueError(f"{path}: record {record.id!r} has no distractor but copies of its candidate, "
+                                 "so nothing to rank it against")
             sources.add(record.distractor_source)
             before = np.stack([vectors[text] for text in candidates]).astype(np.float64)
             goal_vector = vectors[goal].astype(np.float64)

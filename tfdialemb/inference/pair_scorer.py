@@ -4,7 +4,8 @@ Tokenization, [EOT] insertion and truncation are the training pipeline's (`PairL
 turns and responses bounded like the build's), inside one traced graph shared with the exported
 scorer (`tfdialemb.serving.selection`).
 """
-from typing import Callable, Dict, Optional, Sequence
+import os
+from typing import Callable, Dict, Optional, Sequence, Union
 
 import numpy as np
 import tensorflow as tf
@@ -36,6 +37,16 @@ class PairScorer(tf.Module):
         self.layout = PairLayout.of(tokenizer, self.max_length, layout)
         self._score_function = TraceWhenWorthIt(self.score_batch)
         self._represent_function = TraceWhenWorthIt(self.represent_batch)
+
+    @classmethod
+    def load(cls, path: Union[str, os.PathLike], max_length: Optional[int] = None) -> "PairScorer":
+        """From the directory of a trained cross-encoder (`--method=fgc`), its head included, with
+        its recorded pair layout and max length (`max_length` overrides the record, with a warning)."""
+        from tfdialemb.model_dir import ModelSource  # pylint: disable=import-outside-toplevel
+
+        source = ModelSource(path)
+        settings = source.settings("selection", {"max_length": max_length})
+        return cls.from_settings(source.trained.model, source.trained.tokenizer, settings)
 
     @classmethod
     def from_settings(cls, model, tokenizer: BertTokenizer, settings) -> "PairScorer":

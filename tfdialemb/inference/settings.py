@@ -43,6 +43,8 @@ FGC_INPUT = Option("fgc_input", "paper", "Pair layout of a cross-encoder: paper 
                    "context turn) or ums (also after the response, taesunwhang/UMS-ResSel).",
                    choices=("paper", "ums"))
 CURVED = Option("curved", "c3l", "A C3L triple-encoder or a CCL bi-encoder.", choices=("c3l", "ccl"))
+NORMALIZE = Option("normalize", False, "Scale every embedding to unit L2 norm (sentence-transformers' "
+                   "Normalize), so a dot product is a cosine.")
 CONTEXT = Option("context", 3, "Utterances before a response that a context-response model encodes, "
                  "each on its own (the augmentation thesis, appendix 1.1: 3).", lower_bound=1)
 

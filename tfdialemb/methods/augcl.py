@@ -9,7 +9,7 @@ the other dialogues of the batch are the negatives (`tfdialemb.losses.augmentati
 The input layout is recorded as the `dialogue` inference settings, so `DialogueEmbedder`,
 `evaluate --task=dialogue` and `export --kind=dialogue` feed the encoder what training fed it and
 serve the trained pooling. With `--augment_set`, --train_file is a plain dialogue file whose
-augmentations the run writes first (`python -m tfdialemb.augment`, into the run's data directory,
+augmentations the run writes first (`python -m tfdialemb.augment`, into MODEL_DIR/data-augmented/,
 kept while the input and the augmentation flags stay the same).
 """
 import dataclasses
@@ -31,6 +31,7 @@ from tfdialemb.methods.base import Method
 from tfdialemb.methods.dial2vec import TEMPERATURE
 from tfdialemb.methods.spec import MethodSpec, register_method
 from tfdialemb.options import Option, Switch
+from tfdialemb.training.optimizer import THESIS_RELEASED_ADAMW
 
 EMB_DROPOUT = 0.1
 """bash-scripts/train/train-bert-roberta-retromae.sh `--emb-dropout 0.1` (the code's default is 0)."""
@@ -73,7 +74,7 @@ class AugclModel(Method):
         return losses, {}
 
 
-LOSS = Option("augcl_loss", "released", "The contrastive loss: released (the default, as the issue asks), "
+LOSS = Option("augcl_loss", "released", "The contrastive loss: released (the default), "
               "mylib/learners/loss.py contrastive_symmetric, CE(S, I) + CE(Sᵀ, I) with S = x yᵀ / τ and x_i, y_i "
               "swapped at random; thesis, Sec. 3.2's -log exp(cos(x, y)) / Σ_z exp(cos(x, z)), one direction, "
               "no temperature.", choices=VARIANTS)
@@ -92,19 +93,27 @@ GATHER_NEGATIVES = Option("gather_negatives", True, "In-batch negatives from eve
                           "released per-GPU batches.")
 ON_THE_FLY = Option("on_the_fly", True, "Mix the on-the-fly transforms (halves, response selection, span "
                     "matching) with the precomputed views, one generator drawn per example (the '-m' sets "
-                    "of thesis Table 1; false: precomputed views only).")
+                    "of thesis Table 1; false: precomputed views only). Unset with --augment_set: that set's "
+                    "'-m' mark.")
 PAIR = Option("pair", "orig_aug", "Precomputed positives: (dialogue, view) or (view, view); aug_aug "
               "takes two distinct views, or the dialogue and its view where it has one.", choices=PAIRS)
+DROP_LONG = Option("drop_long_dialogues", True, "Leave out an example whose original or any view exceeds "
+                   "--max_length tokens as the encoder reads it (thesis Sec. 5.1: the dialogues were filtered by "
+                   "length; released filter_dataset_by_length.py, 512) instead of cutting it.")
 AUGMENT_SET = Option("augment_set", None, "Augment a plain --train_file with this set of thesis Table 1 "
                      "first (the models it needs as python -m tfdialemb.augment takes them); unset: "
                      "--train_file is an augmented file already (or plain, on-the-fly transforms only).",
                      kind=str, choices=tuple(PRESETS))
 AUGMENT_VIEWS = Option("augment_views", 1, "--augment_set: views per operation and dialogue.", lower_bound=1)
 AUGMENTATION_OPTIONS = (AUGMENT_SET, AUGMENT_VIEWS) + augment_flags.MODEL_OPTIONS + augment_flags.OPTIONS
-RELEASED_OPTIMIZER = {"schedule": "one_cycle", "learning_rate": 1e-5, "warmup_steps": 0, "amsgrad": True,
-                      "no_decay": ("bias",)}
-"""mylib/learners/generic.py `BaseLearnerConfig` (max_lr 1e-5, the scripts keep it) and
-`get_parameter_groups`."""
+RELEASED_OPTIMIZER = {**THESIS_RELEASED_ADAMW, "learning_rate": 1e-5}
+"""The released learner's optimiser at its max_lr 1e-5 (mylib/learners/generic.py
+`BaseLearnerConfig`; the training scripts keep it), its one-cycle over the run's steps. Not
+copied: the released run sized the cycle as len(train) · epochs // batch_size
+(mylib/trainers/encoder/data.py:16) with batch_size the per-GPU 128, while each of its two DDP
+processes stepped through half the data: the run took half the planned steps and ended at about
+0.63 of the peak learning rate instead of at its floor; here the cycle spans the steps the run
+takes at its global batch."""
 
 
 @register_method
@@ -115,7 +124,7 @@ class AugclSpec(MethodSpec):
     paper = "Contrastive learning with dialogue augmentations (thesis, seed 004)"
     builder = "augcl"
     options = (AUGCL_POOLING, LOSS, AUGCL_TEMPERATURE, EMB_DROPOUT_OPTION, GATHER_NEGATIVES, ON_THE_FLY, PAIR,
-               NUM_ROLES, OPTIMIZER) + AUGMENTATION_OPTIONS
+               NUM_ROLES, OPTIMIZER, DROP_LONG) + AUGMENTATION_OPTIONS
     defaults = {"batch_size": 128, "learning_rate": 3e-6, "freeze_layers": -3, "max_length": 512,
                 "weight_decay": 0.01, "lr_schedule": "constant", "num_epochs": 5}
     """Thesis Sec. 5: batch 128, AdamW with weight decay 1e-2, constant learning rate 3e-6, all
@@ -123,8 +132,16 @@ class AugclSpec(MethodSpec):
     offers = ("dialogue", "sentence")
     bench_defaults = {"batch": 8, "dialogues": 500, "max_length": 256, "steps": 5, "warmup": 1}
 
+    def resolve(self, given=None):
+        """The options' values; --on_the_fly, when not given, follows --augment_set's "-m" mark."""
+        params = super().resolve(given)
+        if params["augment_set"] and ON_THE_FLY.name not in (given or {}):
+            params[ON_THE_FLY.name] = get_preset(params["augment_set"]).on_the_fly
+        return params
+
     def builder_params(self, params):
-        return {"max_roles": params["num_roles"], "min_views": 0 if params["on_the_fly"] else 1}
+        return {"max_roles": params["num_roles"], "min_views": 0 if params["on_the_fly"] else 1,
+                "drop_over_length": params["drop_long_dialogues"]}
 
     def make_model(self, encoder, params):
         return AugclModel(encoder, pooling=params["pooling"], loss_variant=params["augcl_loss"],
@@ -142,8 +159,14 @@ class AugclSpec(MethodSpec):
                             f"{str(params['on_the_fly']).lower()}")
         return warnings
 
+    def unused_options(self, params):
+        unused = () if params["augment_set"] else tuple(o.name for o in AUGMENTATION_OPTIONS
+                                                        if o.name != AUGMENT_SET.name)
+        return unused + ((AUGCL_TEMPERATURE.name,) if params["augcl_loss"] == "thesis" else ())
+
     def training_file(self, train_file, data_dir, params, run):
-        """--train_file, or with --augment_set its augmented file, written once into `data_dir`."""
+        """--train_file, or with --augment_set its augmented file, written once beside `data_dir`
+        (DATA_DIR-augmented/)."""
         if not params["augment_set"]:
             return train_file
         # pylint: disable=import-outside-toplevel
@@ -151,7 +174,9 @@ class AugclSpec(MethodSpec):
         from tfdialemb.files import atomic_open
 
         given = {name: params[name] for name in augment_flags.flag_names()}
-        output = os.path.join(data_dir, f"augmented-{params['augment_set']}.jsonl")
+        # Beside the build's directory, which the build creates whole.
+        augmented_dir = f"{data_dir}-augmented"
+        output = os.path.join(augmented_dir, f"augmented-{params['augment_set']}.jsonl")
         wanted = augmentation_plan(train_file, output, params["augment_set"], given, run.seed,
                                    params["augment_views"]).fingerprint()
         record = output + ".flags.json"
@@ -159,7 +184,7 @@ class AugclSpec(MethodSpec):
             with open(record, encoding="utf-8") as f:
                 if json.load(f) == wanted:
                     return output
-        os.makedirs(data_dir, exist_ok=True)
+        os.makedirs(augmented_dir, exist_ok=True)
         augment_to(train_file, output, params["augment_set"], given, seed=run.seed, views=params["augment_views"],
                    overwrite=True)
         with atomic_open(record) as f:

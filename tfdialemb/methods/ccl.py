@@ -154,6 +154,9 @@ class _CurvedSpec(MethodSpec):
         schedule = params["nli_schedule"] if params["nli_file"] else "sum"
         return CurvedContrastiveModel(encoder, variant=self.name, nli_schedule=schedule)
 
+    def unused_options(self, params):
+        return () if params["nli_file"] else (NLI_SCHEDULE.name, NLI_LABELS.name)
+
     def auxiliary(self, params, run):
         if not params["nli_file"]:
             return None

@@ -26,6 +26,7 @@ from tfdialemb.methods.base import Method
 from tfdialemb.methods.mge import NEGATIVES
 from tfdialemb.methods.spec import MethodSpec, default_bench_sequences, register_method
 from tfdialemb.options import Option, Switch
+from tfdialemb.ranking_metrics import top_k_hits
 
 LOSS_VARIANTS = ("paper", "released")
 
@@ -86,9 +87,17 @@ class Dial2vecModel(Method):
             role_masks(batch["samples_role_ids"][:, 0], batch["samples_mask"][:, 0], self.num_roles) > 0,
             axis=-1)
         losses = interlocutor_nt_xent(similarities, self.temperature, present, self.loss_variant)
-        positive_first = tf.equal(tf.argmax(similarities, axis=1), 0)
-        accuracy = tf.cast(tf.reduce_all(positive_first | ~present, axis=-1), tf.float32)
-        return losses, {"accuracy": accuracy}
+        # The positive ranked first among the samples (ties and NaN count against it), per
+        # interlocutor present: for every one of them (a harsh measure: a dialogue counts only when
+        # all its interlocutors get it), and as the share of them.
+        per_role_scores = tf.reshape(tf.transpose(similarities, [0, 2, 1]), [-1, samples])
+        positive_first = tf.reshape(
+            top_k_hits(per_role_scores, tf.zeros(tf.shape(per_role_scores)[:1], tf.int32), 1) > 0,
+            [-1, self.num_roles])
+        every_role = tf.cast(tf.reduce_all(positive_first | ~present, axis=-1), tf.float32)
+        per_role = (tf.reduce_sum(tf.cast(positive_first & present, tf.float32), axis=-1)
+                    / tf.maximum(tf.reduce_sum(tf.cast(present, tf.float32), axis=-1), 1.0))
+        return losses, {"positive_first_every_role": every_role, "positive_first_per_role": per_role}
 
     def embed_all(self, ids, mask, turn_ids, role_ids, training=None) -> Dict[str, tf.Tensor]:
         """Every embedding of `dialogue_embeddings` for packed dialogues [N, T]."""

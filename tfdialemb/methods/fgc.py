@@ -306,6 +306,15 @@ class FgcSpec(MethodSpec):
             reduction=params["fgc_reduction"], cvc_similarity=params["cvc_similarity"],
             ivc_anchors=params["ivc_anchors"], select_on_augmented=params["select_on_augmented"])
 
+    def unused_options(self, params):
+        ivc, cvc = (params["contrast_weight"] * params[name] for name in ("ivc_weight", "cvc_weight"))
+        unused = [] if ivc else [IVC_ANCHORS.name]
+        unused += [] if cvc else [CVC_SIMILARITY.name]
+        unused += [] if ivc or cvc else [FGC_TEMPERATURE.name, REDUCTION.name]
+        if not augmented_views_used(ivc, cvc, params["select_on_augmented"]):
+            unused += [AUG_STRENGTH.name, AUG_AT_LEAST_ONE.name, SYNONYMS.name]
+        return tuple(unused)
+
     def inference_settings(self, params):
         return {"selection": {"fgc_input": params["fgc_input"]}}
 

@@ -23,6 +23,7 @@ from tfdialemb.losses.candidate_nt_xent import candidate_nt_xent
 from tfdialemb.methods.base import Method, leading_candidates
 from tfdialemb.methods.spec import MethodSpec, default_bench_sequences, register_method
 from tfdialemb.options import Option, Switch
+from tfdialemb.ranking_metrics import top_k_hits
 
 VARIANTS = ("paper", "released")
 CONTEXT_SPLITS = ("per_side", "nearest")
@@ -123,7 +124,7 @@ class MatchingGuidedEmbeddingModel(Method):
             self.encoder.encode_rows(context, context_mask, training), context_mask, turn_mask,
             self.encoder.encode_rows(candidates, candidates_mask, training), candidates_mask)
         losses = candidate_nt_xent(logits, positive_index=0, variant=self.variant)
-        accuracy = tf.cast(tf.equal(tf.argmax(logits, axis=-1), 0), tf.float32)
+        accuracy = top_k_hits(logits, tf.zeros(tf.shape(logits)[:1], tf.int32), 1)
         return losses, {"accuracy": accuracy}
 
 
@@ -131,7 +132,7 @@ DIALOGUE_CSE_DEFAULTS = {"batch_size": 20, "learning_rate": 5e-5, "freeze_layers
 """DialogueCSE Sec. 4.2: batch 20, learning rate 5e-5, the bottom 6 layers frozen, 50 tokens."""
 TURNS = Option("turns", 3, "Context utterances around the response (DialogueCSE Sec. 4.2: 3; "
                "--context_split says on which sides).", lower_bound=1)
-CONTEXT_SPLIT = Option("context_split", "per_side", "mge: per_side, --turns preceding and --turns following "
+CONTEXT_SPLIT = Option("context_split", "per_side", "Which context utterances: per_side, --turns preceding and --turns following "
                        "utterances (the authors' config_bert.py round_num=3, bidirectional=1); nearest, the "
                        "--turns nearest ones, ⌈N/2⌉ before and ⌊N/2⌋ after.", choices=CONTEXT_SPLITS)
 NEGATIVES = Option("negatives", 9, "Negatives per positive, sampled from other dialogues "
@@ -167,6 +168,9 @@ class MgeSpec(MethodSpec):
             raise ValueError(f"{', '.join('--' + name for name in unused)} do(es) not apply to "
                              f"--{VARIANT.name}=released (×0.1 logit scaling, Σ(1+α)R̂ over the turns); drop it")
         return params
+
+    def unused_options(self, params):
+        return (TEMPERATURE.name, AGGREGATION.name) if params[VARIANT.name] == "released" else ()
 
     def optimizer_settings(self, params):
         """The released optimiser goes with the released scoring (wrapper_bert.py: Adam, lr

@@ -13,6 +13,7 @@ from tfdialemb.data.masking import MASK_PROB, MAX_PREDICTIONS, add_masks
 from tfdialemb.methods.base import Method
 from tfdialemb.methods.spec import MethodSpec, register_method
 from tfdialemb.options import Option
+from tfdialemb.ranking_metrics import top_k_hits
 from tfdialemb.text import BERT_SPECIAL_TOKENS
 
 
@@ -66,7 +67,8 @@ def masked_lm_losses(logits: tf.Tensor, batch: Dict[str, tf.Tensor]) -> Tuple[tf
     weights = tf.cast(batch["masked_lm_weights"], tf.float32)
     cross_entropy = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)
     count = tf.maximum(tf.reduce_sum(weights, axis=1), 1.0)
-    correct = tf.cast(tf.equal(tf.argmax(logits, axis=-1, output_type=labels.dtype), labels), tf.float32)
+    correct = tf.reshape(top_k_hits(tf.reshape(logits, [-1, tf.shape(logits)[-1]]), tf.reshape(labels, [-1]), 1),
+                         tf.shape(labels))
     return tf.reduce_sum(cross_entropy * weights, axis=1) / count, tf.reduce_sum(correct * weights, axis=1) / count
 
 

@@ -27,6 +27,7 @@ from tfdialemb.layers.masked_lm_head import load_masked_lm_head
 from tfdialemb.methods.mlm import MASK_PROB_OPTION, MAX_PREDICTIONS_OPTION, MaskedLanguageModel, masked_lm_losses
 from tfdialemb.methods.spec import MethodSpec, register_method
 from tfdialemb.options import Option
+from tfdialemb.ranking_metrics import top_k_hits
 from tfdialemb.text import BERT_SPECIAL_TOKENS
 from tfdialemb.text.pair_packing import PairLayout
 
@@ -53,7 +54,7 @@ class PostTrainingModel(MaskedLanguageModel):
         logits = self.next_sentence(tf.cast(outputs["pooled_output"], tf.float32))
         labels = tf.cast(batch["next_sentence_labels"], tf.int32)
         next_sentence = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)
-        correct = tf.cast(tf.equal(tf.argmax(logits, axis=-1, output_type=tf.int32), labels), tf.float32)
+        correct = top_k_hits(logits, labels, 1)
         return masked_lm + next_sentence, {
             "masked_lm_loss": masked_lm, "masked_lm_accuracy": masked_accuracy,
             "next_sentence_loss": next_sentence, "next_sentence_accuracy": correct}

@@ -39,6 +39,7 @@ from tfdialemb.losses.candidate_nt_xent import candidate_nt_xent
 from tfdialemb.methods.base import Method, leading_candidates
 from tfdialemb.methods.mge import DIALOGUE_CSE_DEFAULTS, NEGATIVES, TEMPERATURE, TURNS
 from tfdialemb.methods.spec import MethodSpec, register_method
+from tfdialemb.ranking_metrics import top_k_hits
 
 VARIANTS = ("single", "multi")
 CONTEXT_FEATURE = {"single": "previous", "multi": "context"}
@@ -93,7 +94,7 @@ class SiameseModel(Method):
         logits = self.logits(context, masked_mean(tf.cast(candidate_states, tf.float32),
                                                   candidates_mask))
         losses = candidate_nt_xent(logits, positive_index=0)
-        accuracy = tf.cast(tf.equal(tf.argmax(logits, axis=-1), 0), tf.float32)
+        accuracy = top_k_hits(logits, tf.zeros(tf.shape(logits)[:1], tf.int32), 1)
         return losses, {"accuracy": accuracy}
 
 

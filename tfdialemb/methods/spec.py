@@ -9,7 +9,7 @@ A spec says everything the commands need to know about a method, so `train`, `ev
   - `defaults`: the paper's values of the shared training flags (batch size, learning rate, ...);
   - `make_model(encoder, params)`: the trainable `Method`, heads included;
   - `training_file`, `build_options`, `encoder_options`, `batches`, `auxiliary`, `after_build`,
-    `check`: the optional hooks of the shared training run;
+    `check`, `unused_options`: the optional hooks of the shared training run;
   - `offers` and `inference_settings`: what the trained model serves (`sentence`, `dialogue`,
     `triple` embeddings or scores, `selection` scores) and the choices inference must repeat from training; these are
     recorded in the model directory (`tfdialemb.model_dir`) so evaluation and export read them.
@@ -112,6 +112,12 @@ class MethodSpec:
         released variant's own schedule and clipping); printed with the run's settings."""
         del params
         return {}
+
+    def unused_options(self, params: Params) -> Tuple[str, ...]:
+        """The options that `params` leave without effect (e.g. a released variant's fixed
+        temperature), which the run's header does not show."""
+        del params
+        return ()
 
     def after_build(self, model, params: Params, run: TrainingRun) -> None:
         """Runs once the model exists, before a checkpoint is restored (e.g. loads an MLM head)."""

@@ -10,7 +10,7 @@ import dataclasses
 import math
 import os
 import sys
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from absl import flags
 
@@ -19,13 +19,15 @@ from tfdialemb.inference.settings import MAX_LENGTH, MERGE_TURNS, MIN_TURNS, POO
 from tfdialemb.options import define_all
 
 FLAGS = flags.FLAGS
-VALIDATION_KINDS = {"sr": "sentence", "dsts": "sentence", "dialogue": "dialogue", "sequence_modeling": "triple",
-                    "context_response": "context_response"}
+VALIDATION_KINDS = {"sr": "sentence", "dsts": "sentence", "dialogue": "dialogue", "probes": "dialogue",
+                    "sequence_modeling": "triple", "context_response": "context_response"}
 """Validation task → the inference kind whose recorded settings embed its texts."""
 SELECTION_METRICS = {"sr": ("map", "max"), "dsts": ("spearman", "max"), "dialogue": ("purity", "max"),
-                     "sequence_modeling": ("avg_rank", "min"), "context_response": ("accuracy@5", "max")}
+                     "probes": ("accuracy", "max"), "sequence_modeling": ("avg_rank", "min"),
+                     "context_response": ("accuracy@5", "max")}
 """Validation task → the metric that selects the best weights, and which way is better (the
-triple-encoders paper selects on the validation set's average rank)."""
+triple-encoders paper selects on the validation set's average rank; the augmentation thesis reports
+its domain classification first, and the released learner validates with these probes)."""
 SELECTOR = {"train": "method", "pretrain": "objective"}
 """The flag that names the spec, per command."""
 SELECTOR_DEFAULTS = {"train": None, "pretrain": "mlm"}
@@ -63,23 +65,28 @@ def define_flags(command: str) -> None:
                        lower_bound=0.0)
     flags.DEFINE_integer("freeze_layers", None, "Freeze the embeddings and this many bottom layers "
                          "(0: none; negative: all but the top -N layers, e.g. -3 trains only the "
-                         "last 3 whatever the depth; default: the method's).")
+                         "last 3 whatever the depth; default: the method's, fitted to the encoder's "
+                         "depth when it would leave no layer to train).")
     MAX_LENGTH.define("Tokens per built sequence, special tokens included (default: the method's).")
     MERGE_TURNS.define()
     MIN_TURNS.define()
     POOL_DIALOGUES.define()
     flags.DEFINE_integer("seed", 0, "Seed for data building, shuffling and initialisation.")
     flags.DEFINE_integer("checkpoint_every", 200, "Save a checkpoint every N steps.", lower_bound=1)
-    flags.DEFINE_integer("log_every", 50, "Log scalars every N steps.", lower_bound=1)
+    flags.DEFINE_integer("log_every", 50, "Print the step's loss and metrics, and write them to "
+                         "TensorBoard (MODEL_DIR/train), every N steps.", lower_bound=1)
     flags.DEFINE_integer("num_shards", 4, "Shards when building --train_file (>= number of workers).",
                          lower_bound=1)
     flags.DEFINE_enum("validate_task", "sr", sorted(VALIDATION_KINDS),
                       "Validation task (with --validate_file); dialogue: dial2vec's metrics of the "
                       "dialogue embedding the method serves, labels[--validate_label_key] the domain; "
+                      "probes: the augmentation thesis' domain probes of that embedding (logistic regression "
+                      "accuracy, KMeans purity, nDCG@100), a seeded quarter of the file held out; "
                       "sequence_modeling: triple-encoders' average rank of the next utterance; "
                       "context_response: a context-response model's in-batch accuracy@5 over batches of "
-                      "--batch_size pairs, one per dialogue. The weights "
-                      "that validate best (SELECTION_METRICS) are kept in MODEL_DIR/best.")
+                      "--batch_size pairs, one per dialogue. The weights that validate best (sr: MAP, "
+                      "dsts: Spearman, dialogue: purity, sequence_modeling: the lowest average rank, "
+                      "context_response: accuracy@5) are kept in MODEL_DIR/best.")
     flags.DEFINE_string("validate_label_key", "domain", "Label key of --validate_task=dialogue.")
     flags.DEFINE_string("validate_file", None, "Evaluation set scored every --validate_every steps.")
     flags.DEFINE_integer("validate_every", 0, "Validation interval in steps (0: never).", lower_bound=0)
@@ -123,29 +130,75 @@ def main(command: str) -> int:
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    FLAGS.mixed_precision = precision.resolve(FLAGS.mixed_precision)  # printed and recorded as it runs
-    shown = {**settings, **params, **spec.optimizer_settings(params), "mixed_precision": FLAGS.mixed_precision}
-    if FLAGS.validate_file and FLAGS.validate_every:
-        shown["validate_mixed_precision"] = FLAGS.validate_mixed_precision
-    print(f"{spec.name}: " + ", ".join(f"{name} {value}" for name, value in shown.items() if value is not None),
-          flush=True)
     return run(spec, params)
 
 
 def training_settings(spec) -> Dict[str, Any]:
-    """The shared training flags as this run uses them: given, else the method's, else the library's."""
+    """The shared training flags as this run uses them: given, else the method's, else the library's.
+    --freeze_layers stays None when not given: `fitted_freeze_layers` fits the method's value to
+    the encoder's depth once the encoder's config is read."""
     settings = {}
     for name, fallback in TRAINING_DEFAULTS.items():
         value = FLAGS[name].value
-        settings[name] = value if value is not None else spec.defaults.get(name, fallback)
+        settings[name] = (value if value is not None or name == "freeze_layers"
+                          else spec.defaults.get(name, fallback))
     return settings
+
+
+def fitted_freeze_layers(spec, given: Optional[int], num_layers: int, checkpoint: str) -> Tuple[int, Optional[str]]:
+    """(--freeze_layers for an encoder of `num_layers` layers, a note when the method's value was
+    adapted). A given value that leaves no layer to train is refused with one that would; the
+    method's own value (the paper's, for BERT-base's 12 layers) adapts instead: a bottom count
+    that would freeze every layer becomes the bottom half, a top count beyond the depth trains
+    every layer."""
+    if given is not None:
+        if given >= num_layers:
+            raise ValueError(f"--freeze_layers={given} would freeze all {num_layers} layers of {checkpoint}; "
+                             f"give at most {num_layers - 1}, e.g. --freeze_layers={num_layers // 2} (the bottom half)")
+        if given < -num_layers:
+            raise ValueError(f"--freeze_layers={given} would train the top {-given} layers of {checkpoint}, which "
+                             f"has {num_layers}; --freeze_layers=-{num_layers} trains them all")
+        return given, None
+    paper = spec.defaults.get("freeze_layers", TRAINING_DEFAULTS["freeze_layers"])
+    if paper >= num_layers:
+        fitted = num_layers // 2
+        return fitted, (f"freeze_layers: {spec.name}'s paper freezes the embeddings and the bottom {paper} layers; "
+                        f"{checkpoint} has {num_layers}, so the embeddings and the bottom {fitted} (half) are frozen "
+                        "(--freeze_layers=N to choose)")
+    if paper < -num_layers:
+        return -num_layers, (f"freeze_layers: {spec.name}'s paper trains only the top {-paper} layers; {checkpoint} "
+                             f"has {num_layers}, so all of them train, the embeddings frozen (--freeze_layers=N to choose)")
+    return paper, None
+
+
+def run_header(spec, params: Dict[str, Any]) -> str:
+    """The settings this run uses: the shared ones (the run's length as given, --max_steps or
+    --num_epochs), then the method's options that apply (`MethodSpec.unused_options`), then the
+    precision it trains in and, when it validates, the one it validates in."""
+    shared = {name: getattr(FLAGS, name) for name in TRAINING_DEFAULTS if name != "num_epochs"}
+    shared.update({"max_steps": FLAGS.max_steps} if FLAGS.max_steps else {"num_epochs": FLAGS.num_epochs})
+    unused = set(spec.unused_options(params))
+    shown = {**shared, **{k: v for k, v in params.items() if k not in unused}, **spec.optimizer_settings(params),
+             "mixed_precision": FLAGS.mixed_precision}
+    if FLAGS.validate_file and FLAGS.validate_every:
+        shown["validate_mixed_precision"] = FLAGS.validate_mixed_precision
+    return f"{spec.name}: " + ", ".join(f"{name} {value}" for name, value in shown.items() if value is not None)
+
+
+def data_summary(manifest: Dict[str, Any], max_steps: int) -> str:
+    """What the run reads: the built examples and the fraction of them its steps cover."""
+    counts = manifest["counts"]
+    examples = counts["examples"]
+    return (f"data: {examples} {manifest['builder']['method']} examples from {counts['dialogues']} dialogues in "
+            f"{manifest['directory']}; {max_steps} steps x batch {FLAGS.batch_size} = "
+            f"{max_steps * FLAGS.batch_size / examples:.2f} epochs")
 
 
 def run(spec, params: Dict[str, Any]) -> int:
     """Trains `spec`'s model with `params` on --train_file; the exit status."""
     from tfdialemb.data.build import BuildOptions  # pylint: disable=import-outside-toplevel
     from tfdialemb.data.examples import make_builder  # pylint: disable=import-outside-toplevel
-    from tfdialemb.cli import report_error  # pylint: disable=import-outside-toplevel
+    from tfdialemb.cli import Progress, report_error  # pylint: disable=import-outside-toplevel
     from tfdialemb.dialogue import ErrorPolicy  # pylint: disable=import-outside-toplevel
     from tfdialemb.encoders import load_tokenizer  # pylint: disable=import-outside-toplevel
     from tfdialemb.encoders.checkpoint import load_encoder_config  # pylint: disable=import-outside-toplevel
@@ -164,8 +217,14 @@ def run(spec, params: Dict[str, Any]) -> int:
         return 2
     lock = contextlib.ExitStack()
     try:
-        FLAGS.max_length = usable_max_length(load_encoder_config(FLAGS.init_checkpoint), FLAGS.max_length)
-        FLAGS.mixed_precision = precision.resolve(FLAGS.mixed_precision)  # method.json records what ran
+        encoder_config = load_encoder_config(FLAGS.init_checkpoint)
+        FLAGS.max_length = usable_max_length(encoder_config, FLAGS.max_length)
+        FLAGS.freeze_layers, freezing = fitted_freeze_layers(spec, FLAGS.freeze_layers, encoder_config.num_layers,
+                                                             FLAGS.init_checkpoint)
+        FLAGS.mixed_precision = precision.resolve(FLAGS.mixed_precision)  # printed and recorded as it runs
+        print(run_header(spec, params), flush=True)
+        if freezing:
+            print(freezing, flush=True)
         run_settings = TrainingRun(FLAGS.init_checkpoint, FLAGS.batch_size, FLAGS.max_length, FLAGS.seed)
         for warning in spec.check(params, run_settings):
             print(f"warning: {warning}", file=sys.stderr)
@@ -184,7 +243,11 @@ def run(spec, params: Dict[str, Any]) -> int:
                                **spec.build_options(params))
         builder = make_builder(spec.builder, spec.builder_params(params))
         train_file = spec.training_file(FLAGS.train_file, data_dir, params, run_settings)
-        manifest = data.prepare(train_file, data_dir, builder, tokenizer, options, ErrorPolicy("fail"))
+        building = Progress(None, f"dialogues read into {spec.builder} examples")
+        manifest = data.prepare(train_file, data_dir, builder, tokenizer, options, ErrorPolicy("fail"),
+                                on_dialogue=building.advance)
+        if building.done:
+            building.finish()
         auxiliary = spec.auxiliary(params, run_settings)
         encoder_options = spec.encoder_options(params)
         config = method_config(spec, params, manifest, tokenizer, encoder_options, _training_record())
@@ -219,7 +282,7 @@ def _train(spec, params, prepared: PreparedRun) -> int:
     from tfdialemb.encoders import CheckpointError, load_pretrained  # pylint: disable=import-outside-toplevel
     from tfdialemb.training.graph_options import (  # pylint: disable=import-outside-toplevel
         apply_training_graph_options)
-    from tfdialemb.training.loop import LoopConfig, TrainingLoop  # pylint: disable=import-outside-toplevel
+    from tfdialemb.training.loop import LoopConfig, NonFiniteError, TrainingLoop  # pylint: disable=import-outside-toplevel
     from tfdialemb.training.optimizer import OptimizerConfig  # pylint: disable=import-outside-toplevel
 
     tokenizer, manifest, auxiliary, run_settings = (prepared.tokenizer, prepared.manifest, prepared.auxiliary,
@@ -228,6 +291,7 @@ def _train(spec, params, prepared: PreparedRun) -> int:
     apply_training_graph_options()
     examples = manifest["counts"]["examples"]
     max_steps = FLAGS.max_steps or max(1, math.ceil(FLAGS.num_epochs * examples / FLAGS.batch_size))
+    print(data_summary(manifest, max_steps), flush=True)
     if FLAGS.batch_size > examples:
         print(f"warning: --batch_size={FLAGS.batch_size} exceeds the {examples} examples built from "
               f"{FLAGS.train_file}: every batch repeats examples", file=sys.stderr)
@@ -235,13 +299,6 @@ def _train(spec, params, prepared: PreparedRun) -> int:
     def build_method():
         tf.keras.utils.set_random_seed(FLAGS.seed)
         encoder = load_pretrained(FLAGS.init_checkpoint, **prepared.encoder_options).encoder
-        layers = encoder.encoder_config.num_layers
-        if FLAGS.freeze_layers >= layers:
-            raise ValueError(f"--freeze_layers={FLAGS.freeze_layers} would freeze all {layers} layers "
-                             f"of {FLAGS.init_checkpoint}; freeze fewer")
-        if FLAGS.freeze_layers < -layers:
-            raise ValueError(f"--freeze_layers={FLAGS.freeze_layers} would train the top {-FLAGS.freeze_layers} "
-                             f"layers of {FLAGS.init_checkpoint}, which has {layers}; train at most {layers}")
         encoder.freeze_bottom(FLAGS.freeze_layers)
         model = spec.make_model(encoder, params)
         spec.after_build(model, params, run_settings)
@@ -275,6 +332,7 @@ def _train(spec, params, prepared: PreparedRun) -> int:
         checkpoint_every=FLAGS.checkpoint_every, log_every=FLAGS.log_every,
         validate_every=FLAGS.validate_every, jit_compile=FLAGS.jit_compile,
         keep_best=SELECTION_METRICS[FLAGS.validate_task] if validate else None)
+    print(f"building the {spec.name} model from {FLAGS.init_checkpoint}", flush=True)
     try:
         loop = TrainingLoop(prepared.strategy, build_method, dataset_fn, tokenizer, loop_config, validate)
     except ValueError as e:
@@ -282,7 +340,7 @@ def _train(spec, params, prepared: PreparedRun) -> int:
         return 2
     try:
         scalars = loop.run()
-    except CheckpointError as e:
+    except (CheckpointError, NonFiniteError) as e:
         return report_error(e)
     print(f"trained to step {scalars['step']:.0f} of {max_steps}: "
           + ", ".join(f"{k} {v:.4f}" for k, v in scalars.items() if k != "step"))
@@ -319,11 +377,12 @@ def _validation(task: str, eval_file: str, tokenizer, config: Dict[str, Any]) ->
     # pylint: disable=import-outside-toplevel
     from tfdialemb.dialogue_embedder import DialogueEmbedder
     from tfdialemb.embedder import SentenceEmbedder
-    from tfdialemb.eval.context_response import evaluate_context_response
+    from tfdialemb.eval.context_response import check_batches, context_response_pairs, evaluate_context_response
     from tfdialemb.eval.dialogue_embedding import evaluate_dialogue_embeddings, read_labelled_dialogues
+    from tfdialemb.eval.probes import evaluate_probes
     from tfdialemb.inference.context_response import ContextResponseEncoder
     from tfdialemb.eval.sequence_modeling import evaluate_sequence_modeling
-    from tfdialemb.eval.tasks import TASKS
+    from tfdialemb.eval.tasks import READERS, TASKS
     from tfdialemb.inference.settings import resolve
     from tfdialemb.model_dir import recorded_settings
 
@@ -332,8 +391,14 @@ def _validation(task: str, eval_file: str, tokenizer, config: Dict[str, Any]) ->
         raise ValueError(f"--validate_task={task} embeds with a {kind} model; {config['method']} offers "
                          f"{', '.join(config['inference']) or 'sentence embeddings only'}")
     settings, _ = resolve(kind, recorded_settings(config, kind), {}, FLAGS.model_dir)
-    if task == "dialogue":
-        read_labelled_dialogues(eval_file, FLAGS.validate_label_key)  # fails now, not after training
+    # A set that cannot be scored fails now, not after training.
+    if task in ("dialogue", "probes"):
+        read_labelled_dialogues(eval_file, FLAGS.validate_label_key)
+    elif task == "context_response":
+        contexts, _ = context_response_pairs(eval_file, FLAGS.seed, settings["merge_consecutive_turns"])
+        check_batches(eval_file, len(contexts), FLAGS.batch_size)
+    elif task in READERS:
+        READERS[task](eval_file)
     embedders: Dict[int, Any] = {}
     embedder_class = DialogueEmbedder if kind == "dialogue" else SentenceEmbedder
 
@@ -353,9 +418,12 @@ def _validation(task: str, eval_file: str, tokenizer, config: Dict[str, Any]) ->
             return evaluate_sequence_modeling(eval_file, embedder.embed, mode=settings["curved"],
                                               speaker_tokens=settings["speaker_tokens"],
                                               merge_turns=settings["merge_consecutive_turns"])
-        if task != "dialogue":
+        if task not in ("dialogue", "probes"):
             return TASKS[task](eval_file, embedder.embed)
         pooling = settings["dialogue_pooling"]
+        if task == "probes":
+            return evaluate_probes(eval_file, FLAGS.validate_label_key,
+                                   lambda dialogues: embedder.embed(dialogues)[pooling], seed=FLAGS.seed)["metrics"]
         report = evaluate_dialogue_embeddings(
             eval_file, FLAGS.validate_label_key,
             lambda dialogues: {pooling: embedder.embed(dialogues)[pooling]}, runs=3)

@@ -6,13 +6,14 @@ is refused rather than silently mixed.
 """
 import datetime
 import os
-from typing import Dict
+from typing import Callable, Dict, Optional
 
 from tfdialemb.data.build import BuildOptions, build, vocab_sha256
 from tfdialemb.data.examples import ExampleBuilder
 from tfdialemb.data.records import DIALOGUE_LIST, MANIFEST, read_manifest
 from tfdialemb.dialogue import ErrorPolicy, check_input_file
 from tfdialemb.files import file_fingerprint
+from tfdialemb.model_dir import setting_differences
 from tfdialemb.text import BertTokenizer
 
 
@@ -30,8 +31,9 @@ def check_same_source(train_file: str, data_dir: str, manifest: Dict) -> None:
 
 
 def prepare(train_file: str, data_dir: str, builder: ExampleBuilder, tokenizer: BertTokenizer,
-            options: BuildOptions, errors: ErrorPolicy) -> Dict:
-    """The manifest of the shards to train on; builds `train_file` into `data_dir` if needed."""
+            options: BuildOptions, errors: ErrorPolicy, on_dialogue: Optional[Callable[[int], None]] = None) -> Dict:
+    """The manifest of the shards to train on; builds `train_file` into `data_dir` if needed,
+    telling `on_dialogue(n)` as the build reads dialogues into examples."""
     if os.path.isdir(train_file):
         manifest = read_manifest(train_file)
         source = train_file
@@ -56,12 +58,13 @@ def prepare(train_file: str, data_dir: str, builder: ExampleBuilder, tokenizer: 
                 expected["pool_dialogues"] = options.pool_dialogues
             found = {key: manifest.get(key, "[SEP]" if key == "dialogue_separator" else None)
                      for key in expected}
-            if found != expected:
+            differ = setting_differences(found, expected)
+            if differ:
                 raise ValueError(
-                    f"{data_dir}: holds examples built with {found}, but this run asks for {expected}; "
+                    f"{data_dir}: holds examples built otherwise ({'; '.join(differ)}); "
                     "use a new --model_dir (or the same flags to resume)")
         else:
-            manifest = build(train_file, data_dir, builder, tokenizer, options, errors)
+            manifest = build(train_file, data_dir, builder, tokenizer, options, errors, on_dialogue)
         source = data_dir
     if manifest["builder"]["method"] != builder.name:
         raise ValueError(f"{source}: built for method {manifest['builder']['method']!r}, not {builder.name!r}")

@@ -6,10 +6,12 @@ Resume is exact in data: the input pipeline is deterministic for a seed, so a re
 the batches the restored step count says were consumed (per input pipeline, one per replica it
 feeds per step) and continues with the next one — no batch is repeated or skipped. (Dropout masks after a restart differ from an uninterrupted run.)
 """
+import collections
 import dataclasses
 import glob
 import json
 import logging
+import math
 import os
 import shutil
 import signal
@@ -26,6 +28,7 @@ from tfdialemb.encoders.weights import DAMAGED_CHECKPOINT_ERRORS, CheckpointErro
 from tfdialemb.methods.base import Method
 from tfdialemb.model_dir import METHOD_CONFIG
 from tfdialemb.precision import with_loss_scaling
+from tfdialemb.reports import report_json
 from tfdialemb.text import BertTokenizer
 from tfdialemb.training.optimizer import OptimizerConfig, create_optimizer
 
@@ -36,6 +39,13 @@ BEST_DIR = "best"
 """MODEL_DIR/best: a model directory of its own holding the best validated weights."""
 BEST_RECORD = "best.json"
 """In BEST_DIR: {"step": N, "metric": name, "value": x, "better": "max"|"min"}."""
+RUNNING_STEPS = 10
+"""The progress line shows the loss and metrics averaged over this many last steps."""
+
+
+class NonFiniteError(RuntimeError):
+    """A step gave a NaN or infinite loss, or left NaN or infinite weights: training stops there
+    and nothing of that step is saved."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -98,6 +108,7 @@ class TrainingLoop:
         self.manager = tf.train.CheckpointManager(
             self.checkpoint, self._checkpoint_dir, max_to_keep=config.keep_checkpoints,
             step_counter=self.step)
+        self._progress: Optional[Progress] = None
 
     def restore(self) -> int:
         """Restores the newest readable checkpoint of the model directory, if any; returns its step.
@@ -135,7 +146,8 @@ class TrainingLoop:
         return 0
 
     def run(self) -> Dict[str, float]:
-        """Trains to `max_steps`; returns the last logged scalars. Ctrl-C / SIGTERM save first."""
+        """Trains to `max_steps`; returns the last logged scalars. Ctrl-C / SIGTERM save first; a
+        NaN or infinite loss, or weights made so, raise NonFiniteError without saving that step."""
         start = self.restore()
         if self.chief:
             write_model_files(self.config.model_dir, self.method.encoder, self.tokenizer)
@@ -151,6 +163,10 @@ class TrainingLoop:
         writer = tf.summary.create_file_writer(
             os.path.join(self.config.model_dir, "train")) if self.chief else tf.summary.create_noop_writer()
         progress = Progress(self.config.max_steps - start, "steps") if self.chief else None
+        self._progress = progress
+        if progress:
+            progress.advance(0, "the first step traces the training graph")
+        running = RunningMeans(RUNNING_STEPS)
         scalars: Dict[str, float] = {}
         previous = signal.signal(signal.SIGTERM, _raise_interrupt)
         try:
@@ -159,23 +175,29 @@ class TrainingLoop:
                     loss, metrics = train_step(iterator)
                     step = int(self.step.numpy())
                     scalars = {"loss": float(loss), **{k: float(v) for k, v in metrics.items()}}
+                    if not math.isfinite(scalars["loss"]):
+                        raise self._non_finite(step, f"the loss is {scalars['loss']}")
                     if step % self.config.log_every == 0 or step == self.config.max_steps:
                         self._log_scalars(step, scalars)
                     if self.validate and self.config.validate_every and step % self.config.validate_every == 0:
                         self._record_validation(step, self.validate(self.method, step))
                     if step % self.config.checkpoint_every == 0:
                         self._save()
+                    running.add(scalars)
                     if progress:
-                        progress.advance(1)
+                        progress.advance(1, running.describe())
             self._save()
         except KeyboardInterrupt:
             self._save()
+            if progress:
+                progress.finish()
             _log.warning("interrupted: saved step %d to %s", int(self.step.numpy()), self.config.model_dir)
             raise
         finally:
             signal.signal(signal.SIGTERM, previous)
             if progress:
                 progress.finish()
+            self._progress = None
             self._clean_worker_dir()
         return dict(scalars, step=float(self.step.numpy()))
 
@@ -231,7 +253,14 @@ class TrainingLoop:
         if callable(lr):
             tf.summary.scalar("learning_rate", lr(step), step=step)
         if self.chief:
-            _log.info("step %d: %s", step, ", ".join(f"{k} {v:.4f}" for k, v in scalars.items()))
+            self._say(f"step {step}: " + ", ".join(f"{k} {v:.4f}" for k, v in scalars.items()))
+
+    def _say(self, text: str) -> None:
+        """A line of the run's log: above the progress bar while it is drawn, else to the log."""
+        if self._progress is not None:
+            self._progress.message(text)
+        else:
+            _log.info("%s", text)
 
     def _record_validation(self, step: int, metrics: Dict[str, float]) -> None:
         """Logs validation metrics and appends them to VALIDATION_HISTORY, so curves over
@@ -239,7 +268,7 @@ class TrainingLoop:
         self._log_scalars(step, {f"validation/{k}": v for k, v in metrics.items()})
         if self.chief:
             with open(os.path.join(self.config.model_dir, VALIDATION_HISTORY), "a", encoding="utf-8") as f:
-                f.write(json.dumps({"step": step, **{k: float(v) for k, v in metrics.items()}}) + "\n")
+                f.write(report_json({"step": step, **{k: float(v) for k, v in metrics.items()}}, indent=None) + "\n")
             if self.config.keep_best:
                 self._keep_if_best(step, metrics)
 
@@ -250,9 +279,14 @@ class TrainingLoop:
         if metric not in metrics:
             raise ValueError(f"validation reports {sorted(metrics)}, not {metric!r} to keep the best by")
         value = float(metrics[metric])
+        if not math.isfinite(value):
+            _log.warning("step %d: validation %s is %s, so these weights cannot be kept as the best", step,
+                         metric, value)
+            return
         best = read_best(self.config.model_dir)
         if best is not None and not (value > best["value"] if better == "max" else value < best["value"]):
             return
+        self._check_finite(step)
         with checkpoint_directory(os.path.join(self.config.model_dir, BEST_DIR), self.method.encoder,
                                   self.tokenizer, number=step, replace=True, model=self.method) as staging:
             record = os.path.join(self.config.model_dir, METHOD_CONFIG)
@@ -260,7 +294,7 @@ class TrainingLoop:
                 shutil.copy(record, staging)
             with open(os.path.join(staging, BEST_RECORD), "w", encoding="utf-8") as f:
                 json.dump({"step": step, "metric": metric, "value": value, "better": better}, f)
-        _log.info("step %d: best %s so far (%.4f), kept in %s", step, metric, value, BEST_DIR)
+        self._say(f"step {step}: best {metric} so far ({value:.4f}), kept in {BEST_DIR}")
 
     def _forget_best_after(self, step: int) -> None:
         """Drops a best kept after `step`: a restart trains those steps again."""
@@ -280,15 +314,52 @@ class TrainingLoop:
             f.writelines(kept)
 
     def _save(self) -> None:
-        """Saves `ckpt-STEP` unless this step is already saved (every worker must call it)."""
+        """Saves `ckpt-STEP` unless this step is already saved (every worker must call it); weights
+        or optimizer slots that are not finite are never saved."""
         step = int(self.step.numpy())
         latest = self.manager.latest_checkpoint
         if step > 0 and (latest is None or not latest.endswith(f"ckpt-{step}")):
+            self._check_finite(step)
             self.manager.save(checkpoint_number=step)
+
+    def _check_finite(self, step: int) -> None:
+        """NonFiniteError when a float variable of the model or its optimizers holds NaN or an
+        infinity (a finite loss can come with a non-finite update)."""
+        variables = list(self.method.variables) + [v for o in self.optimizers.values() for v in o.variables]
+        bad = sorted({v.name for v in variables
+                      if v.dtype.is_floating and not bool(tf.reduce_all(tf.math.is_finite(v)))})
+        if bad:
+            raise self._non_finite(step, f"{len(bad)} variables hold NaN or infinite values ({', '.join(bad[:3])}"
+                                         + (", ..." if len(bad) > 3 else "") + ")")
+
+    def _non_finite(self, step: int, what: str) -> NonFiniteError:
+        latest = self.manager.latest_checkpoint
+        return NonFiniteError(
+            f"step {step}: {what}; training stopped without saving this step. "
+            + (f"The last good checkpoint is {latest}" if latest else "No checkpoint was saved before it")
+            + " (a lower --learning_rate, or a look at the data, may help)")
 
     def _clean_worker_dir(self) -> None:
         if not self.chief and os.path.isdir(self._checkpoint_dir):
             shutil.rmtree(self._checkpoint_dir, ignore_errors=True)
+
+
+class RunningMeans:
+    """The mean of each scalar (loss, the method's metrics) over the last `window` steps, shown
+    in the progress line."""
+
+    def __init__(self, window: int):
+        self.window = window
+        self.values: Dict[str, collections.deque] = {}
+
+    def add(self, scalars: Dict[str, float]) -> None:
+        for name, value in scalars.items():
+            self.values.setdefault(name, collections.deque(maxlen=self.window)).append(value)
+
+    def describe(self) -> str:
+        steps = max((len(v) for v in self.values.values()), default=0)
+        means = ", ".join(f"{name} {sum(v) / len(v):.4f}" for name, v in self.values.items())
+        return f"last {steps} steps: {means}" if steps > 1 else means
 
 
 def read_best(model_dir: str) -> Optional[Dict]:

@@ -60,6 +60,12 @@ class ExampleBuilder:
         del rng, pool
         return iter(())
 
+    def fits(self, encoded: Dict[str, Any], tokenizer, max_length: int) -> bool:
+        """Whether a tokenized example is kept (a builder that drops, rather than cuts, what
+        exceeds max_length tokens says so here); the build counts those it leaves out."""
+        del encoded, tokenizer, max_length
+        return True
+
     def describe(self) -> Dict[str, Any]:
         return {"method": self.name, "params": dataclasses.asdict(self.params), "schema": dict(self.schema)}
 

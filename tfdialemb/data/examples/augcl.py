@@ -19,7 +19,11 @@ DialogStudio log whose first user utterance is empty).
 
 An example is left out when no pair can be drawn from it: with `min_views=1` (training on
 precomputed pairs only) an original without views, and always an original of one turn without
-views (the transforms split the original, so need two turns).
+views (the transforms split the original, so need two turns). With `drop_over_length` an example
+is left out when the original or any view exceeds the build's max_length tokens as the encoder
+reads it ("0 text[SEP]1 text" in [CLS] ... [SEP]), as the released training set was filtered
+(filter_dataset_by_length.py, mylib/datamakers/filter_by_length.py `is_short_enough`: the longest
+of the original and its views at most 512), instead of cutting it.
 """
 import dataclasses
 from typing import Any, Dict, Iterator, List, Optional, Tuple
@@ -28,6 +32,7 @@ import numpy as np
 
 from tfdialemb.augment.base import applied, source_id
 from tfdialemb.data.examples import ExampleBuilder, register
+from tfdialemb.data.length_filter import speaker_prefix_lengths, thesis_layout_length
 from tfdialemb.data.records import DIALOGUE_TURNS
 from tfdialemb.data.sampling import DialoguePool
 from tfdialemb.dialogue import Dialogue, capped_roles
@@ -50,10 +55,12 @@ class AugclBuilder(ExampleBuilder):
     class Params:
         max_roles: int = 2
         min_views: int = 0
+        drop_over_length: bool = False
 
     def __init__(self, params=None):
         super().__init__(params)
         self._pending: Optional[_Group] = None
+        self._prefix_lengths: Optional[List[int]] = None
 
     def validate(self) -> None:
         p = self.params
@@ -89,6 +96,15 @@ class AugclBuilder(ExampleBuilder):
         if not pending.views and len(pending.original.turns) < 2:
             return
         yield {"dialogues": [_turns(d, pending.roles) for d in [pending.original] + pending.views]}
+
+
+    def fits(self, encoded, tokenizer, max_length):
+        if not self.params.drop_over_length:
+            return True
+        if self._prefix_lengths is None:
+            self._prefix_lengths = speaker_prefix_lengths(tokenizer, self.params.max_roles)
+        return all(thesis_layout_length([len(pieces) for _, pieces in sample], [role for role, _ in sample],
+                                        self._prefix_lengths) <= max_length for sample in encoded["dialogues"])
 
 
 def _turns(dialogue: Dialogue, roles: Dict[str, int]) -> List[Tuple[int, str]]:

@@ -22,7 +22,6 @@ jieba (an optional dependency, `pip install jieba`) and stores it as one row per
 augmentation moves and deletes as a whole.
 """
 import dataclasses
-import logging
 from typing import Any, Dict, Iterator, List, Optional, Union
 
 import numpy as np
@@ -33,6 +32,7 @@ from tfdialemb.data.response_augmentation import WORD_UNITS
 from tfdialemb.data.records import SEQUENCE, SEQUENCE_LIST
 from tfdialemb.data.sampling import DialoguePool
 from tfdialemb.dialogue import Dialogue
+from tfdialemb.text.chinese_words import load_jieba
 
 @dataclasses.dataclass
 class _Context:
@@ -46,13 +46,7 @@ class _Context:
 
 def jieba_segmenter():
     """jieba's `lcut`, quiet; a clear error when jieba is not installed."""
-    try:
-        import jieba  # pylint: disable=import-outside-toplevel
-    except ImportError:
-        raise ValueError("words=jieba (--fgc_words=jieba) needs the jieba package: pip install jieba, "
-                         "or pip install 'tfdialemb[chinese]'") from None
-    jieba.setLogLevel(logging.WARNING)
-    return jieba.lcut
+    return load_jieba("words=jieba (--fgc_words=jieba)").lcut
 
 
 @register

@@ -1,0 +1,80 @@
+"""`python -m tfdialemb.thesis_grid` end to end on a tiny BERT and demo dialogues: it trains the
+context-response model a-l-m needs, runs the two rows from their flagfiles, and writes Table 3 and
+Tables 4-5 from the evaluation reports."""
+import itertools
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+import tiny_bert
+from tfdialemb.dialogue import read_dialogues, write_dialogues
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _run(*args, cwd=ROOT):
+    result = subprocess.run([sys.executable, "-m", *args], capture_output=True, text=True, timeout=1800, cwd=cwd,
+                            env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
+    assert result.returncode == 0, (result.stdout[-3000:], result.stderr[-3000:])
+    return result
+
+
+@pytest.mark.slow
+def test_the_grid_trains_its_rows_and_writes_the_tables_from_the_reports(tmp_path, tiny_state):
+    for name in ("mlm", "bert"):
+        (tmp_path / name).mkdir()
+    mlm = tiny_bert.write_hf_safetensors_dir(str(tmp_path / "mlm"),
+                                             tiny_bert.with_heads(tiny_state, tiny_bert.random_mlm_head()))
+    four_layers = dict(tiny_bert.HF_CONFIG, num_hidden_layers=4)  # Table 5 probes the hidden states -2..-4
+    encoder = tiny_bert.write_hf_safetensors_dir(str(tmp_path / "bert"),
+                                                 tiny_bert.random_pytorch_state(seed=1, config=four_layers),
+                                                 four_layers)
+    _run("data_prep.make_demo_corpus", f"--output={tmp_path / 'demo.jsonl'}", "--dialogues=72")
+    dialogues = read_dialogues(str(tmp_path / "demo.jsonl"))
+    for name, count in (("train", 24), ("fit", 24), ("eval", 24)):
+        write_dialogues(itertools.islice(dialogues, count), str(tmp_path / f"{name}.jsonl"))
+    work = tmp_path / "grid"
+    tiny = ("--max_steps=2", "--batch_size=4", "--num_shards=1", "--freeze_layers=-1", "--log_every=1")
+    result = _run(
+        "tfdialemb.thesis_grid", "--sets=a-l-m,a-l-m-dse", f"--encoders=bert={encoder}",
+        f"--workdir={work}", f"--train_file={tmp_path / 'train.jsonl'}", f"--probe_fit_file={tmp_path / 'fit.jsonl'}",
+        f"--probe_eval_file={tmp_path / 'eval.jsonl'}", f"--context_response_init={encoder}",
+        *(f"--context_response_flag={f}" for f in tiny + ("--max_length=32",)),
+        # The tiny BERT's 64 positions hold no whole demo dialogue: cut them rather than drop them all.
+        *(f"--train_flag={f}" for f in tiny + ("--drop_long_dialogues=false", "--validate_every=0",
+                                               f"--fill_mask_model={mlm}", f"--sentence_encoder={encoder}",
+                                               "--fill_stop_words=none", "--shuffle_min_turns=9",
+                                               "--shuffle_min_stages=3")),
+        "--evaluate_flag=--max_length=64")
+
+    # The context-response model was trained first and scored a-l-m's stages; each row ran its flagfile.
+    assert json.loads((work / "context_response" / "method.json").read_text())["method"] == "context_response"
+    for row in ("a-l-m", "a-l-m-dse"):
+        params = json.loads((work / "runs" / f"{row}-bert" / "method.json").read_text())["params"]
+        assert (params["augment_set"], params["on_the_fly"], params["augcl_optimizer"], params["stage_clustering"],
+                params["sentence_encoder_context"], params["sentence_encoder_similarity"]) == (
+            row, True, "released", "released", 3, "dot")
+    assert json.loads((work / "runs" / "a-l-m-bert" / "method.json").read_text())["params"][
+        "context_response_model"] == str(work / "context_response")
+
+    def report(name, task):
+        return json.loads((work / "reports" / f"{name}-{task}.json").read_text())["metrics"]
+
+    lines = (work / "tables.md").read_text(encoding="utf-8").splitlines()
+    assert lines == result.stdout.strip().splitlines()[-len(lines) - 2:-2]
+    rows = {line.split(" | ")[0][2:]: line.strip("| ").split(" | ")[1:] for line in lines if line.startswith("| ")}
+    table4, table5 = (line.strip("| ").split(" | ")[1:] for line in lines if line.startswith("| BERT"))
+    for row, name in (("raw", "raw-bert"), ("a-l-m", "a-l-m-bert"), ("a-l-m-dse", "a-l-m-dse-bert")):
+        probes = report(name, "probes")
+        assert rows[row] == [f"{100 * probes[k]:.2f}" for k in ("accuracy", "purity", "ndcg@100")], row
+    raw, cft = (report(name, "invariance")["representations"] for name in ("raw-bert", "a-l-m-dse-bert"))
+    assert table4 == [f"{100 * v:.2f}" for v in (
+        raw["embedding"]["logreg_accuracy"], cft["embedding"]["logreg_accuracy"], raw["embedding"]["5nn_accuracy"],
+        cft["embedding"]["5nn_accuracy"], raw["embedding"]["view_cosine"]["mean"],
+        cft["embedding"]["view_cosine"]["mean"])]
+    assert table5 == [
+        f"{100 * found[layer]['5nn_accuracy']:.2f}" for found in (raw, cft)
+        for layer in ("embedding", "hidden_state[-2]", "hidden_state[-3]", "hidden_state[-4]")]
