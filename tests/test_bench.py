@@ -80,9 +80,13 @@ def test_training_step_bench_times_a_ccl_step_in_a_fresh_process(hf_safetensors_
 
     from tfdialemb.bench.training_step import bench_training_step, format_report
 
+    from tfdialemb.bench.processes import BFLOAT16_SIDE, bfloat16_measured
+
     report = bench_training_step(hf_safetensors_dir, sys.executable, batch=4, max_length=16, steps=1, warmup=1,
                                  threads=1)
     assert report["step_s"]["tfdialemb"] > 0 and report["trace_s"] > 0 and report["first_step_s"] > 0
+    if bfloat16_measured():  # a row of its own, against tfdialemb's float32 step
+        assert report["bfloat16_vs_float32"] == report["step_s"][BFLOAT16_SIDE] / report["step_s"]["tfdialemb"]
     if importlib.util.find_spec("sentence_transformers") is None:
         assert "ratio" not in report and report["reference_skipped"] in format_report(report).splitlines()
 
@@ -96,3 +100,22 @@ def test_augment_bench_on_a_tiny_checkpoint(hf_safetensors_dir):
     assert report["set"] == "a-l-m-dse" and report["set_operations"] == ["insert", "replace", "crop", "shuffle"]
     assert report["set_lines_written"] >= 6 and report["insert_batched_dialogues_per_s"] > 0
     assert "same outputs" in format_report(report)
+
+
+def test_memory_report_compares_float32_with_the_reference_and_bfloat16_with_float32():
+    from tfdialemb.bench.memory import format_report
+
+    report = {"checkpoint": "c", "sentences": 10, "batch_size": 2, "threads": 1, "reference_skipped": None,
+              "peak_mib": {"tfdialemb": 800.0, "tfdialemb_saved_model": 900.0, "tfdialemb_bfloat16": 880.0,
+                           "sentence_transformers": 500.0},
+              "tfdialemb_stages_peak_mib": {"start": 10.0},
+              "encoding_s": {"tfdialemb": 4.0, "tfdialemb_saved_model": 6.0, "tfdialemb_bfloat16": 3.0,
+                             "sentence_transformers": 8.0},
+              "ratios": {"tfdialemb": 1.6, "tfdialemb_saved_model": 1.8},
+              "encoding_ratios": {"tfdialemb": 0.5, "tfdialemb_saved_model": 0.75},
+              "bfloat16_vs_float32": {"peak": 1.1, "encoding": 0.75}}
+    lines = format_report(report).splitlines()
+    assert "  tfdialemb                    800 MiB  1.60x sentence_transformers" in lines
+    assert "  tfdialemb_bfloat16           880 MiB  1.10x tfdialemb (float32)" in lines
+    assert "  tfdialemb_bfloat16          3.00 s  0.75x tfdialemb (float32)" in lines
+    assert "  tfdialemb_saved_model       6.00 s  0.75x sentence_transformers" in lines

@@ -9,7 +9,7 @@ import sys
 import numpy as np
 
 from training_flags import training_flags
-from tiny_corpus import corpus
+from tiny_corpus import SR_SELECT_LINES, corpus
 from tfdialemb import precision
 from tfdialemb.dialogue import write_dialogues
 from tfdialemb.encoders import load_pretrained
@@ -49,17 +49,22 @@ def test_encode_in_bfloat16_with_xla_stays_near_float32(tmp_path, hf_safetensors
 
 def test_training_builds_and_records_the_precision_asked_for(tmp_path, hf_safetensors_dir, monkeypatch,
                                                              restore_precision):
+    """Training in bfloat16 validates in float32 (a copy of the model, built first) and records both."""
     write_dialogues(corpus(n=16, seed=3), str(tmp_path / "train.jsonl"))
+    (tmp_path / "select.txt").write_text("".join(line + "\n" for line in SR_SELECT_LINES), encoding="utf-8")
     monkeypatch.setattr(cli, "FLAGS", training_flags(
         train_file=str(tmp_path / "train.jsonl"), model_dir=str(tmp_path / "model"),
-        init_checkpoint=hf_safetensors_dir, max_steps=1, max_length=16, mixed_precision="mixed_bfloat16"))
+        init_checkpoint=hf_safetensors_dir, max_steps=1, max_length=16, mixed_precision="mixed_bfloat16",
+        validate_file=str(tmp_path / "select.txt"), validate_every=1))
     spec = get_method("ccl")
     built = []
     make_model = spec.make_model
     monkeypatch.setattr(spec, "make_model", lambda encoder, params: built.append(make_model(encoder, params))
                         or built[-1])
     assert cli.run(spec, spec.resolve({"curved_window": 3})) == 0
-    assert built[0].encoder.compute_dtype == "bfloat16"
+    assert [model.encoder.compute_dtype for model in built] == ["float32", "bfloat16"]
     with open(tmp_path / "model" / "method.json", encoding="utf-8") as f:
         record = json.load(f)["training"]
-    assert (record["mixed_precision"], record["jit_compile"]) == ("mixed_bfloat16", False)
+    assert (record["mixed_precision"], record["jit_compile"], record["validate_mixed_precision"]) == (
+        "mixed_bfloat16", False, "float32")
+    assert (tmp_path / "model" / "validation.jsonl").read_text(encoding="utf-8").startswith('{"step": 1, ')

@@ -23,10 +23,12 @@ Each stage is the command a user would run, printed before it runs.
     probes (logistic regression accuracy, KMeans purity, nDCG@100; fitted on the dev split, scored
     on test) and the invariance probe on the augmented test dialogues.
   fgc (only when named in --parts): response-selection blocks (the true next turn among 10 candidates) from the test split;
-    the BERT baseline (selection loss only), FGC as written (Eq. 3 and 5 summed over the batch) and
-    FGC with its contrasts averaged (--fgc_reduction=mean), trained on the train split's
-    dialogues, and FGC after a short BERT-DPT post-training (masked-LM + next-sentence); all
-    evaluated (R10@k, MAP); FGC exported as a scoring SavedModel.
+    the BERT baseline (selection loss only), FGC with its defaults (contrasts averaged over their
+    anchors, CVC on L2-normalised z), FGC read literally (Eq. 3 and 5 summed, CVC's raw dot
+    product), trained on the train split's dialogues, and FGC after a short BERT-DPT post-training
+    (masked-LM + next-sentence); all evaluated (R10@k, MRR, MAP, and the mean cosine of the [CLS]
+    states of one block's pairs, which nears 1 when the representations collapse); FGC exported as a
+    scoring SavedModel.
 Each part ends with a summary table. Stages whose outputs exist are skipped, so an interrupted
 demo resumes where it stopped.
 """
@@ -224,21 +226,24 @@ def _fgc(work: str, encoder: str, train: str, test: str, reports: str) -> None:
               f"--freeze_layers={FLAGS.freeze_layers}", "--log_every=20", "--checkpoint_every=50")
     rows = {}
     runs = (("fgc-bert", "BERT (selection loss only)", encoder, ("--ivc_weight=0", "--cvc_weight=0")),
-            ("fgc", "BERT + FGC (IVC and CVC)", encoder, ()),
-            ("fgc-mean", "BERT + FGC, contrasts averaged", encoder, ("--fgc_reduction=mean",)),
-            ("fgc-dpt", "BERT-DPT + FGC", dpt, ()))
+            ("fgc", "BERT + FGC (defaults)", encoder, ()),
+            ("fgc-literal", "BERT + FGC, literal (sum, dot)", encoder, ("--fgc_reduction=sum", "--cvc_similarity=dot")),
+            ("fgc-dpt", "BERT-DPT + FGC (defaults)", dpt, ()))
     for name, title, start, extra in runs:
         model = os.path.join(work, name)
         run_step("tfdialemb.train", f"--model_dir={model}", f"--init_checkpoint={start}", *common, *extra)
         rows[title] = evaluation_metrics(os.path.join(reports, f"{name}-selection.json"), "--task=response_selection",
-                              f"--eval_file={selection}", f"--model_dir={model}")
+                                         f"--eval_file={selection}", f"--model_dir={model}")
+        similarity = evaluation_metrics(os.path.join(reports, f"{name}-similarity.json"), "--task=fgc_similarity",
+                                        f"--eval_file={selection}", f"--model_dir={model}")
+        rows[title]["[CLS] cos"] = similarity["views"]["cls"]["ins_similarity"]
     export_dir = os.path.join(work, "export-fgc")
     if not os.path.isdir(os.path.join(export_dir, "1")):
         run_step("tfdialemb.export", f"--model_dir={os.path.join(work, 'fgc')}", f"--export_dir={export_dir}",
              "--version=1")
-    blocks = rows["BERT + FGC (IVC and CVC)"]["blocks"]
+    blocks = rows["BERT + FGC (defaults)"]["blocks"]
     _table(f"FGC: response selection, the true next turn among 10 candidates, {blocks} test blocks",
-           ("r10@1", "r10@2", "r10@5", "map"), rows)
+           ("r10@1", "r10@2", "r10@5", "mrr", "map", "[CLS] cos"), rows)
     print(f"set: {selection}; models: {', '.join(os.path.join(work, run[0]) for run in runs)}, post-trained "
           f"encoder {dpt}; SavedModel for TF Serving: {export_dir}/1")
 

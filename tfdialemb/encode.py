@@ -18,8 +18,9 @@ skipped; row i of the output is the i-th non-empty line. The output's extension 
 `.npy` a float32 [lines, hidden] array; `.jsonl` one {"text": ..., "embedding": [...]} per line;
 `.tsv` one row of tab-separated values per line, without the text (TensorBoard Projector's
 vectors.tsv). Values in text layouts keep 9 significant digits, enough to read back the same
-float32. The output is written only once complete. Flags may also come from a file:
---flagfile=encode.cfg.
+float32. The output is written only once complete. The encoder computes in float32 unless
+--mixed_precision asks otherwise (an exported model in the precision it was exported with); the
+precision is printed with the result. Flags may also come from a file: --flagfile=encode.cfg.
 """
 
 from absl import app, flags
@@ -39,15 +40,17 @@ POOLING.define()
 MAX_LENGTH.define()
 NORMALIZE.define()
 flags.adopt_module_key_flags(options)
-precision.define_flags()
+precision.define_flags(default_policy=precision.INFERENCE_POLICY)
 flags.DEFINE_integer("batch_size", 64, "Sentences per batch.", lower_bound=1)
 OVERWRITE.define()
 flags.mark_flags_as_required(["input", "output"])
 flags.mark_flags_as_mutual_exclusive(["model_dir", "init_checkpoint", "saved_model"], required=True)
 flags.register_multi_flags_validator(
     ["saved_model", "pooling", "max_length"],
-    lambda values: not (values["saved_model"] and (FLAGS["pooling"].present or FLAGS["max_length"].present)),
-    message="--pooling and --max_length are fixed in an exported --saved_model; export again to change them")
+    lambda values: not (values["saved_model"] and (FLAGS["pooling"].present or FLAGS["max_length"].present
+                                                   or FLAGS["mixed_precision"].present)),
+    message="--pooling, --max_length and --mixed_precision are fixed in an exported --saved_model; export "
+            "again to change them")
 
 
 def main(argv):
@@ -68,6 +71,7 @@ def main(argv):
         embedder = _saved_model_embedder() if FLAGS.saved_model else _checkpoint_embedder()
     except (OSError, ValueError) as e:
         return report_error(e)
+    policy = embedder.policy if FLAGS.saved_model else precision.resolve(FLAGS.mixed_precision)
     progress = Progress(len(texts), "sentences")
     embeddings = embedder.embed(texts, batch_size=FLAGS.batch_size, on_batch=progress.advance)
     bad = int((~np.isfinite(embeddings).all(axis=1)).sum())
@@ -76,7 +80,7 @@ def main(argv):
                                        f"{FLAGS.output} not written"))
     write_embeddings(FLAGS.output, texts, embeddings)
     print(f"wrote {embeddings.shape[0]} x {embeddings.shape[1]} embeddings"
-          + (" (unit length)" if FLAGS.normalize else "") + f" to {FLAGS.output}")
+          + (" (unit length)" if FLAGS.normalize else "") + f" to {FLAGS.output} (computed in {policy})")
     return 0
 
 

@@ -82,8 +82,10 @@ label (by augmentation for invariance).
 settings (--separator, --num_roles, --speaker_tokens, --merge_consecutive_turns, the curved kind)
 come from there and a flag contradicting them is refused; --max_length and --pooling override the
 record with a warning. --init_checkpoint is any checkpoint the project loads (Hugging Face BERT,
-Google TF1 BERT), with the flags' values or their defaults. The report {"task",
-"eval_file", "checkpoint", "embedding", "metrics", ...} is written atomically and printed, then a
+Google TF1 BERT), with the flags' values or their defaults. Encoders compute in float32 unless
+--mixed_precision asks otherwise (an exported --saved_model in the precision it was exported
+with). The report {"task", "eval_file", "checkpoint", "mixed_precision" (the encoder's; absent for
+an embedding without one), "embedding", "metrics", ...} is written atomically and printed, then a
 table of the task's headline metrics under the names its paper uses. --model_dir=A,B,C evaluates
 several models (checkpoint directories of any kind) on the same task and settings: the file holds
 a list of their reports and the table compares them, a row per model (and view).
@@ -115,7 +117,7 @@ from tfdialemb.eval.probe_split import DEFAULT_TEST_FRACTION
 from tfdialemb.eval.short_term_planning import SCORER as STP_SCORER
 from tfdialemb.eval.switches import EVALUATION_SWITCHES
 from tfdialemb.eval.tasks import TASKS
-from tfdialemb import options
+from tfdialemb import options, precision
 from tfdialemb.reports import write_report
 from tfdialemb.files import check_output
 from tfdialemb.inference.settings import (DEFAULT_MAX_LENGTH, FGC_INPUT, FINAL_SEPARATOR, KIND_SETTINGS,
@@ -184,6 +186,7 @@ for _setting in (POOLING, MAX_LENGTH, SEPARATOR, NUM_ROLES, SPEAKER_PREFIX, FINA
                  MERGE_TURNS, FGC_INPUT, RANK_TIES, *EVALUATION_SWITCHES):
     _setting.define()
 flags.adopt_module_key_flags(options)
+precision.define_flags(default_policy=precision.INFERENCE_POLICY, jit_compile=False)
 flags.DEFINE_enum("embedding", "encoder", EMBEDDINGS,
                   "The encoder's embedding or a baseline (see the task's list above).")
 flags.DEFINE_string("fit_file", None, "Canonical JSONL dialogues: their utterances fit whitening "
@@ -290,6 +293,10 @@ def check_flags() -> None:
         raise ValueError(f"--embedding={kind} uses no encoder: drop --model_dir/--init_checkpoint/--saved_model")
     if kind not in WITHOUT_CHECKPOINT and not has_checkpoint:
         raise ValueError(f"--embedding={kind} needs --model_dir, --init_checkpoint or --saved_model")
+    if FLAGS["mixed_precision"].present and (kind in WITHOUT_CHECKPOINT or FLAGS.saved_model):
+        raise ValueError("--mixed_precision does not apply to "
+                         + ("an exported --saved_model: it computes in the precision it was exported with"
+                            if FLAGS.saved_model else f"--embedding={kind}, which uses no encoder"))
     if task == "invariance" and (FLAGS.eval_file or not FLAGS.augmented_file):
         raise ValueError("--task=invariance reads --augmented_file (originals and their views), not --eval_file")
     if task != "invariance" and not FLAGS.eval_file:
@@ -401,6 +408,7 @@ def main(argv):
     except (OSError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    precision.apply(FLAGS.mixed_precision)
     try:
         reports = [evaluate_model(checkpoint, source, setting)
                    for checkpoint, source, setting in zip(checkpoints, sources, settings)]
@@ -416,6 +424,8 @@ def evaluate_model(checkpoint: Optional[str], source, settings: dict) -> dict:
     embedding = {"kind": FLAGS.embedding}
     read = {"augmented_file": FLAGS.augmented_file} if FLAGS.task == "invariance" else {"eval_file": FLAGS.eval_file}
     report = {"task": FLAGS.task, **read, "checkpoint": checkpoint or FLAGS.saved_model}
+    if FLAGS.embedding not in WITHOUT_CHECKPOINT:
+        report["mixed_precision"] = None if FLAGS.saved_model else precision.resolve(FLAGS.mixed_precision)
     if source and source.method:
         report["method"] = source.method
     if FLAGS.task == "dialogue":
@@ -430,6 +440,8 @@ def evaluate_model(checkpoint: Optional[str], source, settings: dict) -> dict:
         report.update(_context_response_task(source, embedding, settings))
     else:
         report.update(_sentence_task(source, embedding, settings))
+    if FLAGS.saved_model:
+        report["mixed_precision"] = _exported_embedder().policy
     return report
 
 
@@ -437,10 +449,9 @@ def _sentence_encoder(source, settings: dict):
     """encode(texts) → [n, H] with the checkpoint's sentence embeddings and a progress bar; the
     model is loaded when the task first embeds, so a bad eval file fails before a slow load."""
     from tfdialemb.embedder import SentenceEmbedder  # pylint: disable=import-outside-toplevel
-    from tfdialemb.exported_embedder import ExportedSentenceEmbedder  # pylint: disable=import-outside-toplevel
 
     embedder = functools.lru_cache(maxsize=None)(
-        lambda: ExportedSentenceEmbedder(FLAGS.saved_model) if FLAGS.saved_model else SentenceEmbedder.from_settings(
+        lambda: _exported_embedder() if FLAGS.saved_model else SentenceEmbedder.from_settings(
             source.pretrained.encoder, source.pretrained.tokenizer, settings))
 
     def encode(texts):
@@ -448,6 +459,14 @@ def _sentence_encoder(source, settings: dict):
         return embedder().embed(texts, batch_size=FLAGS.batch_size, on_batch=progress.advance)
 
     return encode
+
+
+@functools.lru_cache(maxsize=None)
+def _exported_embedder():
+    """The --saved_model's embedder, loaded once."""
+    from tfdialemb.exported_embedder import ExportedSentenceEmbedder  # pylint: disable=import-outside-toplevel
+
+    return ExportedSentenceEmbedder(FLAGS.saved_model)
 
 
 def _glove(embedding: dict):

@@ -10,6 +10,7 @@ import tensorflow as tf
 import tensorflow_text  # noqa: F401  (registers the tokenizer's ops the graph holds)
 
 from tfdialemb.embedder import embed_by_length, l2_normalized
+from tfdialemb.precision import exported_policy
 from tfdialemb.serving import layout
 from tfdialemb.serving.sentence import INPUT_NAME, OUTPUT_NAME
 
@@ -35,6 +36,8 @@ class ExportedSentenceEmbedder:
                 f"{sorted(inputs)} and returns {sorted(outputs)}); export one with --kind=sentence")
         self._signature = signature
         self.hidden_size = int(outputs[OUTPUT_NAME].shape[-1])
+        self.policy = exported_policy(signature)
+        """The precision policy the exported graph computes in."""
 
     def embed_batch(self, texts: tf.Tensor) -> tf.Tensor:
         embeddings = self._signature(**{INPUT_NAME: texts})[OUTPUT_NAME]

@@ -1,10 +1,17 @@
 """Mixed precision and XLA for the commands that build an encoder (train, pretrain, encode,
-export): their two flags, defined once here, and what the flags switch.
+evaluate, export): their flags, defined once here, and what the flags switch.
 
 Keras reads its global precision policy when a layer is built, so a command calls `apply` before
 it builds or loads a model. Losses, similarities and softmaxes compute in float32 whatever the
 policy (each casts its inputs); float16 also needs loss scaling (`with_loss_scaling`).
+
+Inference (`encode`, `evaluate`, `export`, validation during training) computes in float32 unless
+asked otherwise (INFERENCE_POLICY): a reproduction's embeddings must be the checkpoint's own, and
+bfloat16 moves MiniLM's mean-pooled embeddings by up to 1.5e-2. Training keeps `auto`, whose
+bfloat16 on a capable CPU is about 1.5x faster per step; what it resolved to is printed and
+recorded in method.json.
 """
+import contextlib
 import dataclasses
 
 from absl import flags
@@ -13,13 +20,16 @@ from tfdialemb.options import Option
 
 AUTO = "auto"
 POLICIES = ("float32", "mixed_float16", "mixed_bfloat16")
+INFERENCE_POLICY = "float32"
+"""The default of every command that embeds or scores with a trained model."""
 MIXED_PRECISION = Option(
     "mixed_precision", AUTO,
     "Keras precision policy: variables stay float32; mixed_float16 computes in float16 (GPUs; the "
     "training loss is scaled), mixed_bfloat16 in bfloat16 (recent GPUs, CPUs with AVX512_BF16 or "
     "AMX). auto: mixed_bfloat16 on a machine without GPUs whose CPU has them (about 1.5x the "
-    "float32 tokens/s, embeddings within 2e-4 in cosine: README, 'Mixed precision and XLA'), "
-    "float32 otherwise. export defaults to float32: the serving machine may lack bfloat16.",
+    "float32 tokens/s, embeddings within 2e-4 in cosine but up to 1.5e-2 apart: README, 'Mixed "
+    "precision and XLA'), float32 otherwise. train and pretrain default to auto; encode, evaluate "
+    "and export to float32, so that embeddings equal the checkpoint's.",
     choices=(AUTO,) + POLICIES)
 JIT_COMPILE = Option(
     "jit_compile", False,
@@ -33,10 +43,11 @@ BFLOAT16_CPU_FLAGS = ("avx512_bf16", "amx_bf16")
 _jit_compiled_encoders = False
 
 
-def define_flags(default_policy: str = AUTO) -> None:
-    """Defines --mixed_precision (default `default_policy`) and --jit_compile."""
+def define_flags(default_policy: str = AUTO, jit_compile: bool = True) -> None:
+    """Defines --mixed_precision (default `default_policy`) and, with `jit_compile`, --jit_compile."""
     dataclasses.replace(MIXED_PRECISION, default=default_policy).define()
-    JIT_COMPILE.define()
+    if jit_compile:
+        JIT_COMPILE.define()
 
 
 def resolve(policy: str) -> str:
@@ -68,9 +79,39 @@ def apply(policy: str, jit_compile_encoders: bool = False) -> None:
     _jit_compiled_encoders = jit_compile_encoders
 
 
+@contextlib.contextmanager
+def policy_scope(policy: str):
+    """Within the block, models are built in `policy` (auto resolved); the global policy is
+    restored after it."""
+    import tf_keras  # pylint: disable=import-outside-toplevel
+
+    previous = tf_keras.mixed_precision.global_policy()
+    tf_keras.mixed_precision.set_global_policy(resolve(policy))
+    try:
+        yield
+    finally:
+        tf_keras.mixed_precision.set_global_policy(previous)
+
+
 def apply_flags() -> None:
     """`apply` with the command's --mixed_precision and --jit_compile (encode, export)."""
     apply(flags.FLAGS.mixed_precision, flags.FLAGS.jit_compile)
+
+
+def exported_policy(function) -> str:
+    """The policy a SavedModel signature `function` computes in, read from its graph: the 16-bit
+    type its ops compute in (bfloat16 or float16), else float32."""
+    from tensorflow.core.framework import types_pb2  # pylint: disable=import-outside-toplevel
+
+    graph = function.graph.as_graph_def()
+    nodes = list(graph.node) + [node for library_function in graph.library.function
+                                for node in library_function.node_def]
+    types = {value.type for node in nodes for value in node.attr.values()}
+    if types_pb2.DT_BFLOAT16 in types:
+        return "mixed_bfloat16"
+    if types_pb2.DT_HALF in types:
+        return "mixed_float16"
+    return "float32"
 
 
 def jit_compiled_encoders() -> bool:

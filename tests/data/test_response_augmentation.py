@@ -104,6 +104,58 @@ def test_multi_piece_words_move_and_go_whole_and_are_never_replaced():
         assert all(w in ("unbelievable", "dog", "puppy") for w in words), words
 
 
+def _changed(rows, seed, strength=0.2, at_least_one=True, word_starts=None):
+    pieces = tf.ragged.constant(rows, dtype=tf.int32, ragged_rank=1)
+    out = aug.augment_responses(pieces, continuation=CONTINUATION, synonyms=SYNONYMS, strength=strength,
+                                seed=tf.constant([seed, 2], tf.int64), word_starts=word_starts,
+                                at_least_one=at_least_one).to_list()
+    return [words_of(a) != words_of(b) for a, b in zip(rows, out)], out
+
+
+def test_every_view_changes_at_least_one_word_by_default():
+    """At p = 0.2 the per-word draws alone leave views equal to their original (EDA's n = max(1, αl)
+    rule is off); with the rule every response that any operation can change is changed."""
+    rows = [r for r in RESPONSES if r] + [ids("the sat on"), ids("sat sat")]
+    unchanged_without = 0
+    for seed in range(60):
+        changed, out = _changed(rows, seed)
+        assert all(changed), [(words_of(a), words_of(b)) for a, b, c in zip(rows, out, changed) if not c]
+        unchanged_without += sum(not c for c in _changed(rows, seed, at_least_one=False)[0])
+    assert unchanged_without > 0.1 * 60 * len(rows)
+    assert _changed([[]], 0)[1] == [[]]  # nothing to change
+    assert not any(_changed(rows, 1, strength=0.0)[0])  # p = 0: SimCSE-style identical views
+
+
+def test_an_operation_that_cannot_apply_is_drawn_again():
+    """No draw is lost to an operation that cannot change the response: a single word with synonyms
+    is always replaced, two equal words without synonyms always lose one, words without synonyms
+    are deleted or swapped about as often as each other."""
+    kinds = collections.Counter()
+    for seed in range(100):
+        _, out = _changed([ids("cat"), ids("sat sat"), ids("the sat on")], seed, at_least_one=False,
+                          strength=1.0)
+        assert words_of(out[0])[0] in ("feline", "kitten")
+        assert words_of(out[1]) == ["sat"]
+        kinds[operation_of(ids("the sat on"), out[2])] += 1
+    assert set(kinds) <= {"deletion", "swap", "unchanged"} and kinds["deletion"] > 30
+
+
+def test_chinese_words_without_synonyms_are_deleted_or_swapped():
+    """Jieba words (here runs of single-character pieces) are never single vocabulary words with
+    synonyms, so every view is a deletion or a swap of whole words, and changed."""
+    rows = tf.ragged.constant([[[ID["sat"], ID["on"]], [ID["rug"], ID["un"]], [ID["the"]]]], dtype=tf.int32,
+                              ragged_rank=2)
+    pieces, starts = aug.words_of_rows(rows)
+    kinds = collections.Counter()
+    for seed in range(60):
+        out = aug.augment_responses(pieces, continuation=CONTINUATION, synonyms=SYNONYMS, strength=0.2,
+                                    seed=tf.constant([seed, 3], tf.int64), word_starts=starts).to_list()[0]
+        original = pieces.to_list()[0]
+        assert out != original
+        kinds["deletion" if len(out) < len(original) else "swap"] += 1
+    assert min(kinds["deletion"], kinds["swap"]) > 15
+
+
 def test_strength_zero_changes_nothing_and_a_seed_replays():
     assert run(0.0, 3) == RESPONSES
     assert run(0.5, 7) == run(0.5, 7)
@@ -120,6 +172,19 @@ def test_embedding_synonyms_are_nearest_whole_words_and_skip_stop_words():
     assert ID["the"] not in synonyms
     assert (synonyms[ID["the"]] == -1).all() and (synonyms[ID["##able"]] == -1).all()
     assert (synonyms[ID["[CLS]"]] == -1).all()
+
+
+def test_embedding_synonyms_leave_out_opposites():
+    """The nearest neighbours of happy are sad and unhappy, its opposites, then glad and pleased."""
+    vocab = ["[PAD]", "happy", "sad", "unhappy", "glad", "pleased", "table", "chair", "river"]
+    embeddings = np.zeros([len(vocab), 4], np.float32)
+    embeddings[:, 3] = np.arange(len(vocab))  # everything else far apart
+    for word, tilt in (("happy", 0.0), ("sad", 0.01), ("unhappy", 0.02), ("glad", 0.2), ("pleased", 0.3)):
+        embeddings[vocab.index(word)] = [1.0, tilt, 0.0, 0.0]
+    synonyms = aug.embedding_synonyms(vocab, embeddings, set(), per_word=2, candidates_per_word=5)
+    assert [vocab[i] for i in synonyms[vocab.index("happy")]] == ["glad", "pleased"]
+    assert [vocab[i] for i in synonyms[vocab.index("glad")]] == ["pleased", "happy"]
+    assert "happy" not in [vocab[i] for i in synonyms[vocab.index("sad")]]
 
 
 def test_file_synonyms_keep_single_vocabulary_words(tmp_path):

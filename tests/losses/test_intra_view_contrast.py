@@ -36,3 +36,13 @@ def test_identical_augmentations_far_from_the_other_class_approach_zero():
     # cos(z+, z̄+) = 1 and cos(z+, z−) = cos(z+, z̄−) = -1, so each anchor's l = log(1 + 2 e^{-2/τ}).
     expected = 2 * np.log(1 + 2 * np.exp(-2 / 0.5))
     np.testing.assert_allclose(intra_view_contrast(views, 0.5).numpy(), [expected], rtol=1e-5)
+
+
+def test_every_view_anchors_when_asked():
+    """NT-Xent's reading: l(z+, z̄+) + l(z̄+, z+) + l(z−, z̄−) + l(z̄−, z−), each anchor's softmax over the
+    other three views of its context."""
+    rng = np.random.default_rng(2)
+    views = rng.normal(size=(3, 4, 5)).astype(np.float32)
+    expected = [_l(v, 0, 1, 0.5) + _l(v, 1, 0, 0.5) + _l(v, 2, 3, 0.5) + _l(v, 3, 2, 0.5)
+                for v in views.astype(np.float64)]
+    np.testing.assert_allclose(intra_view_contrast(views, 0.5, anchors="all").numpy(), expected, rtol=1e-5)

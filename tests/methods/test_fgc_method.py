@@ -47,7 +47,14 @@ def _log_softmax(x):
     return x - np.log(np.exp(x).sum())
 
 
-def _expected(model, cls, reduction, select_on_augmented):
+def _mean_pairwise_cosine(vectors):
+    unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    n = len(unit)
+    return sum(unit[i] @ unit[j] for i in range(n) for j in range(n) if i != j) / (n * (n - 1))
+
+
+def _expected(model, cls, reduction, similarity, anchors, select_on_augmented):
+    """Per-context losses and the batch's diagnostics, loop by loop from the [CLS] states."""
     w, b = (v.numpy() for v in model.selection.weights)
     logits = (cls @ w + b)[..., 0]
     labels = np.array([1, 1, 0, 0])
@@ -56,14 +63,17 @@ def _expected(model, cls, reduction, select_on_augmented):
     (w1, b1), (w2, b2) = [[v.numpy() for v in layer.weights] for layer in model.projection.layers]
     z = np.maximum(cls @ w1 + b1, 0) @ w2 + b2
     tau, n = 0.5, cls.shape[0]
+    pairs = {"original": ((0, 1), (2, 3)), "all": ((0, 1), (1, 0), (2, 3), (3, 2))}[anchors]
     ivc = np.zeros(n)
-    for i in range(n):  # Eq. 2-3
+    for i in range(n):  # Eq. 2-3: l(anchor, partner) over the other three views of the context
         unit = z[i] / np.linalg.norm(z[i], axis=1, keepdims=True)
-        for anchor, partner in ((0, 1), (2, 3)):
+        for anchor, partner in pairs:
             others = [k for k in range(4) if k != anchor]
             row = _log_softmax(np.array([unit[anchor] @ unit[k] / tau for k in others]))
             ivc[i] -= row[others.index(partner)]
     flat, classes = z.reshape(4 * n, -1), np.tile(labels, n)
+    if similarity == "cosine":
+        flat = flat / np.linalg.norm(flat, axis=1, keepdims=True)
     cvc = np.zeros(4 * n)
     for a in range(4 * n):  # Eq. 4-5
         others = [r for r in range(4 * n) if r != a]
@@ -71,29 +81,61 @@ def _expected(model, cls, reduction, select_on_augmented):
         same = [j for j, r in enumerate(others) if classes[r] == classes[a]]
         cvc[a] = -row[same].sum() / len(same)
     cvc = cvc.reshape(n, 4).sum(axis=1)
+    diagnostics = {"cls_cosine": _mean_pairwise_cosine(cls.reshape(4 * n, -1)),
+                   "z_cosine": _mean_pairwise_cosine(z.reshape(4 * n, -1)),
+                   "z_norm": np.linalg.norm(z.reshape(4 * n, -1), axis=1).mean()}
     if reduction == "sum":  # the loop's mean over N contexts then gives Σ_i
-        return selection + n * ivc + n * cvc
-    return selection + ivc / 2 + cvc / 4
+        return selection + n * ivc + n * cvc, diagnostics
+    return selection + ivc / len(pairs) + cvc / 4, diagnostics
 
 
-@pytest.mark.parametrize("reduction,select_on_augmented", [("sum", False), ("mean", True)])
-def test_loss_is_eq_1_to_5_recomputed_from_the_cls_states(reduction, select_on_augmented):
+@pytest.mark.parametrize("reduction,similarity,anchors,select_on_augmented", [
+    ("sum", "dot", "original", False), ("mean", "cosine", "original", True), ("mean", "cosine", "all", False)])
+def test_loss_is_eq_1_to_5_recomputed_from_the_cls_states(reduction, similarity, anchors, select_on_augmented):
+    """The literal reading (sums, raw dot product), the defaults and the symmetric IVC, each against a
+    loop-by-loop numpy re-derivation; the collapse diagnostics against their definitions."""
     batch = _batch(np.random.default_rng(0))
     tf.keras.utils.set_random_seed(3)
-    model = FineGrainedContrastModel(_encoder(), reduction=reduction, select_on_augmented=select_on_augmented)
+    model = FineGrainedContrastModel(_encoder(), reduction=reduction, cvc_similarity=similarity,
+                                     ivc_anchors=anchors, select_on_augmented=select_on_augmented)
     losses, metrics = model.per_example_loss(batch, training=False)
     cls = _cls(model.encoder, batch)
-    np.testing.assert_allclose(losses.numpy(), _expected(model, cls, reduction, select_on_augmented),
-                               rtol=2e-4, atol=1e-5)
-    assert set(metrics) == {"selection_loss", "accuracy", "ivc", "cvc"}
+    expected, diagnostics = _expected(model, cls, reduction, similarity, anchors, select_on_augmented)
+    np.testing.assert_allclose(losses.numpy(), expected, rtol=2e-4, atol=1e-5)
+    assert set(metrics) == {"selection_loss", "accuracy", "ivc", "cvc", "cls_cosine", "z_cosine", "z_norm"}
+    for name, value in diagnostics.items():  # batch figures, one per context so the loop's mean is the figure
+        np.testing.assert_allclose(metrics[name].numpy(), [value] * 3, rtol=1e-4, atol=1e-6)
 
 
-def test_zero_weights_leave_the_selection_loss_alone():
-    batch = _batch(np.random.default_rng(1))
+def test_defaults_are_the_mean_over_anchors_and_cosine():
+    model = FineGrainedContrastModel(_encoder())
+    assert (model.reduction, model.cvc_similarity, model.ivc_anchors) == ("mean", "cosine", "original")
+    params = FgcSpec().resolve({})
+    assert (params["fgc_reduction"], params["cvc_similarity"], params["ivc_anchors"],
+            params["aug_at_least_one"]) == ("mean", "cosine", "original", True)
+
+
+def test_without_contrasts_only_the_original_pairs_are_encoded(monkeypatch):
+    """--ivc_weight=0 --cvc_weight=0: two passes per context, the loss the selection loss of (c, r+)
+    and (c, r−) recomputed in numpy; a four-view batch is refused."""
+    four = _batch(np.random.default_rng(1))
+    two = {name: value[:, [0, 2]] for name, value in four.items()}
     model = FineGrainedContrastModel(_encoder(), ivc_weight=0.0, cvc_weight=0.0)
-    losses, metrics = model.per_example_loss(batch, training=False)
-    np.testing.assert_allclose(losses.numpy(), metrics["selection_loss"].numpy())
-    assert "ivc" not in metrics and "cvc" not in metrics
+    encoded = []
+    cls_states = model.cls_states
+    monkeypatch.setattr(model, "cls_states", lambda ids, *args: encoded.append(int(ids.shape[0])) or cls_states(ids, *args))
+    losses, metrics = model.per_example_loss(two, training=False)
+    assert encoded == [2 * 3]
+    cls = _cls(model.encoder, four)[:, [0, 2]]
+    w, b = (v.numpy() for v in model.selection.weights)
+    logits = (cls @ w + b)[..., 0]
+    bce = np.maximum(logits, 0) - logits * np.array([1, 0]) + np.log1p(np.exp(-np.abs(logits)))
+    np.testing.assert_allclose(losses.numpy(), bce.mean(axis=1), rtol=1e-4)
+    np.testing.assert_allclose(metrics["cls_cosine"].numpy(), [_mean_pairwise_cosine(cls.reshape(6, -1))] * 3,
+                               rtol=1e-4)
+    assert set(metrics) == {"selection_loss", "accuracy", "cls_cosine"}
+    with pytest.raises(ValueError, match="reads 2 views per context, the batch holds 4"):
+        model.per_example_loss(four, training=False)
 
 
 def test_scores_are_the_sigmoid_of_the_selection_head():
@@ -178,3 +220,36 @@ def test_jieba_word_rows_are_packed_and_augmented_as_whole_words(tmp_path, hf_sa
             word = next((w for w in word_ids if tuple(response[at:at + len(w)]) == w), None)
             assert word is not None, (response, word_ids)
             at += len(word)
+
+
+def test_without_contrasts_the_pipeline_packs_the_original_pairs_only(tmp_path, hf_safetensors_dir, monkeypatch):
+    """The two passes of each context are the four-view pipeline's (c, r+) and (c, r−); no synonym
+    table is made and nothing is augmented."""
+    dialogues = [Dialogue("d0", (Turn("a", "hello world"), Turn("b", "how are you"), Turn("a", "fine thanks"))),
+                 Dialogue("d1", (Turn("a", "book taxi please"), Turn("b", "need hotel")))]
+    write_dialogues(dialogues, str(tmp_path / "train.jsonl"))
+    build(str(tmp_path / "train.jsonl"), str(tmp_path / "built"), make_builder("fgc"), TOKENIZER,
+          BuildOptions(max_length=24, num_shards=1))
+    spec, run = FgcSpec(), TrainingRun(hf_safetensors_dir, 2, 24, 0)
+    four = next(iter(spec.batches(make_dataset(str(tmp_path / "built"), 2, training=False), TOKENIZER,
+                                  spec.resolve({}), run)))
+    monkeypatch.setattr("tfdialemb.methods.fgc.synonym_table", lambda *args: pytest.fail("synonyms made"))
+    two = next(iter(spec.batches(make_dataset(str(tmp_path / "built"), 2, training=False), TOKENIZER,
+                                 spec.resolve({"ivc_weight": 0.0, "cvc_weight": 0.0}), run)))
+    assert two["pair_ids"].shape[:2] == [2, 2]
+    for name in ("pair_ids", "pair_mask", "pair_segments"):
+        original = four[name].numpy()[:, [0, 2]]
+        width = two[name].shape[-1]
+        np.testing.assert_array_equal(two[name].numpy(), original[..., :width])
+        assert not original[..., width:].any()
+
+
+def test_the_run_header_leaves_out_what_the_weights_switch_off():
+    spec = FgcSpec()
+    assert spec.unused_options(spec.resolve({})) == ()
+    assert spec.unused_options(spec.resolve({"cvc_weight": 0.0})) == ("cvc_similarity",)
+    assert set(spec.unused_options(spec.resolve({"ivc_weight": 0.0, "cvc_weight": 0.0}))) == {
+        "ivc_anchors", "cvc_similarity", "temperature", "fgc_reduction", "aug_strength", "aug_at_least_one",
+        "synonyms"}
+    assert set(spec.unused_options(spec.resolve({"contrast_weight": 0.0, "select_on_augmented": True}))) == {
+        "ivc_anchors", "cvc_similarity", "temperature", "fgc_reduction"}

@@ -48,7 +48,8 @@ def test_augcl_trains_evaluates_and_exports(tmp_path, hf_safetensors_dir):
                   f"--validate_file={tmp_path / 'eval.jsonl'}", "--validate_every=3")
     # The thesis' values for every flag not given.
     for shown in ("weight_decay 0.01", "lr_schedule constant", "pooling cls", "augcl_loss released", "temperature 0.1",
-                  "emb_dropout 0.1", "gather_negatives True", "on_the_fly True", "pair orig_aug"):
+                  "emb_dropout 0.1", "gather_negatives True", "on_the_fly True", "pair orig_aug",
+                  "validate_mixed_precision float32"):
         assert shown in result.stdout.splitlines()[0], shown
     assert "trained to step 3 of 3" in result.stdout
     method = json.loads((model_dir / "method.json").read_text(encoding="utf-8"))

@@ -39,6 +39,9 @@ imports, loading, the first embedding, all sentences and all of them again, and 
 steady-state encoding time (the second pass over the sentences).
 training: one CCL training step (cosine MSE of two mean-pooled embeddings, AdamW) of tfdialemb vs
 sentence-transformers' CosineSimilarityLoss on the same demo pairs, in fresh processes.
+startup, memory and training compare float32 with float32 (sentence-transformers computes in it,
+and `encode` by default); where the CPU computes bfloat16, memory and training add tfdialemb in
+bfloat16 as a row of its own, compared with tfdialemb in float32.
 augment: dialogues/s of fill-mask token insertion with its utterance windows batched vs one window
 per model call (same outputs checked), and of the whole a-l-m augmentation set (a-l-m-dse, crop and
 shuffle by the encoder's cosine, without --context_response_model); without --fill_mask_model the
@@ -81,7 +84,7 @@ flags.DEFINE_integer("warmup", None, "Untimed steps that trace and warm caches; 
 flags.DEFINE_integer("matmul_size", 2048, "Square matrix size for the matmul FLOP/s probe.")
 flags.DEFINE_bool("jit_compile", False, "Compile the timed encoder steps with XLA.")
 dataclasses.replace(precision.MIXED_PRECISION, default="float32").define(
-    "--what=encoder: also time the encoder under this policy (auto: the one train and encode pick here) "
+    "--what=encoder: also time the encoder under this policy (auto: the one train picks here) "
     "against float32, on the same weights and inputs, in alternation, and compare their mean-pooled "
     "embeddings.")
 flags.DEFINE_integer("dialogues", None, "Demo dialogues to generate (pipeline, method, augment).", lower_bound=1)

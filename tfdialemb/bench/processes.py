@@ -3,7 +3,9 @@
 Cold start and peak memory can only be measured in a new process. Each side runs the same work
 with the same number of threads: tfdialemb from a checkpoint, tfdialemb from an exported
 SavedModel, and sentence-transformers on the same checkpoint when an interpreter that has it is
-given (it needs torch, which tfdialemb does not).
+given (it needs torch, which tfdialemb does not). The sides compared compute in float32, as
+sentence-transformers does and `encode` does by default; tfdialemb in bfloat16 is a side of its
+own (BFLOAT16_SIDE), compared with tfdialemb in float32 only.
 """
 import json
 import os
@@ -41,11 +43,11 @@ OURS = DRIVER.replace("SIDE_IMPORTS", r"""
 import tensorflow as tf
 tf.config.threading.set_intra_op_parallelism_threads(threads)
 tf.config.threading.set_inter_op_parallelism_threads(threads)
-if mode == "checkpoint":
+if mode != "saved_model":
     from tfdialemb import precision
     from tfdialemb.embedder import SentenceEmbedder
     from tfdialemb.encoders import load_pretrained
-    precision.apply(precision.AUTO)  # as `encode` does by default
+    precision.apply(mode)  # the policy: float32, as `encode` computes by default, or mixed_bfloat16
     load = lambda path: SentenceEmbedder.from_pretrained(load_pretrained(path))
 else:
     from tfdialemb.exported_embedder import ExportedSentenceEmbedder as load
@@ -61,11 +63,22 @@ embed = lambda model, texts: model.encode(texts, batch_size=batch_size)
 """)
 
 SIDES = {
-    "tfdialemb": ("checkpoint", OURS),
+    "tfdialemb": ("float32", OURS),
     "tfdialemb_saved_model": ("saved_model", OURS),
     "sentence_transformers": ("checkpoint", REFERENCE),
+    "tfdialemb_bfloat16": ("mixed_bfloat16", OURS),
 }
-"""Side → (what it loads, the script its process runs)."""
+"""Side → (what it loads: a checkpoint in a precision policy, or the saved model; the script its
+process runs)."""
+BFLOAT16_SIDE = "tfdialemb_bfloat16"
+"""tfdialemb from the checkpoint in bfloat16, timed where the CPU computes it (`bfloat16_measured`)."""
+
+
+def bfloat16_measured() -> bool:
+    """Whether this machine runs the bfloat16 side: train's `auto` picks bfloat16 here."""
+    from tfdialemb import precision  # pylint: disable=import-outside-toplevel
+
+    return precision.resolve(precision.AUTO) == "mixed_bfloat16"
 
 
 def child_env(threads: int) -> Dict[str, str]:

@@ -1,11 +1,11 @@
 """Cold start: process start → first embedding and model load → first embedding, in fresh
-processes, tfdialemb (from the checkpoint and from its exported SavedModel) vs
+processes, tfdialemb (from the checkpoint and from its exported SavedModel, in float32) vs
 sentence-transformers on the same checkpoint, alternating sides on every repeat."""
 import os
 import tempfile
 import numpy as np
 
-from tfdialemb.bench.processes import SIDES, python_of, reference_unavailable, run_side
+from tfdialemb.bench.processes import BFLOAT16_SIDE, SIDES, python_of, reference_unavailable, run_side
 
 
 def export_for_bench(checkpoint: str, directory: str) -> str:
@@ -20,7 +20,7 @@ def export_for_bench(checkpoint: str, directory: str) -> str:
 
 def bench_startup(checkpoint: str, reference_python: str, repeats: int, threads: int) -> dict:
     skipped = reference_unavailable(reference_python)
-    sides = [side for side in SIDES if not (skipped and side == "sentence_transformers")]
+    sides = [side for side in SIDES if side != BFLOAT16_SIDE and not (skipped and side == "sentence_transformers")]
     with tempfile.TemporaryDirectory() as directory:
         saved_model = export_for_bench(checkpoint, directory)
         runs = {side: [] for side in sides}

@@ -3,10 +3,12 @@
 Both sides regress the cosine of two mean-pooled embeddings onto a target (CCL's `cosine_mse`,
 sentence-transformers' CosineSimilarityLoss, the loss the triple-encoders code trains with) and
 take one AdamW step (lr 2e-5, weight decay 0.01), dropout on, each batch padded to its longest
-text; the median step time after warm-up steps is compared. tfdialemb runs in the precision and
-with the Grappler setting that `train` uses by default (`--mixed_precision=auto`,
-`apply_training_graph_options`); its first step is also compared with a later
-step plus the time to trace the step once (a second trace would show as a first step well above it).
+text; the median step time after warm-up steps is compared. tfdialemb runs with the Grappler
+setting that `train` uses by default (`apply_training_graph_options`) and in float32, as
+sentence-transformers does; where the CPU computes bfloat16 (`train`'s `auto` picks it there), a
+bfloat16 run is a row of its own, compared with tfdialemb's float32 step. The float32 step's first
+step is also compared with a later step plus the time to trace the step once (a second trace
+would show as a first step well above it).
 """
 import json
 import os
@@ -14,12 +16,13 @@ import sys
 import tempfile
 
 from tfdialemb.bench.demo_data import demo_utterances
-from tfdialemb.bench.processes import reference_unavailable, run_child
+from tfdialemb.bench.processes import BFLOAT16_SIDE, bfloat16_measured, reference_unavailable, run_child
 
 PREAMBLE = r"""
 import json, sys, time
 path, pairs_file, max_length, steps, warmup, threads = (sys.argv[1], sys.argv[2], int(sys.argv[3]),
                                                          int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6]))
+policy = sys.argv[7]
 with open(pairs_file, encoding="utf-8") as f:
     pairs = json.load(f)
 def median_seconds(step):
@@ -42,7 +45,7 @@ from tfdialemb.encoders import load_pretrained
 from tfdialemb.losses.cosine_mse import cosine_mse
 from tfdialemb.training.graph_options import apply_training_graph_options
 from tfdialemb.training.optimizer import OptimizerConfig, create_optimizer
-precision.apply(precision.AUTO)
+precision.apply(policy)
 apply_training_graph_options()
 pretrained = load_pretrained(path)
 encoder = pretrained.encoder
@@ -103,8 +106,11 @@ def bench_training_step(checkpoint: str, reference_python: str, batch: int, max_
         with open(pairs_file, "w", encoding="utf-8") as f:
             json.dump(pairs, f)
         args = [checkpoint, pairs_file, str(max_length), str(steps), str(warmup), str(threads)]
-        ours = _child_figures([sys.executable, "-c", OURS, *args], threads)
+        ours = _child_figures([sys.executable, "-c", OURS, *args, "float32"], threads)
         seconds = {"tfdialemb": ours["step_s"]}
+        if bfloat16_measured():
+            seconds[BFLOAT16_SIDE] = _child_figures([sys.executable, "-c", OURS, *args, "mixed_bfloat16"],
+                                                    threads)["step_s"]
         if not skipped:
             seconds["sentence_transformers"] = _child_figures([reference_python, "-c", REFERENCE, *args],
                                                               threads)["step_s"]
@@ -114,6 +120,8 @@ def bench_training_step(checkpoint: str, reference_python: str, batch: int, max_
               "reference_skipped": skipped}
     if not skipped:
         report["ratio"] = seconds["tfdialemb"] / seconds["sentence_transformers"]
+    if BFLOAT16_SIDE in seconds:
+        report["bfloat16_vs_float32"] = seconds[BFLOAT16_SIDE] / seconds["tfdialemb"]
     return report
 
 
@@ -126,8 +134,10 @@ def format_report(report: dict) -> str:
              f"{report['max_length']}, {report['threads']} thread(s), median of {report['steps']}:"]
     for side, seconds in report["step_s"].items():
         lines.append(f"  {side:<24}{seconds * 1000:>9.0f} ms")
-    lines.append(f"  ratio {report['ratio']:.2f}x sentence_transformers" if "ratio" in report
+    lines.append(f"  ratio {report['ratio']:.2f}x sentence_transformers (both float32)" if "ratio" in report
                  else report["reference_skipped"])
+    if "bfloat16_vs_float32" in report:
+        lines.append(f"  {BFLOAT16_SIDE}: {report['bfloat16_vs_float32']:.2f}x tfdialemb's float32 step")
     lines.append(f"tfdialemb's first step {report['first_step_s']:.2f} s = "
                  f"{report['first_step_vs_step_plus_trace']:.2f}x (a later step + tracing the step once, "
                  f"{report['trace_s']:.2f} s)")

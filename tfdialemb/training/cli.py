@@ -90,6 +90,10 @@ def define_flags(command: str) -> None:
     flags.DEFINE_string("validate_label_key", "domain", "Label key of --validate_task=dialogue.")
     flags.DEFINE_string("validate_file", None, "Evaluation set scored every --validate_every steps.")
     flags.DEFINE_integer("validate_every", 0, "Validation interval in steps (0: never).", lower_bound=0)
+    flags.DEFINE_enum("validate_mixed_precision", precision.INFERENCE_POLICY, list(precision.POLICIES),
+                      "Precision policy validation embeds in, as `evaluate --mixed_precision` (default float32, "
+                      "whatever --mixed_precision trains in: validation then runs a copy of the model built in "
+                      "this policy, given the trained weights at each validation).")
     distribute.define_flags()
     precision.define_flags()
     define_all([(spec.name, option) for spec in specs for option in spec.options])
@@ -169,11 +173,15 @@ def fitted_freeze_layers(spec, given: Optional[int], num_layers: int, checkpoint
 
 def run_header(spec, params: Dict[str, Any]) -> str:
     """The settings this run uses: the shared ones (the run's length as given, --max_steps or
-    --num_epochs), then the method's options that apply (`MethodSpec.unused_options`)."""
+    --num_epochs), then the method's options that apply (`MethodSpec.unused_options`), then the
+    precision it trains in and, when it validates, the one it validates in."""
     shared = {name: getattr(FLAGS, name) for name in TRAINING_DEFAULTS if name != "num_epochs"}
     shared.update({"max_steps": FLAGS.max_steps} if FLAGS.max_steps else {"num_epochs": FLAGS.num_epochs})
     unused = set(spec.unused_options(params))
-    shown = {**shared, **{k: v for k, v in params.items() if k not in unused}, **spec.optimizer_settings(params)}
+    shown = {**shared, **{k: v for k, v in params.items() if k not in unused}, **spec.optimizer_settings(params),
+             "mixed_precision": FLAGS.mixed_precision}
+    if FLAGS.validate_file and FLAGS.validate_every:
+        shown["validate_mixed_precision"] = FLAGS.validate_mixed_precision
     return f"{spec.name}: " + ", ".join(f"{name} {value}" for name, value in shown.items() if value is not None)
 
 
@@ -215,10 +223,10 @@ def run(spec, params: Dict[str, Any]) -> int:
         FLAGS.max_length = usable_max_length(encoder_config, FLAGS.max_length)
         FLAGS.freeze_layers, freezing = fitted_freeze_layers(spec, FLAGS.freeze_layers, encoder_config.num_layers,
                                                              FLAGS.init_checkpoint)
+        FLAGS.mixed_precision = precision.resolve(FLAGS.mixed_precision)  # printed and recorded as it runs
         print(run_header(spec, params), flush=True)
         if freezing:
             print(freezing, flush=True)
-        FLAGS.mixed_precision = precision.resolve(FLAGS.mixed_precision)  # method.json records what ran
         run_settings = TrainingRun(FLAGS.init_checkpoint, FLAGS.batch_size, FLAGS.max_length, FLAGS.seed)
         for warning in spec.check(params, run_settings):
             print(f"warning: {warning}", file=sys.stderr)
@@ -312,6 +320,10 @@ def _train(spec, params, prepared: PreparedRun) -> int:
             validate = _validation(FLAGS.validate_task, FLAGS.validate_file, tokenizer, prepared.config)
         except (OSError, ValueError) as e:
             return report_error(e)
+        if FLAGS.validate_mixed_precision != FLAGS.mixed_precision:
+            from tfdialemb.training.validation_copy import ValidationCopy  # pylint: disable=import-outside-toplevel
+
+            validate = ValidationCopy(build_method, FLAGS.validate_mixed_precision, FLAGS.model_dir, validate)
 
     loop_config = LoopConfig(
         model_dir=FLAGS.model_dir, max_steps=max_steps,
@@ -340,7 +352,7 @@ def _training_record() -> Dict[str, Any]:
     """The training settings written to method.json (informative: a resumed run may change them)."""
     names = ("train_file", "init_checkpoint", "max_steps", "num_epochs", "batch_size", "learning_rate",
              "lr_schedule", "warmup_fraction", "weight_decay", "freeze_layers", "seed", "strategy",
-             "mixed_precision", "jit_compile")
+             "mixed_precision", "jit_compile", "validate_mixed_precision")
     return {name: getattr(FLAGS, name) for name in names}
 
 
