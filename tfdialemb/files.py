@@ -1,17 +1,19 @@
 """Atomic writing: an output file or directory appears complete or not at all.
 
 Interrupted runs (Ctrl-C, SIGKILL, a full disk) leave at most a hidden `.tmp-*` entry beside the
-target, never a truncated file or half-filled directory under the target's name.
+target, never a truncated file or half-filled directory under the target's name; a staging
+directory left by a killed run is removed by the next atomic write of the same directory.
 """
 import contextlib
 import fcntl
 import hashlib
 import os
+import re
 import shutil
 import socket
 import tempfile
 import uuid
-from typing import Optional, Sequence
+from typing import List, Optional, Sequence
 
 LOCK_FILE = ".lock"
 
@@ -63,14 +65,22 @@ def atomic_directory(path: str, replace: bool = False):
 
     An empty `path` is taken over; an existing one is swapped out only once the new directory is
     complete and only with `replace`. Made with os.mkdir, not tempfile.mkdtemp, whose mode 0700
-    would hide the result from a server running as another user.
+    would hide the result from a server running as another user. The run holds an flock on it,
+    and first removes what killed runs for the same `path` left (`remove_stale_staging`). An
+    OSError names `path` when its parent cannot be written.
     """
     path = os.path.abspath(path)
     parent, name = os.path.split(path)
-    os.makedirs(parent, exist_ok=True)
     staging = os.path.join(parent, f".tmp-{name}-{uuid.uuid4().hex}")
-    os.mkdir(staging)
     try:
+        os.makedirs(parent, exist_ok=True)
+        os.mkdir(staging)
+    except OSError as error:
+        raise type(error)(f"{path}: cannot write there ({error.strerror})") from None
+    owner = os.open(staging, os.O_RDONLY)
+    try:
+        fcntl.flock(owner, fcntl.LOCK_EX)
+        remove_stale_staging(path)
         yield staging
         if os.path.isdir(path) and not os.listdir(path):
             os.rmdir(path)
@@ -86,6 +96,35 @@ def atomic_directory(path: str, replace: bool = False):
     finally:
         if os.path.exists(staging):
             shutil.rmtree(staging)
+        os.close(owner)
+
+
+def remove_stale_staging(path: str) -> List[str]:
+    """Deletes the staging directories of `atomic_directory(path)` that no live run holds: those
+    of runs killed midway (SIGKILL, a power cut), which no `finally` removed. Each run holds an
+    flock on its own staging directory until it ends, and the kernel drops it when the process
+    dies. Returns the names removed."""
+    parent, name = os.path.split(os.path.abspath(path))
+    pattern = re.compile(rf"\.tmp-{re.escape(name)}-[0-9a-f]{{32}}")
+    removed = []
+    for entry in sorted(os.listdir(parent)):
+        staging = os.path.join(parent, entry)
+        if not pattern.fullmatch(entry) or os.path.islink(staging) or not os.path.isdir(staging):
+            continue
+        try:
+            handle = os.open(staging, os.O_RDONLY)
+        except FileNotFoundError:
+            continue
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            continue
+        else:
+            shutil.rmtree(staging, ignore_errors=True)
+            removed.append(entry)
+        finally:
+            os.close(handle)
+    return removed
 
 
 @contextlib.contextmanager

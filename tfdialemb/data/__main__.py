@@ -9,7 +9,8 @@ r"""The data command line: convert, validate, stats, split and build.
 
 Exit status: 0 done; 1 the input has bad lines (reported with file, line and reason; with
 --on_error=skip they are counted and skipped instead); 2 the command itself is wrong (unknown
-format or method, missing file or checkpoint, existing output).
+format or method, missing file or checkpoint, existing output) or the output cannot be written
+(a read-only or full target, named); 130 interrupted (Ctrl-C), with nothing written.
 """
 import json
 import os
@@ -22,6 +23,8 @@ from tfdialemb.cli import OVERWRITE, parse_flags
 from tfdialemb.inference.settings import MERGE_TURNS, MIN_TURNS, POOL_DIALOGUES
 
 COMMANDS = ("convert", "validate", "stats", "split", "build")
+INTERRUPTED = 130
+"""The exit status of a command stopped by Ctrl-C (128 + SIGINT, as shells report it)."""
 FLAGS = flags.FLAGS
 flags.DEFINE_string("input", None, "Input file (native corpus for convert, canonical JSONL otherwise).")
 flags.DEFINE_string("output", None, "Output file (convert: JSONL; stats: JSON report).")
@@ -188,6 +191,9 @@ def main(argv):
     command = globals()[argv[1]]
     try:
         return command()
+    except KeyboardInterrupt:
+        print("error: interrupted; no output was written", file=sys.stderr)
+        return INTERRUPTED
     except (UsageError, OSError, ValueError) as e:
         status = report_error(e)
         if status == 1:
