@@ -173,7 +173,7 @@ def file_fingerprint(path: str) -> dict:
     written under the same name."""
     digest = hashlib.sha256()
     with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
+        for block in iter(lambda: f.read(1 << 16), b""):
             digest.update(block)
     status = os.stat(path)
     return {"size": status.st_size, "mtime": status.st_mtime, "sha256": digest.hexdigest()}

@@ -166,8 +166,13 @@ def build() -> int:
     )
     progress = Progress(None, "dialogues")
     errors = _errors()
-    manifest = build_shards(FLAGS.input, FLAGS.output_dir, builder, tokenizer, options, errors,
-                            on_dialogue=progress.advance)
+    try:
+        manifest = build_shards(FLAGS.input, FLAGS.output_dir, builder, tokenizer, options, errors,
+                                on_dialogue=progress.advance)
+    except BaseException:
+        if progress.done:
+            progress.finish()  # ends the progress line, so the error starts a line of its own
+        raise
     progress.finish()
     _report_skipped(errors)
     counts = manifest["counts"]
