@@ -170,7 +170,7 @@ def iter_lines(path: str, errors: ErrorPolicy) -> Iterator[Tuple[int, str]]:
 
 class SeenIds:
     """A set of strings kept as their 64-bit hashes (Python's keyed SipHash) in an open-addressing
-    table: 8 to 16 bytes per string, not the 80 or more of a Python set of strings, so checking the
+    table: 16 to 32 bytes per string, not the 80 or more of a Python set of strings, so checking the
     ids of a corpus of millions of dialogues stays small. Two distinct strings share a hash with
     probability 2^-64 per pair (for 10 million ids, 3 in a million that one pair does)."""
 

@@ -79,7 +79,8 @@ def atomic_directory(path: str, replace: bool = False):
         raise type(error)(f"{path}: cannot write there ({error.strerror})") from None
     owner = os.open(staging, os.O_RDONLY)
     try:
-        fcntl.flock(owner, fcntl.LOCK_EX)
+        with contextlib.suppress(OSError):  # no flock on directories here: leftovers are kept, not cleaned
+            fcntl.flock(owner, fcntl.LOCK_EX | fcntl.LOCK_NB)
         remove_stale_staging(path)
         yield staging
         if os.path.isdir(path) and not os.listdir(path):
@@ -117,7 +118,7 @@ def remove_stale_staging(path: str) -> List[str]:
             continue
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+        except OSError:  # held by a live run (or a file system without flock on directories)
             continue
         else:
             shutil.rmtree(staging, ignore_errors=True)
