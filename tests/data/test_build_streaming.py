@@ -244,6 +244,19 @@ def test_an_unwritable_target_is_refused_before_any_work_naming_it(tmp_path, tar
         assert _leftovers(directory) == [] and not os.path.exists(output)
 
 
+def test_a_disk_that_fills_up_during_the_build_ends_in_one_line_naming_the_target(tmp_path):
+    """128 KB free: the probe passes, the shards (about 210 KB) do not fit."""
+    corpus = str(tmp_path / "corpus.jsonl")
+    write_dialogues(_long_turn_corpus(400), corpus)
+    with _mounted_tmpfs(str(tmp_path / "target"), "size=128k") as directory:
+        output = os.path.join(directory, "built")
+        with pytest.raises(OSError) as raised:
+            build(corpus, output, make_builder("mlm"), TOKENIZER, BuildOptions(max_length=128))
+        assert str(raised.value) == (f"{output}: no space left on the device while writing the build; "
+                                     "nothing was written")
+        assert os.listdir(directory) == []
+
+
 def _run_data_cli(*args):
     flags.FLAGS.unparse_flags()
     try:

@@ -1,7 +1,6 @@
 """Streams a canonical dialogue file through an example builder into sharded TFRecords.
 
-Memory holds one chunk of examples (at most CHUNK_TEXTS texts, or one dialogue's examples when
-they hold more) and, for builders that sample negatives, the ids and offsets of the pool of
+Memory holds one chunk of examples (flushed once it holds CHUNK_TEXTS texts) and, for builders that sample negatives, the ids and offsets of the pool of
 dialogues they are drawn from (`DialoguePool`; its texts are spilled to disk, its size is in the
 manifest's counts); never the corpus. Shards are written into a temporary sibling directory and
 the manifest last; the directory is renamed into place only when complete.
