@@ -7,10 +7,10 @@ from typing import Callable, Dict, Hashable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-_HEADER_TYPE = np.dtype("<i8")
-_ITEM = _HEADER_TYPE.itemsize
-"""A spilled dialogue is its header, int64 little-endian [each utterance's UTF-8 byte length,
-then each utterance's role id when kept], then its UTF-8 texts."""
+_ITEM = array.array("q").itemsize
+"""A spilled dialogue is its header, int64 in the machine's order: where each of its n utterances
+starts in its UTF-8 texts and where the last ends (n + 1 bounds), then each utterance's role id
+when kept; then the texts."""
 
 
 class DialoguePool:
@@ -75,7 +75,10 @@ class DialoguePool:
             if slot >= self.capacity:
                 return
         encoded = [text.encode("utf-8") for text in texts]
-        header = np.asarray([len(text) for text in encoded] + ([] if roles is None else list(roles)), _HEADER_TYPE)
+        bounds = [0]
+        for text in encoded:
+            bounds.append(bounds[-1] + len(text))
+        header = array.array("q", bounds + ([] if roles is None else [int(role) for role in roles]))
         self._spill.write(header.tobytes())
         self._spill.write(b"".join(encoded))
         self._unflushed = True
@@ -83,8 +86,8 @@ class DialoguePool:
         self._offsets[slot] = self._spilled
         self._turns[slot] = len(texts)
         self._with_roles[slot] = roles is not None
-        self._text_bytes[slot] = sum(len(text) for text in encoded)
-        self._spilled += header.nbytes + self._text_bytes[slot]
+        self._text_bytes[slot] = bounds[-1]
+        self._spilled += header.itemsize * len(header) + bounds[-1]
 
     def sample(self, rng: np.random.Generator, count: int, exclude_dialogue: int,
                role: Optional[int] = None) -> List[str]:
@@ -101,28 +104,33 @@ class DialoguePool:
             slot = int(rng.integers(len(self.dialogue_indices)))
             if self.dialogue_indices[slot] == exclude_dialogue:
                 return None
-            lengths, roles, texts_at = self._header(slot)
+            turns = self._turns[slot]
             if role is None:
-                positions = np.arange(len(lengths))
+                bounds, texts_at = self._header(slot, turns + 1)
+                position = int(rng.integers(turns))
             else:
-                positions = np.flatnonzero(roles == role) if roles is not None else ()
-            if len(positions) == 0:
-                return None
-            position = int(positions[int(rng.integers(len(positions)))])
-            start = texts_at + int(lengths[:position].sum())
-            return (slot, position), self._read(start, int(lengths[position])).decode("utf-8")
+                if not self._with_roles[slot]:
+                    return None
+                header, texts_at = self._header(slot, 2 * turns + 1)
+                positions = [i for i, kept in enumerate(header[turns + 1:]) if kept == role]
+                if not positions:
+                    return None
+                position = positions[int(rng.integers(len(positions)))]
+                bounds = header
+            start, end = bounds[position], bounds[position + 1]
+            return (slot, position), self._read(texts_at + start, end - start).decode("utf-8")
 
         of_role = "" if role is None else f" with an utterance of role {role}"
         return _distinct_draws(count, draw, lambda: (
             f"the negative pool ({len(self.dialogue_indices)} dialogues) holds too few dialogues{of_role} other "
             f"than the example's to draw {count} negatives; use a larger corpus or fewer negatives"))
 
-    def _header(self, slot: int) -> Tuple[np.ndarray, Optional[np.ndarray], int]:
-        """(utterance byte lengths, role ids or None, where the texts start) of a kept dialogue."""
-        turns, with_roles = self._turns[slot], self._with_roles[slot]
-        size = turns * (1 + with_roles) * _ITEM
-        header = np.frombuffer(self._read(self._offsets[slot], size), _HEADER_TYPE)
-        return header[:turns], header[turns:] if with_roles else None, self._offsets[slot] + size
+    def _header(self, slot: int, items: int) -> Tuple[array.array, int]:
+        """The first `items` of a kept dialogue's header, and where its texts start."""
+        header = array.array("q")
+        header.frombytes(self._read(self._offsets[slot], items * _ITEM))
+        texts_at = self._offsets[slot] + (self._turns[slot] * (1 + self._with_roles[slot]) + 1) * _ITEM
+        return header, texts_at
 
     def _read(self, offset: int, size: int) -> bytes:
         data = os.pread(self._spill.fileno(), size, offset)
