@@ -24,7 +24,7 @@ from tfdialemb.files import atomic_directory, file_fingerprint
 from tfdialemb.text import BertTokenizer
 from tfdialemb.text.dialogue_packing import pack_dialogues, separator_id
 
-CHUNK_TEXTS = 8192
+CHUNK_TEXTS = 2048
 """Texts tokenized at once: a chunk of examples is flushed when it holds this many."""
 
 
