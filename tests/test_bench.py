@@ -1,3 +1,7 @@
+import os
+
+import pytest
+
 from tfdialemb.bench.encoder import CONFIGS, bench_encoder, encoder_flops_per_token
 from tfdialemb.encoders import EncoderConfig
 
@@ -119,3 +123,56 @@ def test_memory_report_compares_float32_with_the_reference_and_bfloat16_with_flo
     assert "  tfdialemb_bfloat16           880 MiB  1.10x tfdialemb (float32)" in lines
     assert "  tfdialemb_bfloat16          3.00 s  0.75x tfdialemb (float32)" in lines
     assert "  tfdialemb_saved_model       6.00 s  0.75x sentence_transformers" in lines
+
+
+def test_chitchat_dialogues_pair_consecutive_demo_utterances():
+    from tfdialemb.bench.build_memory import chitchat_dialogues, with_views
+    from tfdialemb.demo_corpus import generate
+
+    utterances = [turn.text for dialogue in generate(10) for turn in dialogue.turns]
+    first, second = chitchat_dialogues(2, turns=5)
+    assert [turn.speaker for turn in first.turns] == ["a", "b", "a", "b", "a"]
+    assert [turn.text for turn in first.turns + second.turns] == [
+        f"{utterances[2 * k]} {utterances[2 * k + 1]}" for k in range(10)]
+    original, *views = with_views(iter([first]), views=2)
+    assert original.labels == {"source_id": first.id, "augmentations": []}
+    assert [view.id for view in views] == [f"{first.id}/span/1", f"{first.id}/span/2"]
+    assert [view.turns for view in views] == [first.turns[1:4], first.turns[2:3]]
+    assert all(view.labels == {"source_id": first.id, "augmentations": ["span"]} for view in views)
+
+
+def test_build_memory_bench_runs_one_build_command_per_builder_and_size(monkeypatch):
+    """Each build is its own `data build` process (its argv recorded here instead of run); augcl
+    reads the file with views; the growth is the largest size's peak over the smallest's."""
+    import sys
+
+    from tfdialemb.bench import build_memory
+    from tfdialemb.dialogue import read_dialogues
+
+    runs = []
+
+    def peak_mib(argv, threads):
+        flags = dict(arg[2:].split("=", 1) for arg in argv if arg.startswith("--"))
+        runs.append((flags["method"], sum(1 for _ in read_dialogues(flags["input"])), flags["max_length"]))
+        assert argv[:4] == [sys.executable, "-m", "tfdialemb.data", "build"] and threads == 1
+        assert flags["init_checkpoint"] == "CKPT" and not os.path.exists(flags["output_dir"])
+        os.mkdir(flags["output_dir"])  # what the build would write, removed by the bench
+        return 100.0 * len(runs)
+
+    monkeypatch.setattr(build_memory, "peak_mib", peak_mib)
+    report = build_memory.bench_build_memory("CKPT", ["mlm", "augcl"], sizes=(2, 4), turns=5)
+    assert runs == [("mlm", 2, "128"), ("augcl", 2 * 3, "256"), ("mlm", 4, "128"), ("augcl", 4 * 3, "256")]
+    assert report["peak_mib"] == {"mlm": {"2": 100.0, "4": 300.0}, "augcl": {"2": 200.0, "4": 400.0}}
+    assert report["growth"] == {"mlm": 3.0, "augcl": 2.0}
+    lines = build_memory.format_report(report).splitlines()
+    assert lines[1].split() == ["builder", "max_len", "2", "4", "4", "/", "2"]
+    assert lines[2].split() == ["mlm", "128", "100", "300", "3.00x"]
+    assert lines[3].split() == ["augcl", "256", "200", "400", "2.00x"]
+
+
+@pytest.mark.slow
+def test_build_memory_bench_measures_real_builds(hf_safetensors_dir):
+    from tfdialemb.bench.build_memory import bench_build_memory
+
+    report = bench_build_memory(hf_safetensors_dir, ["augcl"], sizes=(2, 4), turns=5)
+    assert min(report["peak_mib"]["augcl"].values()) > 100

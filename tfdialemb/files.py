@@ -124,7 +124,7 @@ def prepare_output(path: str) -> List[str]:
 
 def _held(path: str) -> bool:
     """Whether a live process holds the flock of `path` (a staging entry being written); an entry
-    that cannot be opened counts as held, so it is left alone."""
+    that cannot be opened or locked counts as held, so it is left alone."""
     try:
         handle = os.open(path, os.O_RDONLY | (os.O_DIRECTORY if os.path.isdir(path) else 0))
     except OSError:
@@ -132,7 +132,7 @@ def _held(path: str) -> bool:
     try:
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         return False
-    except BlockingIOError:
+    except OSError:  # held by a live run, or a file system without flock: left alone
         return True
     finally:
         os.close(handle)
@@ -186,19 +186,24 @@ def atomic_directory(path: str, replace: bool = False):
 
     An empty `path` is taken over; an existing one is swapped out only once the new directory is
     complete and only with `replace`. Made with os.mkdir, not tempfile.mkdtemp, whose mode 0700
-    would hide the result from a server running as another user. The staging directories of
-    `path` that killed runs left are removed first.
+    would hide the result from a server running as another user. The run holds an flock on it,
+    and first removes the staging directories that killed runs left for `path`
+    (`remove_stale_staging`). An OutputError names `path` when its parent cannot be written.
     """
     path = os.path.abspath(path)
     parent, name = os.path.split(path)
-    os.makedirs(parent, exist_ok=True)
-    for removed in remove_stale_staging(parent, re.escape(name)):
-        _log.warning("removed %s, left in %s by an interrupted run", removed, parent)
     staging = os.path.join(parent, f".tmp-{name}-{uuid.uuid4().hex}")
-    os.mkdir(staging)
-    held = os.open(staging, os.O_RDONLY | os.O_DIRECTORY)
-    fcntl.flock(held, fcntl.LOCK_EX)  # released when closed or when the process dies
     try:
+        os.makedirs(parent, exist_ok=True)
+        for removed in remove_stale_staging(parent, re.escape(name)):
+            _log.warning("removed %s, left in %s by an interrupted run", removed, parent)
+        os.mkdir(staging)
+    except OSError as error:
+        raise write_error(path, error) from None
+    held = os.open(staging, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        with contextlib.suppress(OSError):  # a file system without flock on directories: its leftovers stay
+            fcntl.flock(held, fcntl.LOCK_EX)  # released when closed or when the process dies
         yield staging
         if os.path.isdir(path) and not os.listdir(path):
             os.rmdir(path)
@@ -309,6 +314,6 @@ def _latest_checkpoint(directory: str) -> Optional[str]:
 def _sha256(path: str) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
+        for block in iter(lambda: f.read(1 << 16), b""):
             digest.update(block)
     return digest.hexdigest()

@@ -13,6 +13,7 @@ r"""Benchmarks, reported as throughput and ratios measured in one run.
   python -m tfdialemb.bench --what=training [--reference_python=PATH] [--batch=64] [--max_length=128]
   python -m tfdialemb.bench --what=augment [--dialogues=64] [--fill_mask_model=DIR] \
       [--context_response_model=DIR]
+  python -m tfdialemb.bench --what=build_memory [--corpus_sizes=250,1000,4000] [--method=NAME]
 
 encoder: forward and forward+backward tokens/s with random weights, the machine's dense float32
 matmul FLOP/s measured the same way, and the model-FLOPs utilisation (MFU) against it; with
@@ -46,6 +47,9 @@ augment: dialogues/s of fill-mask token insertion with its utterance windows bat
 per model call (same outputs checked), and of the whole a-l-m augmentation set (a-l-m-dse, crop and
 shuffle by the encoder's cosine, without --context_response_model); without --fill_mask_model the
 encoder gets a random masked-LM head (see tfdialemb/bench/augment.py).
+build_memory: peak resident memory of `python -m tfdialemb.data build` per example builder (every
+one, or --method's) on --corpus_sizes generated dialogues of 45 turns, each build in a fresh
+process, and the growth from the smallest corpus to the largest (flat when the build streams).
 
 Flags left unset take the benchmark's own default (DEFAULTS, or the method spec's
 `bench_defaults`); every benchmark that loads a checkpoint uses the packaged MiniLM unless
@@ -71,7 +75,7 @@ DEFAULTS = {
 
 FLAGS = flags.FLAGS
 flags.DEFINE_enum("what", "encoder", ["encoder", "pipeline", "method", "incremental", "selection", "startup",
-                                      "memory", "training", "augment"],
+                                      "memory", "training", "augment", "build_memory"],
                   "What to benchmark (--method=NAME alone implies method).")
 flags.DEFINE_enum("config", "mini", ["base", "mini", "tiny"],
                   "Encoder size (--what=encoder): base 12 x 768, mini 6 x 384, tiny 2 x 32.")
@@ -89,7 +93,8 @@ dataclasses.replace(precision.MIXED_PRECISION, default="float32").define(
     "embeddings.")
 flags.DEFINE_integer("dialogues", None, "Demo dialogues to generate (pipeline, method, augment).", lower_bound=1)
 flags.DEFINE_string("method", None, "pipeline: the builder whose batches are measured (default mge); "
-                    "method: the registered method benchmarked.")
+                    "method: the registered method benchmarked; build_memory: the one builder measured "
+                    "(default all).")
 flags.DEFINE_integer("freeze_layers", 3, "Frozen bottom layers (method; MiniLM has 6).", lower_bound=0)
 flags.DEFINE_integer("max_length", None, "Build max_length (pipeline, method) or utterance "
                      "max_length (incremental); default per benchmark.", lower_bound=3)
@@ -105,13 +110,14 @@ flags.DEFINE_string("init_checkpoint", None, "Tokenizer and encoder (pipeline, m
 flags.DEFINE_string("reference_python", sys.executable, "startup, memory: the interpreter that runs "
                     "sentence-transformers (default: this one).")
 flags.DEFINE_integer("repeats", 3, "startup: fresh processes per side (the median is reported).", lower_bound=1)
-flags.DEFINE_integer("threads", 1, "startup, memory, training: intra- and inter-op threads on every side.",
+flags.DEFINE_integer("threads", 1, "startup, memory, training, build_memory: intra- and inter-op threads of every measured process.",
                      lower_bound=1)
 flags.DEFINE_integer("sentences", 2000, "memory: demo utterances encoded.", lower_bound=1)
 flags.DEFINE_string("fill_mask_model", None, "augment: a checkpoint with a masked-LM head (default: the "
                     "encoder with a random head).")
 flags.DEFINE_string("context_response_model", None, "augment: a context_response model directory for crop "
                     "and shuffle (default: the encoder's cosine, set a-l-m-dse).")
+flags.DEFINE_list("corpus_sizes", ["250", "1000", "4000"], "build_memory: dialogues per built corpus.")
 flags.DEFINE_string("output", None, "Also write the figures to this JSON file.")
 OVERWRITE.define()
 
@@ -154,6 +160,25 @@ def _method_report():
                           max_length=setting(defaults, "max_length"), checkpoint=_checkpoint(),
                           freeze_layers=FLAGS.freeze_layers, steps=setting(defaults, "steps"),
                           warmup=setting(defaults, "warmup"))
+    return report, format_report
+
+
+def _build_memory_report():
+    from tfdialemb.bench.build_memory import bench_build_memory, format_report  # pylint: disable=import-outside-toplevel
+    from tfdialemb.data.examples import builder_names  # pylint: disable=import-outside-toplevel
+
+    try:
+        sizes = [int(n) for n in FLAGS.corpus_sizes]
+    except ValueError:
+        raise app.UsageError(f"--corpus_sizes must be integers, got {FLAGS.corpus_sizes}") from None
+    if not sizes or min(sizes) < 1:
+        raise app.UsageError(f"--corpus_sizes must be positive, got {FLAGS.corpus_sizes}")
+    methods = builder_names()
+    if FLAGS.method:
+        if FLAGS.method not in methods:
+            raise ValueError(f"--method={FLAGS.method} is not an example builder; known: {', '.join(methods)}")
+        methods = [FLAGS.method]
+    report = bench_build_memory(_checkpoint(), methods, sizes, threads=FLAGS.threads)
     return report, format_report
 
 
@@ -205,6 +230,8 @@ def _bench() -> int:
         defaults = DEFAULTS["augment"]
         report = bench_augment(_checkpoint(), setting(defaults, "dialogues"), setting(defaults, "batch"),
                                setting(defaults, "steps"), FLAGS.fill_mask_model, FLAGS.context_response_model)
+    elif what == "build_memory":
+        report, format_report = _build_memory_report()
     elif what == "encoder":
         from tfdialemb.bench.encoder import bench_encoder, format_report  # pylint: disable=import-outside-toplevel
 

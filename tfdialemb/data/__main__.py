@@ -14,7 +14,8 @@ r"""The data command line: convert, validate, stats, split and build.
 
 Exit status: 0 done; 1 the input has bad lines (reported with file, line and reason; with
 --on_error=skip they are counted and skipped instead); 2 the command itself is wrong (unknown
-format or method, missing file or checkpoint, existing output).
+format or method, missing file or checkpoint, existing output) or the output cannot be written
+(a read-only or full target, named); 130 interrupted (Ctrl-C), with nothing written.
 """
 import os
 import sys
@@ -26,6 +27,8 @@ from tfdialemb.cli import OVERWRITE, guarded, parse_flags
 from tfdialemb.inference.settings import MERGE_TURNS, MIN_TURNS, POOL_DIALOGUES
 
 COMMANDS = ("convert", "validate", "stats", "split", "build")
+INTERRUPTED = 130
+"""The exit status of a command stopped by Ctrl-C (128 + SIGINT, as shells report it)."""
 FLAGS = flags.FLAGS
 
 
@@ -211,8 +214,13 @@ def build() -> int:
     )
     progress = Progress(None, "dialogues")
     errors = _errors()
-    manifest = build_shards(FLAGS.input, FLAGS.output_dir, builder, tokenizer, options, errors,
-                            on_dialogue=progress.advance)
+    try:
+        manifest = build_shards(FLAGS.input, FLAGS.output_dir, builder, tokenizer, options, errors,
+                                on_dialogue=progress.advance)
+    except BaseException:
+        if progress.done:
+            progress.finish()  # ends the progress line, so the error starts a line of its own
+        raise
     progress.finish()
     _report_skipped(errors)
     counts = manifest["counts"]
@@ -236,6 +244,9 @@ def main(argv):
     command = globals()[argv[1]]
     try:
         return command()
+    except KeyboardInterrupt:
+        print("error: interrupted; no output was written", file=sys.stderr)
+        return INTERRUPTED
     except (UsageError, OSError, ValueError) as e:
         status = report_error(e)
         if status == 1:

@@ -1,13 +1,16 @@
 """Streams a canonical dialogue file through an example builder into sharded TFRecords.
 
-Memory holds one chunk of examples and, for builders that sample negatives, the bounded pool of
-dialogues they are drawn from (its size in the manifest's counts); never the corpus. Shards are written into a temporary sibling directory and the manifest
-last; the directory is renamed into place only when complete.
+Memory holds one chunk of examples (flushed once it holds CHUNK_TEXTS texts) and, for builders that sample negatives, the ids and offsets of the pool of
+dialogues they are drawn from (`DialoguePool`; its texts are spilled to disk, its size is in the
+manifest's counts); never the corpus. Shards are written into a temporary sibling directory and
+the manifest last; the directory is renamed into place only when complete.
 """
+import contextlib
 import dataclasses
+import errno
 import hashlib
 import os
-from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 import tensorflow as tf
@@ -17,11 +20,12 @@ from tfdialemb.data.records import (
     DIALOGUE_LIST, DIALOGUE_TURNS, SEQUENCE, SEQUENCE_LIST, serialize_example, shard_name, write_manifest)
 from tfdialemb.data.sampling import DialoguePool
 from tfdialemb.dialogue import Dialogue, ErrorPolicy, drop_short, merge_consecutive_turns, read_dialogues
-from tfdialemb.files import atomic_directory, file_fingerprint
+from tfdialemb.files import atomic_directory, check_writable, file_fingerprint
 from tfdialemb.text import BertTokenizer
 from tfdialemb.text.dialogue_packing import pack_dialogues, separator_id
 
-CHUNK_EXAMPLES = 512
+CHUNK_TEXTS = 2048
+"""Texts tokenized at once: a chunk of examples is flushed when it holds this many."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -110,6 +114,18 @@ class _Tokenizing:
             encoded.append(row)
         return encoded
 
+    def texts_in(self, example: Dict) -> int:
+        """How many texts `example` gives the tokenizer."""
+        count = 0
+        for name, kind in self.schema.items():
+            if kind == SEQUENCE:
+                count += 1
+            elif kind == SEQUENCE_LIST:
+                count += len(example[name])
+            elif kind in (DIALOGUE_LIST, DIALOGUE_TURNS):
+                count += sum(len(sample) for sample in example[name])
+        return count
+
     def _turn(self, pieces: List[int], name: str) -> List[int]:
         kept = pieces[: self.keep]
         self.max_lengths[name] = max(self.max_lengths[name], len(kept))
@@ -169,16 +185,36 @@ def build(
     if options.num_shards < 1:
         raise ValueError(f"num_shards must be positive, got {options.num_shards}")
     tokenizing = _Tokenizing(tokenizer, dict(builder.schema), options.max_length, options.dialogue_separator)
-    pool = None
-    if builder.uses_pool:
-        pool = DialoguePool(options.pool_dialogues, options.seed)
+    check_writable(output_dir)
+    with atomic_directory(output_dir, replace=options.overwrite) as staging:
+        try:
+            with _negative_pool(input_path, staging, builder, options, errors) as pool:
+                manifest = _write_shards(input_path, staging, builder, tokenizer, tokenizing, options, errors,
+                                         pool, on_dialogue)
+            write_manifest(staging, manifest)
+        except (OSError, tf.errors.ResourceExhaustedError) as error:
+            if isinstance(error, OSError) and error.errno not in _NO_SPACE:
+                raise
+            raise OSError(f"{output_dir}: no space left on the device while writing the build; "
+                          "nothing was written") from None
+    return manifest
+
+
+_NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
+
+
+@contextlib.contextmanager
+def _negative_pool(input_path: str, staging: str, builder: ExampleBuilder, options: BuildOptions,
+                   errors: ErrorPolicy) -> Iterator[Optional[DialoguePool]]:
+    """For a builder that draws negatives, the pool filled by a first pass over the corpus (its
+    spill file in `staging`); else None."""
+    if not builder.uses_pool:
+        yield None
+        return
+    with DialoguePool(options.pool_dialogues, options.seed, directory=staging) as pool:
         for index, dialogue in enumerate(preprocessed_dialogues(input_path, options, ErrorPolicy(errors.mode))):
             pool.add(index, [turn.text for turn in dialogue.turns], builder.pool_roles(dialogue))
-    with atomic_directory(output_dir, replace=options.overwrite) as staging:
-        manifest = _write_shards(input_path, staging, builder, tokenizer, tokenizing, options, errors, pool,
-                                 on_dialogue)
-        write_manifest(staging, manifest)
-    return manifest
+        yield pool
 
 
 def _write_shards(input_path, staging, builder, tokenizer, tokenizing, options, errors, pool, on_dialogue) -> Dict:
@@ -187,9 +223,18 @@ def _write_shards(input_path, staging, builder, tokenizer, tokenizing, options, 
     per_shard = [0] * options.num_shards
     written = dialogues = too_long = 0
     chunk: List[Dict] = []
+    chunk_texts = 0
+
+    def add(examples: Iterable[Dict]) -> None:
+        nonlocal chunk_texts
+        for example in examples:
+            chunk.append(example)
+            chunk_texts += tokenizing.texts_in(example)
+            if chunk_texts >= CHUNK_TEXTS:
+                flush()
 
     def flush():
-        nonlocal written, too_long
+        nonlocal written, too_long, chunk_texts
         for example in tokenizing(chunk):
             if not builder.fits(example, tokenizer, options.max_length):
                 too_long += 1
@@ -199,17 +244,15 @@ def _write_shards(input_path, staging, builder, tokenizer, tokenizing, options, 
             per_shard[shard] += 1
             written += 1
         chunk.clear()
+        chunk_texts = 0
 
     try:
         for index, dialogue in enumerate(preprocessed_dialogues(input_path, options, errors)):
-            rng = np.random.default_rng([options.seed, index])
-            chunk.extend(builder.examples(dialogue, index, rng, pool))
+            add(builder.examples(dialogue, index, np.random.default_rng([options.seed, index]), pool))
             dialogues += 1
-            if len(chunk) >= CHUNK_EXAMPLES:
-                flush()
             if on_dialogue is not None:
                 on_dialogue(1)
-        chunk.extend(builder.finish(np.random.default_rng([options.seed, dialogues]), pool))
+        add(builder.finish(np.random.default_rng([options.seed, dialogues]), pool))
         flush()
     finally:
         for writer in writers:

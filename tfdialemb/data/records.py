@@ -75,7 +75,9 @@ def serialize_example(features: Mapping, schema: Mapping[str, str]) -> bytes:
             encoded[name] = tf.train.Feature(float_list=tf.train.FloatList(value=[float(value)]))
         else:
             raise ValueError(f"feature {name!r} has unknown kind {kind!r}; expected one of {KINDS}")
-    return tf.train.Example(features=tf.train.Features(feature=encoded)).SerializeToString()
+    # Deterministic: the feature map in key order, so the same example gives the same bytes in
+    # every process (protobuf's map order otherwise follows the per-process string hash seed).
+    return tf.train.Example(features=tf.train.Features(feature=encoded)).SerializeToString(deterministic=True)
 
 
 def parse_spec(schema: Mapping[str, str]) -> Dict[str, object]:

@@ -89,6 +89,12 @@ def make_builder(name: str, params: Optional[Mapping[str, Any]] = None) -> Examp
     return _BUILDERS[name](params)
 
 
+def builder_names() -> List[str]:
+    """The registered builders' names, sorted."""
+    _load_builtin()
+    return sorted(_BUILDERS)
+
+
 def _load_builtin() -> None:
     """Imports every module of this package; importing a builder module registers its builders."""
     for module in pkgutil.iter_modules(__path__):

@@ -1,0 +1,88 @@
+"""Peak resident memory of `python -m tfdialemb.data build`, per example builder, on generated
+dialogues of chit-chat length at growing corpus sizes: a build streams when its peak stays flat.
+
+Each build runs in a fresh process (`processes.peak_mib`), so a peak is that build's alone.
+The corpus is made of the demo corpus's utterances (`tfdialemb.demo_corpus`) in sessions of
+`turns` turns, as long as a long chit-chat log (about 45). The augcl builder reads an augmented file: every session followed by `views`
+contiguous spans of it, written as `python -m tfdialemb.augment` writes its views.
+"""
+import dataclasses
+import os
+import shutil
+import sys
+import tempfile
+from typing import Dict, Iterator, List, Sequence
+
+from tfdialemb.augment.augmented_file import original, view_id
+from tfdialemb.augment.base import augmented
+from tfdialemb.bench.processes import peak_mib
+from tfdialemb.demo_corpus import generate
+from tfdialemb.dialogue import Dialogue, Turn, write_dialogues
+
+SIZES = (250, 1000, 4000)
+TURNS = 45
+VIEWS = 2
+MAX_LENGTH = 128
+DIALOGUE_MAX_LENGTH = {"dial2vec": 256, "augcl": 256}
+"""Builders whose examples are whole dialogues get a longer max_length, as their methods use."""
+SPAN = "span"
+"""The operation the views are labelled with: a contiguous span of the original's turns."""
+AUGMENTED_INPUT = ("augcl",)
+"""Builders that read an augmented file (originals followed by their views)."""
+
+
+def chitchat_dialogues(count: int, turns: int = TURNS, seed: int = 0) -> Iterator[Dialogue]:
+    """`count` dialogues of `turns` turns between speakers "a" and "b", each turn two consecutive
+    demo utterances (about 12 words, as chit-chat's: the demo's task talk is terser), taken
+    from the demo dialogues one after another."""
+    utterances = (turn.text for dialogue in generate(count * turns, seed) for turn in dialogue.turns)
+    for number in range(count):
+        session = [Turn("ab"[k % 2], f"{next(utterances)} {next(utterances)}") for k in range(turns)]
+        yield Dialogue(f"chitchat-{number + 1:06d}", tuple(session))
+
+
+def with_views(dialogues: Iterator[Dialogue], views: int = VIEWS) -> Iterator[Dialogue]:
+    """Each dialogue followed by `views` views: its turns from position v + 1 to v + 1 from the end."""
+    for dialogue in dialogues:
+        yield original(dialogue)
+        for view in range(1, views + 1):
+            span = augmented(dialogue, dialogue.turns[view:len(dialogue.turns) - view], SPAN)
+            yield dataclasses.replace(span, id=view_id(dialogue.id, SPAN, view, views))
+
+
+def build_argv(method: str, corpus: str, output_dir: str, checkpoint: str) -> List[str]:
+    return [sys.executable, "-m", "tfdialemb.data", "build", f"--method={method}", f"--input={corpus}",
+            f"--output_dir={output_dir}", f"--init_checkpoint={checkpoint}",
+            f"--max_length={DIALOGUE_MAX_LENGTH.get(method, MAX_LENGTH)}"]
+
+
+def bench_build_memory(checkpoint: str, methods: Sequence[str], sizes: Sequence[int] = SIZES,
+                       turns: int = TURNS, threads: int = 1) -> Dict:
+    """Peak resident MiB of building each of `sizes` dialogues with each builder of `methods`."""
+    peaks: Dict[str, Dict[str, float]] = {method: {} for method in methods}
+    with tempfile.TemporaryDirectory() as directory:
+        for size in sizes:
+            plain = os.path.join(directory, f"chitchat-{size}.jsonl")
+            write_dialogues(chitchat_dialogues(size, turns), plain)
+            views = os.path.join(directory, f"chitchat-{size}-views.jsonl")
+            write_dialogues(with_views(chitchat_dialogues(size, turns)), views)
+            for method in methods:
+                corpus = views if method in AUGMENTED_INPUT else plain
+                output = os.path.join(directory, f"built-{method}-{size}")
+                peaks[method][str(size)] = peak_mib(build_argv(method, corpus, output, checkpoint), threads)
+                shutil.rmtree(output)
+    return {"checkpoint": checkpoint, "turns": turns, "sizes": list(sizes), "views": VIEWS,
+            "max_length": {method: DIALOGUE_MAX_LENGTH.get(method, MAX_LENGTH) for method in methods},
+            "peak_mib": peaks,
+            "growth": {method: by_size[str(sizes[-1])] / by_size[str(sizes[0])] for method, by_size in peaks.items()}}
+
+
+def format_report(report: Dict) -> str:
+    sizes = report["sizes"]
+    header = "".join(f"{size:>10,}" for size in sizes)
+    lines = [f"peak resident MiB of `data build` on dialogues of {report['turns']} turns ({report['checkpoint']})",
+             f"  {'builder':<12}{'max_len':>8}{header}   {sizes[-1]:,} / {sizes[0]:,}"]
+    for method, by_size in report["peak_mib"].items():
+        cells = "".join(f"{by_size[str(size)]:>10.0f}" for size in sizes)
+        lines.append(f"  {method:<12}{report['max_length'][method]:>8}{cells}   {report['growth'][method]:.2f}x")
+    return "\n".join(lines)
