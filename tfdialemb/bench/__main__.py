@@ -11,7 +11,7 @@ r"""Benchmarks, reported as throughput and ratios measured in one run.
   python -m tfdialemb.bench --what=startup [--reference_python=PATH] [--repeats=3] [--threads=1]
   python -m tfdialemb.bench --what=memory [--reference_python=PATH] [--sentences=2000] [--threads=1]
   python -m tfdialemb.bench --what=training [--reference_python=PATH] [--batch=64] [--max_length=128]
-  python -m tfdialemb.bench --what=augment [--dialogues=64] [--fill_mask_model=DIR] \
+  python -m tfdialemb.bench --what=augment [--dialogues=32] [--steps=1] [--fill_mask_model=DIR] \
       [--context_response_model=DIR]
 
 encoder: forward and forward+backward tokens/s with random weights, the machine's dense float32
@@ -39,10 +39,12 @@ imports, loading, the first embedding, all sentences and all of them again, and 
 steady-state encoding time (the second pass over the sentences).
 training: one CCL training step (cosine MSE of two mean-pooled embeddings, AdamW) of tfdialemb vs
 sentence-transformers' CosineSimilarityLoss on the same demo pairs, in fresh processes.
-augment: dialogues/s of fill-mask token insertion with its utterance windows batched vs one window
-per model call (same outputs checked), and of the whole a-l-m augmentation set (a-l-m-dse, crop and
-shuffle by the encoder's cosine, without --context_response_model); without --fill_mask_model the
-encoder gets a random masked-LM head (see tfdialemb/bench/augment.py).
+augment: utterances/s of the a-l-m augmentation set (a-l-m-dse, crop and shuffle by the encoder's
+cosine, without --context_response_model) on generated dialogues of 45 turns, in batches of 32
+dialogues and one dialogue per batch (same outputs checked), and its ratio to the encoder-forward
+bound: one forward pass of the fill-mask model's encoder over exactly the tokens the set encodes,
+batched; without --fill_mask_model the encoder gets a random masked-LM head (see
+tfdialemb/bench/augment.py).
 
 Flags left unset take the benchmark's own default (DEFAULTS, or the method spec's
 `bench_defaults`); every benchmark that loads a checkpoint uses the packaged MiniLM unless
@@ -64,7 +66,7 @@ DEFAULTS = {
     "selection": {"max_length": 128, "steps": 10, "warmup": 2},
     "memory": {"batch": 64},
     "training": {"batch": 64, "max_length": 128, "steps": 5, "warmup": 2},
-    "augment": {"dialogues": 64, "batch": 64, "steps": 1},
+    "augment": {"dialogues": 32, "batch": 64, "steps": 1},
 }
 
 FLAGS = flags.FLAGS
