@@ -96,14 +96,15 @@ def test_training_step_bench_times_a_ccl_step_in_a_fresh_process(hf_safetensors_
 
 
 def test_augment_bench_on_a_tiny_checkpoint(hf_safetensors_dir):
-    """Batched and one-window insertion give the same outputs (the bench checks it) and the a-l-m-dse
-    set writes each dialogue and its views."""
+    """The a-l-m-dse set writes each dialogue and its views, batched and one dialogue at a time
+    alike (the bench checks it), and is timed against the encoder-forward bound."""
     from tfdialemb.bench.augment import bench_augment, format_report
 
-    report = bench_augment(hf_safetensors_dir, dialogues=6, fill_batch_size=4)
+    report = bench_augment(hf_safetensors_dir, dialogues=3, fill_batch_size=4, turns=13)
     assert report["set"] == "a-l-m-dse" and report["set_operations"] == ["insert", "replace", "crop", "shuffle"]
-    assert report["set_lines_written"] >= 6 and report["insert_batched_dialogues_per_s"] > 0
-    assert "same outputs" in format_report(report)
+    assert report["utterances"] == 3 * 13 and report["lines_written"] == 3 * 5  # each operation applies
+    assert report["ratio_to_bound"] == report["set_s"] / report["bound_s"] > 0
+    assert "x the bound (same lines)" in format_report(report)
 
 
 def test_memory_report_compares_float32_with_the_reference_and_bfloat16_with_float32():
@@ -126,7 +127,8 @@ def test_memory_report_compares_float32_with_the_reference_and_bfloat16_with_flo
 
 
 def test_chitchat_dialogues_pair_consecutive_demo_utterances():
-    from tfdialemb.bench.build_memory import chitchat_dialogues, with_views
+    from tfdialemb.bench.build_memory import with_views
+    from tfdialemb.bench.demo_data import chitchat_dialogues
     from tfdialemb.demo_corpus import generate
 
     utterances = [turn.text for dialogue in generate(10) for turn in dialogue.turns]
@@ -176,3 +178,35 @@ def test_build_memory_bench_measures_real_builds(hf_safetensors_dir):
 
     report = bench_build_memory(hf_safetensors_dir, ["augcl"], sizes=(2, 4), turns=5)
     assert min(report["peak_mib"]["augcl"].values()) > 100
+
+
+def test_the_augment_bound_encodes_exactly_what_the_set_encodes(hf_safetensors_dir, monkeypatch):
+    """The bound's tokens, counted from the operations' inputs, against the fill-mask model's and
+    the similarity model's inputs recorded while the set runs."""
+    from tfdialemb.augment.augmented_file import Plan, augment_chunk
+    from tfdialemb.augment.crop import StageCrop
+    from tfdialemb.augment.operations import OperationSet, load_similarity
+    from tfdialemb.augment.shuffle import StageShuffle
+    from tfdialemb.augment.token_insertion import TokenInsertion
+    from tfdialemb.augment.token_replacement import TokenReplacement
+    from tfdialemb.bench.augment import CLI_BATCH, _fill_mask_model, bound_inputs
+    from tfdialemb.bench.demo_data import chitchat_dialogues
+
+    corpus = list(chitchat_dialogues(CLI_BATCH + 2, turns=6))  # two batches
+    model = _fill_mask_model(hf_safetensors_dir, None)
+    fill = (TokenInsertion(model, min_fill_prob=0.0), TokenReplacement(model, min_fill_prob=0.0))
+    similarity = load_similarity("sentence_encoder", hf_safetensors_dir)
+    batches, fill_tokens, similarity_tokens = bound_inputs(corpus, fill, 64, 64)
+    assert sum(int(mask.sum()) for _, mask in batches) == fill_tokens + similarity_tokens
+
+    fill_seen, texts_seen = [], []
+    top_k, embed = model.top_k, similarity.source.embedder.embed
+    monkeypatch.setattr(model, "top_k", lambda sequences, positions, k, batch_size: fill_seen.extend(
+        len(s) for s, p in zip(sequences, positions) if p) or top_k(sequences, positions, k, batch_size))
+    monkeypatch.setattr(similarity.source.embedder, "embed",
+                        lambda texts, batch_size: texts_seen.extend(texts) or embed(texts, batch_size=batch_size))
+    operations = OperationSet(fill + (StageCrop(similarity), StageShuffle(similarity)), similarity)
+    augment_chunk(corpus, operations, Plan("", "", operations.names, batch_size=CLI_BATCH))
+    assert sum(fill_seen) == fill_tokens
+    tokenizer = model.tokenizer
+    assert sum(len(ids) + 2 for ids in tokenizer.tokenize(texts_seen, max_tokens=62).to_list()) == similarity_tokens

@@ -37,11 +37,15 @@ def test_each_flag_of_a_token_operation_is_a_constructor_argument_with_its_defau
 
 
 def test_top_k_of_a_hugging_face_masked_lm_matches_transformers(random_mlm, tiny_state):
-    """Three sequences of different lengths in batches of two, each padded to its own longest."""
+    """Three sequences of different lengths and mask counts in batches of two, each padded to its
+    own longest; a sequence without masks gets no prediction."""
     reference = tiny_bert.transformers_model(tiny_bert.with_heads(tiny_state, tiny_bert.random_mlm_head()),
                                              model_class="TFBertForMaskedLM")
-    results = random_mlm.top_k(SEQUENCES, POSITIONS, k=4, batch_size=2)
-    for sequence, positions, (ids, probs) in zip(SEQUENCES, POSITIONS, results):
+    unmasked = token_ids("[CLS]", "fine", "thanks", "[SEP]")
+    results = random_mlm.top_k(SEQUENCES[:2] + [unmasked] + SEQUENCES[2:], POSITIONS[:2] + [[]] + POSITIONS[2:],
+                               k=4, batch_size=2)
+    assert results[2][0].shape == results[2][1].shape == (0, 4)
+    for sequence, positions, (ids, probs) in zip(SEQUENCES, POSITIONS, results[:2] + results[3:]):
         logits = reference(input_ids=np.array([sequence]), training=False).logits.numpy()[0, positions]
         expected_ids, expected_probs = _expected_top_k(logits.astype(np.float64), 4)
         np.testing.assert_array_equal(ids, expected_ids)

@@ -7,7 +7,7 @@ from sklearn.cluster import AgglomerativeClustering
 from tfdialemb.augment.similarity import SentenceEncoderSimilarity, UtteranceSimilarity
 from tfdialemb.augment.stages import (StageOperation, cluster_stages, contiguous_stages, released_clusters,
                                       utterance_distances)
-from topic_source import TopicSource, one_hot
+from topic_source import TOPICS, TopicSource, TopicUtterances, one_hot, texts, topic_dialogue
 
 # Six utterances; distances chosen so that average linkage over all pairs and sklearn's
 # chain-connectivity clustering part ways.
@@ -111,6 +111,54 @@ def test_matrices_follow_the_released_windows_and_batch_dialogues():
     assert len(source.calls) == 4
 
 
+def test_order_matrices_of_one_dialogue_read_one_product():
+    source = TopicSource(context=2)
+    similarity = UtteranceSimilarity(source)
+    texts = ["hotel 0", "taxi 1", "hotel 2", "food 3"]
+    orders = [texts, [texts[i] for i in (2, 3, 0, 1)], [texts[i] for i in (1, 0, 3, 2)], texts[:1]]
+    similarity.prepare(orders)
+    calls = len(source.calls)
+    matrices = similarity.order_matrices(orders)
+    assert len(source.calls) == calls  # read from what was prepared
+    for order, matrix in zip(orders, matrices):
+        # TopicSource: a context is about its last utterance, so S[a, b] = [topic a == topic b + 1].
+        expected = [[float(order[a].split()[0] == order[b + 1].split()[0]) for b in range(len(order) - 1)]
+                    for a in range(len(order) - 1)]
+        size = len(order) - 1
+        np.testing.assert_array_equal(matrix, np.array(expected, np.float32).reshape(size, size))
+
+
+def test_a_per_utterance_source_embeds_each_utterance_once_and_fills_context_slots():
+    """The per-utterance path gives the matrices of the context/response path (a second source
+    computing the same similarities), embedding every distinct utterance once, and lays each
+    context out oldest first with its empty slots zero."""
+    first = ["hotel 0", "hotel 1", "taxi 2", "taxi 3", "food 4"]
+    second = ["bank 0", "hotel 1", "music 2"]  # "hotel 1" also in the first
+    source = TopicUtterances(context=3)
+    matrices = UtteranceSimilarity(source).matrices([first, second])
+    for got, expected in zip(matrices, UtteranceSimilarity(TopicSource(context=3)).matrices([first, second])):
+        np.testing.assert_array_equal(got, expected)
+    assert source.calls[0] == ("utterances", first + ["bank 0", "music 2"])
+    [(kind, slots)] = [call for call in source.calls if call[0] == "slots"]
+    assert slots.shape == (4 + 2, 3, len(TOPICS))  # the distinct contexts
+    np.testing.assert_array_equal(slots[0], [one_hot("hotel 0"), np.zeros(len(TOPICS)), np.zeros(len(TOPICS))])
+    np.testing.assert_array_equal(slots[3], [one_hot("hotel 1"), one_hot("taxi 2"), one_hot("taxi 3")])
+
+
+def test_shuffle_candidates_cost_a_per_utterance_source_no_encoder_pass():
+    from tfdialemb.augment.shuffle import StageShuffle
+
+    dialogue = topic_dialogue("d", [("hotel", 4), ("taxi", 4), ("food", 4), ("bank", 3)])
+    source = TopicUtterances(context=3)
+    similarity = UtteranceSimilarity(source)
+    [result] = StageShuffle(similarity, seed=2).augment([dialogue])
+    assert sorted(result.turns, key=lambda t: int(t.text.split()[1])) == list(dialogue.turns)
+    embedded = [text for kind, texts in source.calls if kind == "utterances" for text in texts]
+    assert embedded == texts(dialogue)  # each utterance once, for the original and all 9 candidates
+    [expected] = StageShuffle(UtteranceSimilarity(TopicSource(context=3)), seed=2).augment([dialogue])
+    assert result == expected
+
+
 def test_sentence_encoder_joins_the_context_by_newlines_and_dot_keeps_norms():
     class Recorder:
         def __init__(self):
@@ -125,8 +173,11 @@ def test_sentence_encoder_joins_the_context_by_newlines_and_dot_keeps_norms():
     matrix = similarity.matrices([["ab", "cde", "f"]])[0]
     assert recorder.texts == [["ab", "ab\ncde"], ["cde", "f"]]
     np.testing.assert_allclose(matrix, [[2 * 3 + 1, 2 * 1 + 1], [6 * 3 + 1, 6 * 1 + 1]])
-    cosine = UtteranceSimilarity(SentenceEncoderSimilarity(recorder, context=1)).matrices([["ab", "cde"]])[0]
-    np.testing.assert_allclose(cosine, [[(2 * 3 + 1) / np.hypot(2, 1) / np.hypot(3, 1)]], rtol=1e-6)
+    recorder.texts = []
+    cosine = UtteranceSimilarity(SentenceEncoderSimilarity(recorder, context=1)).matrices([["ab", "cde", "ab"]])[0]
+    assert recorder.texts == [["ab", "cde"]]  # one utterance per context: each text embedded once
+    cos = (2 * 3 + 1) / np.hypot(2, 1) / np.hypot(3, 1)
+    np.testing.assert_allclose(cosine, [[cos, 1.0], [1.0, cos]], rtol=1e-6)
 
 
 def test_a_source_giving_the_wrong_number_of_rows_is_named():

@@ -33,6 +33,25 @@ class TopicSource:
         return np.stack([one_hot(t) for t in texts])
 
 
+class TopicUtterances(TopicSource):
+    """The same similarities from one-hot utterance vectors (`per_utterance`): a context is the
+    vector in its last filled slot, a response its utterance's vector."""
+
+    per_utterance = True
+
+    def embed_utterances(self, texts):
+        self.calls.append(("utterances", list(texts)))
+        return np.stack([one_hot(t) for t in texts])
+
+    def contexts_from_utterances(self, slots):
+        self.calls.append(("slots", slots.copy()))
+        filled = (np.abs(slots).sum(axis=-1) > 0).sum(axis=1)
+        return slots[np.arange(len(slots)), filled - 1]
+
+    def responses_from_utterances(self, vectors):
+        return vectors
+
+
 def topic_dialogue(dialogue_id, runs, labels=None):
     """Runs of (topic, count); texts "topic k" with k the utterance's index, speakers alternating."""
     topics = [name for name, count in runs for _ in range(count)]

@@ -65,6 +65,30 @@ def test_embeddings_equal_the_trained_models_projections(trained):
                                atol=2e-5)
 
 
+def test_contexts_and_responses_from_utterance_vectors_equal_the_direct_ones(trained):
+    """The per-utterance path crop and shuffle use: each utterance embedded once, contexts made by
+    laying its vectors into slots, against embedding contexts and responses whole; and the
+    similarity matrix made from them, against cosines of the direct embeddings."""
+    from tfdialemb.augment.similarity import UtteranceSimilarity
+
+    encoder = ContextResponseEncoder.from_model_dir(trained[0])
+    assert encoder.per_utterance
+    texts = sorted({text for context in CONTEXTS for text in context} | set(RESPONSES))
+    vectors = dict(zip(texts, encoder.embed_utterances(texts, batch_size=2)))
+    slots = np.zeros([len(CONTEXTS), 3, len(vectors[texts[0]])], np.float32)
+    for i, context in enumerate(CONTEXTS):
+        for j, text in enumerate(context[-3:]):
+            slots[i, j] = vectors[text]
+    np.testing.assert_allclose(encoder.contexts_from_utterances(slots), encoder.embed_contexts(CONTEXTS), atol=2e-5)
+    np.testing.assert_allclose(encoder.responses_from_utterances(np.stack([vectors[t] for t in RESPONSES])),
+                               encoder.embed_responses(RESPONSES), atol=2e-5)
+
+    dialogue = CONTEXTS[2] + RESPONSES
+    [matrix] = UtteranceSimilarity(encoder).matrices([dialogue])
+    contexts = encoder.embed_contexts([dialogue[max(0, a - 2):a + 1] for a in range(len(dialogue) - 1)])
+    np.testing.assert_allclose(matrix, contexts @ encoder.embed_responses(dialogue[1:]).T, atol=5e-5)
+
+
 def test_eager_batches_equal_the_traced_graph(trained):
     encoder = ContextResponseEncoder.from_model_dir(trained[0])
     eager = encoder.embed_contexts(CONTEXTS, batch_size=1), encoder.embed_responses(RESPONSES, batch_size=1)

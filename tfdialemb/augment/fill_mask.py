@@ -5,8 +5,10 @@ Any checkpoint with a masked-LM head that `load_pretrained` reads will do: a Hug
 BertForMaskedLM / BertForPreTraining directory, a Google TF1 BERT from run_pretraining.py, or a
 model directory written by `python -m tfdialemb.pretrain --objective=mlm`. One call predicts for
 many sequences (utterance windows of many dialogues): they are sorted by length and cut into
-batches of at most `batch_size` rows, each padded only to its own longest sequence and masked
-position count; the graph is traced once with unknown sizes, so no batch shape retraces it.
+batches of at most `batch_size` rows, each padded only to its own longest sequence; the head and
+the softmax over the vocabulary run on the masked positions alone (none padded: a batch's rows
+hold from one to dozens of masks), and a sequence without masks is not encoded. The graph is
+traced once with unknown sizes, so no batch shape retraces it.
 """
 import os
 from typing import List, Sequence, Tuple, Union
@@ -43,9 +45,11 @@ class FillMaskModel:
         return model
 
     def _predict(self, word_ids, input_mask, positions, k):
+        """Top-k [1, P, k] at `positions` [1, P], indices into the batch's flattened tokens."""
         sequence = self.encoder({"input_word_ids": word_ids, "input_mask": input_mask},
                                 training=False)["sequence_output"]
-        logits = self.head(sequence, masked_positions=positions)
+        tokens = tf.reshape(sequence, [1, -1, tf.shape(sequence)[-1]])
+        logits = self.head(tokens, masked_positions=positions)
         return tf.math.top_k(tf.nn.softmax(tf.cast(logits, tf.float32)), k=k)
 
     def top_k(self, sequences: Sequence[Sequence[int]], positions: Sequence[Sequence[int]], k: int,
@@ -60,22 +64,24 @@ class FillMaskModel:
         if too_long:
             raise ValueError(f"sequence {too_long[0]} has {len(sequences[too_long[0]])} tokens; the model "
                              f"takes at most {self.max_length}")
-        results: List[Tuple[np.ndarray, np.ndarray]] = [None] * len(sequences)
-        order = sorted(range(len(sequences)), key=lambda i: len(sequences[i]))
+        results: List[Tuple[np.ndarray, np.ndarray]] = [(np.zeros([0, k], np.int32), np.zeros([0, k], np.float32))
+                                                        for _ in sequences]
+        masked = [i for i in range(len(sequences)) if len(positions[i])]
+        order = sorted(masked, key=lambda i: len(sequences[i]))
         for start in range(0, len(order), batch_size):
             rows = order[start:start + batch_size]
             length = max(len(sequences[i]) for i in rows)
-            count = max(1, max(len(positions[i]) for i in rows))
             word_ids = np.full([len(rows), length], self.tokenizer.pad_id, np.int32)
             input_mask = np.zeros([len(rows), length], np.int32)
-            masked = np.zeros([len(rows), count], np.int32)
             for row, i in enumerate(rows):
                 word_ids[row, :len(sequences[i])] = sequences[i]
                 input_mask[row, :len(sequences[i])] = 1
-                masked[row, :len(positions[i])] = positions[i]
-            probs, ids = self._top_k(tf.constant(word_ids), tf.constant(input_mask), tf.constant(masked),
+            flat = np.concatenate([row * length + np.asarray(positions[i], np.int32) for row, i in enumerate(rows)])
+            probs, ids = self._top_k(tf.constant(word_ids), tf.constant(input_mask), tf.constant(flat[np.newaxis]),
                                      tf.constant(k, tf.int32))
-            probs, ids = probs.numpy(), ids.numpy()
-            for row, i in enumerate(rows):
-                results[i] = ids[row, :len(positions[i])], probs[row, :len(positions[i])]
+            probs, ids = probs.numpy()[0], ids.numpy()[0]
+            offset = 0
+            for i in rows:
+                results[i] = ids[offset:offset + len(positions[i])], probs[offset:offset + len(positions[i])]
+                offset += len(positions[i])
         return results

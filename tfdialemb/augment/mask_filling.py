@@ -140,9 +140,18 @@ class MaskFilling(Augmentation):
         """What is written at a place whose original text is `original`."""
         raise TypeError(f"{type(self).__name__} must define render()")
 
+    def model_inputs(self, dialogues: Sequence[Dialogue]) -> Tuple[List[List[int]], List[List[int]]]:
+        """The token ids and masked positions that `augment(dialogues)` gives the fill-mask model."""
+        sequences, positions, _ = self._inputs(dialogues, self._plans(dialogues, [self.rng(d) for d in dialogues]))
+        return sequences, positions
+
+    def _plans(self, dialogues: Sequence[Dialogue], rngs: Sequence[np.random.Generator]) -> List[List[List[Place]]]:
+        """The places of every utterance, drawn with its dialogue's generator."""
+        return [[self.places(turn.text, rng) for turn in d.turns] for d, rng in zip(dialogues, rngs)]
+
     def augment(self, dialogues: Sequence[Dialogue]) -> List[Optional[Dialogue]]:
         rngs = [self.rng(d) for d in dialogues]
-        plans = [[self.places(turn.text, rng) for turn in d.turns] for d, rng in zip(dialogues, rngs)]
+        plans = self._plans(dialogues, rngs)
         sequences, positions, owners = self._inputs(dialogues, plans)
         predictions = dict(zip(owners, self.model.top_k(sequences, positions, self.window, self.batch_size)))
         vocab = self.model.tokenizer.vocab

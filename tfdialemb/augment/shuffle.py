@@ -62,8 +62,10 @@ class StageShuffle(StageOperation):
             self.similarity.prepare(texts(i, order) for i, orders in candidates.items() for order in orders)
         results: List[Optional[Dialogue]] = [None] * len(dialogues)
         for i, orders in candidates.items():
-            order = orders[0] if len(orders) == 1 else max(
-                orders, key=lambda o, i=i: order_score(self.similarity.matrix(texts(i, o))))
+            order = orders[0]
+            if len(orders) > 1:
+                matrices = self.similarity.order_matrices([texts(i, o) for o in orders])
+                order = orders[max(range(len(orders)), key=lambda k: order_score(matrices[k]))]
             results[i] = augmented(dialogues[i], [dialogues[i].turns[j] for j in order], self.name)
         return results
 

@@ -4,7 +4,10 @@ simplified_pairwise.py).
 
 A source is any object with `context` (utterances per context window), `embed_contexts(contexts)`
 (each context its utterances, oldest first) and `embed_responses(texts)`, both returning rows
-[N, d]. Two are provided:
+[N, d]. A source whose contexts and responses are functions of their utterances' own vectors also
+says so (`per_utterance`) and gives `embed_utterances(texts)`, `contexts_from_utterances(slots)` and
+`responses_from_utterances(vectors)`: each distinct utterance is then encoded once, however many
+contexts (of shuffle's candidate orders) it appears in. Two are provided:
 - the auxiliary context-response model (`--context_response_model`):
   `tfdialemb.inference.context_response.ContextResponseEncoder`, with the window it was trained
   with (thesis: 3);
@@ -31,7 +34,10 @@ CONTEXT_SEPARATOR = "\n"
 
 
 class SentenceEncoderSimilarity:
-    """A sentence encoder as a similarity source: a context is its utterances joined by newlines."""
+    """A sentence encoder as a similarity source: a context is its utterances joined by newlines.
+
+    With one utterance per context, a context's embedding is its utterance's, the same as that
+    utterance's as a response: the source is then `per_utterance`, and each text is embedded once."""
 
     def __init__(self, embedder, context: int = 1, batch_size: int = 64):
         """`embedder`: anything with `embed(texts, batch_size=...)` (`tfdialemb.embedder.SentenceEmbedder`)."""
@@ -53,11 +59,25 @@ class SentenceEncoderSimilarity:
         return cls(SentenceEmbedder.from_settings(pretrained.encoder, pretrained.tokenizer, settings),
                    context, batch_size)
 
+    @property
+    def per_utterance(self) -> bool:
+        return self.context == 1
+
     def embed_contexts(self, contexts: Sequence[Sequence[str]]) -> np.ndarray:
         return self.embedder.embed([CONTEXT_SEPARATOR.join(c) for c in contexts], batch_size=self.batch_size)
 
     def embed_responses(self, texts: Sequence[str]) -> np.ndarray:
         return self.embedder.embed(list(texts), batch_size=self.batch_size)
+
+    def embed_utterances(self, texts: Sequence[str]) -> np.ndarray:
+        return self.embed_responses(texts)
+
+    def contexts_from_utterances(self, slots: np.ndarray) -> np.ndarray:
+        """A context of one utterance is embedded as that utterance: its only slot."""
+        return slots[:, 0]
+
+    def responses_from_utterances(self, vectors: np.ndarray) -> np.ndarray:
+        return vectors
 
 
 def load_context_response_model(path: str):
@@ -71,7 +91,12 @@ class UtteranceSimilarity:
     """The context-response matrices of many dialogues from one source, embedded in batches.
 
     Embeddings are kept, keyed by their text, until `clear()`: crop and shuffle of one batch, and
-    shuffle's candidate orders (which share most contexts), embed each text once.
+    shuffle's candidate orders (which share most contexts), embed each text once. A
+    `per_utterance` source (the context-response model, which embeds each utterance of a context
+    on its own; a sentence encoder at one utterance per context) embeds each distinct utterance
+    once, and makes every context and every response from those vectors
+    (`contexts_from_utterances` of the slots [N, context, d], oldest first, empty slots zero;
+    `responses_from_utterances`): the contexts of a reordered dialogue cost no encoder pass.
     """
 
     def __init__(self, source, measure: str = COSINE):
@@ -82,6 +107,8 @@ class UtteranceSimilarity:
                              f"got {source.context}")
         self.source = source
         self.measure = measure
+        self.per_utterance = bool(getattr(source, "per_utterance", False))
+        self._utterances: Dict[Hashable, np.ndarray] = {}
         self._contexts: Dict[Hashable, np.ndarray] = {}
         self._responses: Dict[Hashable, np.ndarray] = {}
 
@@ -90,6 +117,7 @@ class UtteranceSimilarity:
         return int(self.source.context)
 
     def clear(self) -> None:
+        self._utterances.clear()
         self._contexts.clear()
         self._responses.clear()
 
@@ -100,25 +128,54 @@ class UtteranceSimilarity:
     def prepare(self, dialogues: Iterable[Sequence[str]]) -> None:
         """Embeds, in one call per kind, every context and response of `dialogues` not yet kept."""
         dialogues = [list(texts) for texts in dialogues]
-        self._embed(self._contexts, self.source.embed_contexts,
-                    [window for texts in dialogues for window in self.windows(texts)], "embed_contexts")
-        self._embed(self._responses, self.source.embed_responses,
-                    [text for texts in dialogues for text in texts[1:]], "embed_responses")
-
-    def matrix(self, texts: Sequence[str]) -> np.ndarray:
-        """S[a, b] = sim(context ending at utterance a, utterance b + 1), [L − 1, L − 1]; every
-        text must have been `prepare`d."""
-        texts = list(texts)
-        if len(texts) < 2:
-            return np.zeros((0, 0), np.float32)
-        contexts = np.stack([self._contexts[window] for window in self.windows(texts)])
-        responses = np.stack([self._responses[text] for text in texts[1:]])
-        return cosine_matrix(contexts, responses) if self.measure == COSINE else contexts @ responses.T
+        windows = [window for texts in dialogues for window in self.windows(texts)]
+        responses = [text for texts in dialogues for text in texts[1:]]
+        if not self.per_utterance:
+            self._embed(self._contexts, self.source.embed_contexts, windows, "embed_contexts")
+            self._embed(self._responses, self.source.embed_responses, responses, "embed_responses")
+            return
+        self._embed(self._utterances, self.source.embed_utterances,
+                    [text for texts in dialogues if len(texts) > 1 for text in texts], "embed_utterances")
+        self._embed(self._contexts, lambda found: self.source.contexts_from_utterances(self._slots(found)),
+                    windows, "contexts_from_utterances")
+        self._embed(self._responses,
+                    lambda found: self.source.responses_from_utterances(
+                        np.stack([self._utterances[text] for text in found])),
+                    responses, "responses_from_utterances")
 
     def matrices(self, dialogues: Sequence[Sequence[str]]) -> List[np.ndarray]:
-        """`matrix` of each dialogue (its utterance texts), embedded together."""
+        """S of each dialogue (its utterance texts), embedded together: S[a, b] = sim(context
+        ending at utterance a, utterance b + 1), [L − 1, L − 1]."""
+        dialogues = [list(texts) for texts in dialogues]
         self.prepare(dialogues)
-        return [self.matrix(texts) for texts in dialogues]
+        return [self.order_matrices([texts])[0] for texts in dialogues]
+
+    def order_matrices(self, orders: Sequence[Sequence[str]]) -> List[np.ndarray]:
+        """S of each of `orders` (orders of one dialogue's utterances, every text `prepare`d),
+        read from one product of their distinct contexts and responses."""
+        orders = [list(texts) for texts in orders]
+        windows = [self.windows(texts) for texts in orders]
+        contexts = list(dict.fromkeys(window for found in windows for window in found))
+        responses = list(dict.fromkeys(text for texts in orders for text in texts[1:]))
+        if not contexts:
+            return [np.zeros((0, 0), np.float32) for _ in orders]
+        left = np.stack([self._contexts[window] for window in contexts])
+        right = np.stack([self._responses[text] for text in responses])
+        table = cosine_matrix(left, right) if self.measure == COSINE else left @ right.T
+        row = {window: i for i, window in enumerate(contexts)}
+        column = {text: j for j, text in enumerate(responses)}
+        return [table[np.ix_(np.array([row[w] for w in found], np.intp),
+                             np.array([column[t] for t in texts[1:]], np.intp))]
+                for found, texts in zip(windows, orders)]
+
+    def _slots(self, windows: Sequence[Sequence[str]]) -> np.ndarray:
+        """The utterance vectors of each window [N, context, d], oldest first, empty slots zero."""
+        width = next(iter(self._utterances.values())).shape[-1]
+        slots = np.zeros([len(windows), self.context, width], np.float32)
+        for i, window in enumerate(windows):
+            for j, text in enumerate(window):
+                slots[i, j] = self._utterances[text]
+        return slots
 
     def _embed(self, kept: Dict[Hashable, np.ndarray], embed: Callable, keys: List[Hashable], what: str) -> None:
         missing = list(dict.fromkeys(key for key in keys if key not in kept))

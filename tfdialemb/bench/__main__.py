@@ -11,7 +11,7 @@ r"""Benchmarks, reported as throughput and ratios measured in one run.
   python -m tfdialemb.bench --what=startup [--reference_python=PATH] [--repeats=3] [--threads=1]
   python -m tfdialemb.bench --what=memory [--reference_python=PATH] [--sentences=2000] [--threads=1]
   python -m tfdialemb.bench --what=training [--reference_python=PATH] [--batch=64] [--max_length=128]
-  python -m tfdialemb.bench --what=augment [--dialogues=64] [--fill_mask_model=DIR] \
+  python -m tfdialemb.bench --what=augment [--dialogues=32] [--steps=1] [--fill_mask_model=DIR] \
       [--context_response_model=DIR]
   python -m tfdialemb.bench --what=build_memory [--corpus_sizes=250,1000,4000] [--method=NAME]
 
@@ -43,10 +43,12 @@ sentence-transformers' CosineSimilarityLoss on the same demo pairs, in fresh pro
 startup, memory and training compare float32 with float32 (sentence-transformers computes in it,
 and `encode` by default); where the CPU computes bfloat16, memory and training add tfdialemb in
 bfloat16 as a row of its own, compared with tfdialemb in float32.
-augment: dialogues/s of fill-mask token insertion with its utterance windows batched vs one window
-per model call (same outputs checked), and of the whole a-l-m augmentation set (a-l-m-dse, crop and
-shuffle by the encoder's cosine, without --context_response_model); without --fill_mask_model the
-encoder gets a random masked-LM head (see tfdialemb/bench/augment.py).
+augment: utterances/s of the a-l-m augmentation set (a-l-m-dse, crop and shuffle by the encoder's
+cosine, without --context_response_model) on generated dialogues of 45 turns, in batches of 32
+dialogues and one dialogue per batch (same outputs checked), and its ratio to the encoder-forward
+bound: one forward pass of the fill-mask model's encoder over exactly the tokens the set encodes,
+batched; without --fill_mask_model the encoder gets a random masked-LM head (see
+tfdialemb/bench/augment.py).
 build_memory: peak resident memory of `python -m tfdialemb.data build` per example builder (every
 one, or --method's) on --corpus_sizes generated dialogues of 45 turns, each build in a fresh
 process, and the growth from the smallest corpus to the largest (flat when the build streams).
@@ -70,7 +72,7 @@ DEFAULTS = {
     "selection": {"max_length": 128, "steps": 10, "warmup": 2},
     "memory": {"batch": 64},
     "training": {"batch": 64, "max_length": 128, "steps": 5, "warmup": 2},
-    "augment": {"dialogues": 64, "batch": 64, "steps": 1},
+    "augment": {"dialogues": 32, "batch": 64, "steps": 1},
 }
 
 FLAGS = flags.FLAGS

@@ -2,8 +2,7 @@
 dialogues of chit-chat length at growing corpus sizes: a build streams when its peak stays flat.
 
 Each build runs in a fresh process (`processes.peak_mib`), so a peak is that build's alone.
-The corpus is made of the demo corpus's utterances (`tfdialemb.demo_corpus`) in sessions of
-`turns` turns, as long as a long chit-chat log (about 45). The augcl builder reads an augmented file: every session followed by `views`
+The corpus is `demo_data.chitchat_dialogues`: sessions of 45 turns, as long as real chit-chat. The augcl builder reads an augmented file: every session followed by `views`
 contiguous spans of it, written as `python -m tfdialemb.augment` writes its views.
 """
 import dataclasses
@@ -15,12 +14,11 @@ from typing import Dict, Iterator, List, Sequence
 
 from tfdialemb.augment.augmented_file import original, view_id
 from tfdialemb.augment.base import augmented
+from tfdialemb.bench.demo_data import CHITCHAT_TURNS, chitchat_dialogues
 from tfdialemb.bench.processes import peak_mib
-from tfdialemb.demo_corpus import generate
-from tfdialemb.dialogue import Dialogue, Turn, write_dialogues
+from tfdialemb.dialogue import Dialogue, write_dialogues
 
 SIZES = (250, 1000, 4000)
-TURNS = 45
 VIEWS = 2
 MAX_LENGTH = 128
 DIALOGUE_MAX_LENGTH = {"dial2vec": 256, "augcl": 256}
@@ -29,16 +27,6 @@ SPAN = "span"
 """The operation the views are labelled with: a contiguous span of the original's turns."""
 AUGMENTED_INPUT = ("augcl",)
 """Builders that read an augmented file (originals followed by their views)."""
-
-
-def chitchat_dialogues(count: int, turns: int = TURNS, seed: int = 0) -> Iterator[Dialogue]:
-    """`count` dialogues of `turns` turns between speakers "a" and "b", each turn two consecutive
-    demo utterances (about 12 words, as chit-chat's: the demo's task talk is terser), taken
-    from the demo dialogues one after another."""
-    utterances = (turn.text for dialogue in generate(count * turns, seed) for turn in dialogue.turns)
-    for number in range(count):
-        session = [Turn("ab"[k % 2], f"{next(utterances)} {next(utterances)}") for k in range(turns)]
-        yield Dialogue(f"chitchat-{number + 1:06d}", tuple(session))
 
 
 def with_views(dialogues: Iterator[Dialogue], views: int = VIEWS) -> Iterator[Dialogue]:
@@ -57,7 +45,7 @@ def build_argv(method: str, corpus: str, output_dir: str, checkpoint: str) -> Li
 
 
 def bench_build_memory(checkpoint: str, methods: Sequence[str], sizes: Sequence[int] = SIZES,
-                       turns: int = TURNS, threads: int = 1) -> Dict:
+                       turns: int = CHITCHAT_TURNS, threads: int = 1) -> Dict:
     """Peak resident MiB of building each of `sizes` dialogues with each builder of `methods`."""
     peaks: Dict[str, Dict[str, float]] = {method: {} for method in methods}
     with tempfile.TemporaryDirectory() as directory:

@@ -1,7 +1,10 @@
 """The benchmarks' data: utterances and examples built from the generated demo corpus."""
 import itertools
 import os
-from typing import List
+from typing import Iterator, List
+
+CHITCHAT_TURNS = 45
+"""Turns of a long chit-chat session."""
 
 
 def demo_build(directory: str, dialogues: int, builder, tokenizer, options) -> str:
@@ -37,3 +40,16 @@ def demo_utterances(count: int, seed: int = 0) -> List[str]:
 
     turns = (turn.text for dialogue in generate(count // MIN_TURNS + 1, seed) for turn in dialogue.turns)
     return list(itertools.islice(turns, count))
+
+
+def chitchat_dialogues(count: int, turns: int = CHITCHAT_TURNS, seed: int = 0) -> Iterator:
+    """`count` dialogues of `turns` turns between speakers "a" and "b", each turn two consecutive
+    demo utterances (about 12 words, as chit-chat's: the demo's task talk is terser), taken from
+    the demo dialogues one after another: the length of real chit-chat sessions."""
+    from tfdialemb.demo_corpus import generate  # pylint: disable=import-outside-toplevel
+    from tfdialemb.dialogue import Dialogue, Turn  # pylint: disable=import-outside-toplevel
+
+    utterances = (turn.text for dialogue in generate(count * turns, seed) for turn in dialogue.turns)
+    for number in range(count):
+        session = [Turn("ab"[k % 2], f"{next(utterances)} {next(utterances)}") for k in range(turns)]
+        yield Dialogue(f"chitchat-{number + 1:06d}", tuple(session))

@@ -1,6 +1,6 @@
 """Timing helpers shared by the benchmarks: median wall time and the attainable matmul rate."""
 import time
-from typing import Tuple
+from typing import Callable, Sequence, Tuple
 
 import numpy as np
 
@@ -34,8 +34,14 @@ def matmul_flops(shapes, steps: int, warmup: int) -> float:
 def time_alternating(first, second, steps: int, warmup: int) -> Tuple[float, float]:
     """Median seconds per call of `first` and of `second`, timed in alternation so that a change
     in the machine's load during the run weighs on both alike."""
+    return time_in_turns((first, second), steps, warmup)
+
+
+def time_in_turns(calls: Sequence[Callable[[], object]], steps: int, warmup: int) -> Tuple[float, ...]:
+    """Median seconds per call of each of `calls`, called in turn `steps` times (after `warmup`
+    untimed turns), so that a change in the machine's load weighs on all alike."""
     for _ in range(warmup):
-        first()
-        second()
-    rounds = [(time_call(first, 1, 0), time_call(second, 1, 0)) for _ in range(steps)]
+        for call in calls:
+            call()
+    rounds = [tuple(time_call(call, 1, 0) for call in calls) for _ in range(steps)]
     return tuple(float(t) for t in np.median(rounds, axis=0))

@@ -30,7 +30,13 @@ RESPONSE_SIGNATURE = [tf.TensorSpec([None], tf.string, name="responses")]
 
 class ContextResponseEncoder(tf.Module):
     """`model.embed_contexts(ids [B, context, T], mask)` and `model.embed_responses(ids [B, T], mask)`
-    of a trained context-response model (`--method=context_response`) over raw texts."""
+    of a trained context-response model (`--method=context_response`) over raw texts.
+
+    The model embeds each utterance on its own, so contexts and responses can also be made from
+    utterance vectors embedded once (`per_utterance`, for `augment.similarity.UtteranceSimilarity`):
+    `embed_utterances`, then `contexts_from_utterances` and `responses_from_utterances`."""
+
+    per_utterance = True
 
     def __init__(self, model, tokenizer: BertTokenizer, context: int, max_length: int = 512):
         super().__init__()
@@ -43,6 +49,7 @@ class ContextResponseEncoder(tf.Module):
         self.width = model.projection_size
         self._context_function = TraceWhenWorthIt(self.context_batch)
         self._response_function = TraceWhenWorthIt(self.response_batch)
+        self._utterance_function = TraceWhenWorthIt(self.utterance_batch)
 
     @classmethod
     def from_settings(cls, model, tokenizer: BertTokenizer, settings) -> "ContextResponseEncoder":
@@ -94,6 +101,12 @@ class ContextResponseEncoder(tf.Module):
         ids, mask = self._inputs(responses, "responses")
         return self.model.embed_responses(ids, mask, training=False)
 
+    @tf.function(autograph=False, input_signature=RESPONSE_SIGNATURE, reduce_retracing=True)
+    def utterance_batch(self, utterances):
+        """Utterance vectors [B, hidden], before either projector."""
+        ids, mask = self._inputs(utterances)
+        return self.model.embed_utterances(ids, mask, training=False)
+
     def embed_contexts(self, contexts: Sequence[Sequence[str]], batch_size: int = 64,
                        on_batch: Optional[Callable[[int], None]] = None) -> np.ndarray:
         """[len(contexts), width] float32, L2-normalised; each context is its utterances oldest
@@ -120,3 +133,19 @@ class ContextResponseEncoder(tf.Module):
         """[len(texts), width] float32, L2-normalised."""
         response_batch = self._response_function.for_batches(len(texts), batch_size)
         return embed_by_length(list(texts), response_batch, self.width, batch_size, on_batch)
+
+    def embed_utterances(self, texts: Sequence[str], batch_size: int = 64,
+                         on_batch: Optional[Callable[[int], None]] = None) -> np.ndarray:
+        """[len(texts), hidden] float32: each text's vector as a context slot or a response reads it."""
+        utterance_batch = self._utterance_function.for_batches(len(texts), batch_size)
+        return embed_by_length(list(texts), utterance_batch, self.model.encoder.encoder_config.hidden_size,
+                               batch_size, on_batch)
+
+    def contexts_from_utterances(self, slots: np.ndarray) -> np.ndarray:
+        """Unit context vectors [N, width] of `embed_utterances` vectors in context slots
+        [N, context, hidden], oldest first, empty slots zero (as `embed_contexts` lays them out)."""
+        return self.model.project_contexts(tf.constant(slots, tf.float32), training=False).numpy()
+
+    def responses_from_utterances(self, vectors: np.ndarray) -> np.ndarray:
+        """Unit response vectors [N, width] of `embed_utterances` vectors [N, hidden]."""
+        return self.model.response_projector(tf.constant(vectors, tf.float32), training=False).numpy()

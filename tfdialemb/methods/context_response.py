@@ -66,13 +66,22 @@ class ContextResponseModel(Method):
             raise ValueError(f"contexts have {ids.shape[1]} utterance slots; this model takes {self.context}")
         utterances = masked_mean(tf.cast(self.encoder.encode_rows(ids, mask, training), tf.float32),
                                  mask)
+        return self.project_contexts(utterances, training=training)
+
+    def project_contexts(self, utterances: tf.Tensor, training=None) -> tf.Tensor:
+        """Unit context vectors [B, projection] of the utterance vectors [B, context, hidden] of
+        `embed_utterances` in the context's slots (empty slots zero)."""
         width = self.encoder.encoder_config.hidden_size
         return self.context_projector(tf.reshape(utterances, [-1, self.context * width]), training=training)
 
+    def embed_utterances(self, ids: tf.Tensor, mask: tf.Tensor, training=None) -> tf.Tensor:
+        """Mean-pooled vectors [B, hidden] of utterances `ids` [B, T]: what fills a context slot and
+        what the response projector reads."""
+        return self.encoder.embed({"input_word_ids": ids, "input_mask": mask}, training=training)
+
     def embed_responses(self, ids: tf.Tensor, mask: tf.Tensor, training=None) -> tf.Tensor:
         """Unit response vectors [B, projection] of `ids` [B, T]."""
-        pooled = self.encoder.embed({"input_word_ids": ids, "input_mask": mask}, training=training)
-        return self.response_projector(pooled, training=training)
+        return self.response_projector(self.embed_utterances(ids, mask, training), training=training)
 
     def per_example_loss(self, batch: Dict[str, tf.Tensor], training: bool):
         contexts = self.embed_contexts(batch[CONTEXT], batch[f"{CONTEXT}_mask"], training)
