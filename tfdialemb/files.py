@@ -13,6 +13,8 @@ import tempfile
 import uuid
 from typing import Optional, Sequence
 
+import numpy as np
+
 LOCK_FILE = ".lock"
 
 
@@ -55,6 +57,12 @@ def atomic_open(path: str, mode: str = "w", encoding: str = "utf-8"):
     finally:
         if os.path.exists(tmp):
             os.remove(tmp)
+
+
+def save_npy_atomic(path: str, array: np.ndarray) -> None:
+    """`array` as a .npy file at `path`, written atomically (`atomic_open`)."""
+    with atomic_open(path, "wb") as f:
+        np.save(f, array)
 
 
 @contextlib.contextmanager
