@@ -145,3 +145,4 @@ def convert_douban(input_path: str, errors: ErrorPolicy, block_size: int = BLOCK
 FORMATS = {"ubuntu": convert_ubuntu, "douban": convert_douban}
 OPTIONS = {"ubuntu": (BLOCK_SIZE,), "douban": (BLOCK_SIZE,)}
 """Format → the options its converter takes as keyword arguments (`--block_size`)."""
+PARTIAL_RECORDS = {name: "one candidate of a context's block" for name in FORMATS}
