@@ -60,12 +60,13 @@ OVERWRITE.define()
 flags.DEFINE_enum("dialogue_separator", "sep", ["sep", "eou"],
                   "Token between the turns of a whole-dialogue sequence (build, dial2vec).")
 flags.DEFINE_list("fractions", ["0.8", "0.1", "0.1"], "train,dev,test fractions (split).")
-flags.DEFINE_integer("max_utterance_tokens", 0, "convert (formats of whole dialogues): drop a dialogue with an utterance of more tokens than "
-                     "this, [CLS] and [SEP] counted, by --vocab_file (the augmentation thesis' "
-                     "DialogStudio corpus: 96 mpnet tokens, 60 for Disambiguation); 0: no bound.", lower_bound=0)
-flags.DEFINE_integer("max_dialogue_tokens", 0, "convert (formats of whole dialogues): drop a dialogue of more tokens than this as the "
-                     "augmentation thesis' encoder reads it ('0 text[SEP]1 text' in [CLS] ... [SEP]) by "
-                     "--vocab_file (its SGD probe sets: 512); 0: no bound.", lower_bound=0)
+flags.DEFINE_integer("max_utterance_tokens", 0, "convert (formats of whole dialogues): drop a dialogue with "
+                     "an utterance of more tokens than this, [CLS] and [SEP] counted, by --vocab_file (the "
+                     "augmentation thesis' DialogStudio corpus: 96 mpnet tokens, 60 for Disambiguation); "
+                     "0: no bound.", lower_bound=0)
+flags.DEFINE_integer("max_dialogue_tokens", 0, "convert (formats of whole dialogues): drop a dialogue of more "
+                     "tokens than this as the augmentation thesis' encoder reads it ('0 text[SEP]1 text' in "
+                     "[CLS] ... [SEP]) by --vocab_file (its SGD probe sets: 512); 0: no bound.", lower_bound=0)
 
 
 class UsageError(Exception):
@@ -104,7 +105,8 @@ def convert() -> int:
     import collections  # pylint: disable=import-outside-toplevel
     import inspect  # pylint: disable=import-outside-toplevel
 
-    from tfdialemb.converters import converter_options, converters, partial_records  # pylint: disable=import-outside-toplevel
+    # pylint: disable-next=import-outside-toplevel
+    from tfdialemb.converters import converter_options, converters, partial_records
     from tfdialemb.dialogue import write_dialogues  # pylint: disable=import-outside-toplevel
     from tfdialemb.files import check_output  # pylint: disable=import-outside-toplevel
 
