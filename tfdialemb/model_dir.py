@@ -12,7 +12,7 @@ import functools
 import json
 import logging
 import os
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from tfdialemb.files import atomic_open
 from tfdialemb.inference.settings import KIND_SETTINGS
@@ -212,3 +212,23 @@ class ModelSource:
         if self.trained is None:
             return load_pretrained(self.directory)
         return Pretrained(self.trained.encoder, self.trained.tokenizer, "tfdialemb", self.directory)
+
+
+def inference_parts(pretrained, kind: str, given: Mapping[str, Any]) -> Tuple[Any, Any, Dict[str, Any]]:
+    """(encoder, tokenizer, settings of inference `kind`) for the embedders' `from_pretrained`: from
+    a directory (`str` or path: a trained model's record, or any checkpoint `load_pretrained`
+    reads) or a loaded `Pretrained` (nothing recorded), with the same `given` settings
+    (`tfdialemb.inference.settings` names; None: not given) either way. A TypeError names a
+    setting `kind` does not read."""
+    from tfdialemb.inference.settings import resolve  # pylint: disable=import-outside-toplevel
+
+    unknown = sorted(set(given) - set(KIND_SETTINGS[kind]))
+    if unknown:
+        hint = "; the dialogue's pooling is dialogue_pooling" if kind == "dialogue" and "pooling" in unknown else ""
+        raise TypeError(f"the {kind} settings are {', '.join(KIND_SETTINGS[kind])}, not "
+                        f"{', '.join(unknown)}{hint}")
+    if isinstance(pretrained, (str, os.PathLike)):
+        source = ModelSource(pretrained)
+        return source.pretrained.encoder, source.pretrained.tokenizer, source.settings(kind, given)
+    settings, _ = resolve(kind, None, given, "the given Pretrained")
+    return pretrained.encoder, pretrained.tokenizer, settings
