@@ -212,7 +212,7 @@ def _augcl(work: str, encoder: str, train: str, dev: str, test: str, reports: st
 
 
 def _fgc(work: str, encoder: str, train: str, test: str, reports: str) -> None:
-    selection = os.path.join(work, "selection_test.txt")
+    selection = os.path.join(work, "selection_test.jsonl")
     if not os.path.exists(selection):
         run_step("data_prep.build_selection_set", f"--input={test}", f"--output={selection}", "--candidates=10")
     dpt = os.path.join(work, "dpt")
