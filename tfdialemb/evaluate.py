@@ -84,13 +84,16 @@ come from there and a flag contradicting them is refused; --max_length and --poo
 record with a warning. --init_checkpoint is any checkpoint the project loads (Hugging Face BERT,
 Google TF1 BERT), with the flags' values or their defaults. The report {"task",
 "eval_file", "checkpoint", "embedding", "metrics", ...} is written atomically and printed, then a
-table of the task's headline metrics under the names its paper uses. --model_dir=A,B,C evaluates
-several models (checkpoint directories of any kind) on the same task and settings: the file holds
-a list of their reports and the table compares them, a row per model (and view).
+table of the task's headline metrics under the names its paper uses. --model_dir=A,B,C (or the
+flag repeated, --model_dir=A --model_dir=B; a value that is an existing directory is one directory,
+commas and all) evaluates several models (checkpoint directories of any kind) on the same task and
+settings, one loaded at a time: the file holds a list of their reports and the table compares them,
+a row per model (and view).
 Exit status: 0 done; 1 the eval or fit file has a bad line (file, line and reason are named);
 2 the command is wrong (missing eval file or checkpoint, a file that is no such set, a flag the
 task or embedding needs or does not use).
 """
+import contextlib
 import functools
 import json
 import os
@@ -172,8 +175,9 @@ FLAGS = flags.FLAGS
 flags.DEFINE_enum("task", None, sorted(TASK_EMBEDDINGS), "Evaluation task.")
 flags.DEFINE_string("eval_file", None, "Evaluation set: released text file or converted JSONL "
                     "(every task but invariance).")
-flags.DEFINE_string("model_dir", None, "Trained tfdialemb model directory to evaluate, or several, "
-                    "comma-separated, for one comparison table (any checkpoint directory may be one of them).")
+flags.DEFINE_multi_string("model_dir", None, "Trained tfdialemb model directory to evaluate, or several for one "
+                          "comparison table (any checkpoint directory may be one of them): the flag repeated, or "
+                          "comma-separated (a value that is an existing directory is one, commas and all).")
 flags.DEFINE_string("init_checkpoint", None, "Any loadable checkpoint, e.g. an untrained BERT.")
 flags.DEFINE_string("saved_model", None, "sr, dsts: an exported sentence SavedModel (`export "
                     "--kind=sentence`) instead of a checkpoint; its pooling and max length are fixed.")
@@ -379,8 +383,12 @@ def fit_transform(encode, embedding: dict):
 
 
 def model_dirs() -> List[str]:
-    """The directories of --model_dir, which may name several, comma-separated."""
-    return [path.strip() for path in (FLAGS.model_dir or "").split(",") if path.strip()]
+    """The directories of --model_dir: each value one directory when it is an existing one, else a
+    comma-separated list of them."""
+    paths = []
+    for value in FLAGS.model_dir or []:
+        paths += [value] if os.path.isdir(value) else [path.strip() for path in value.split(",") if path.strip()]
+    return paths
 
 
 def main(argv):
@@ -401,8 +409,10 @@ def main(argv):
         print(f"error: {e}", file=sys.stderr)
         return 2
     try:
-        reports = [evaluate_model(checkpoint, source, setting)
-                   for checkpoint, source, setting in zip(checkpoints, sources, settings)]
+        reports = []
+        for checkpoint, source, setting in zip(checkpoints, sources, settings):
+            with source or contextlib.nullcontext():  # each model released after its report
+                reports.append(evaluate_model(checkpoint, source, setting))
     except (OSError, ValueError) as e:
         return report_error(e)
     print(write_report(FLAGS.output, reports[0] if len(reports) == 1 else reports))
@@ -622,7 +632,7 @@ def _dialogue_task(source, embedding: dict, settings: dict) -> dict:
             plots.plot_projection(vectors, captured["labels"], path,
                                   title=f"{view} ({FLAGS.embedding})")
             written.append(path)
-        history = os.path.join(FLAGS.model_dir or "", VALIDATION_HISTORY)
+        history = os.path.join(source.directory, VALIDATION_HISTORY) if source else ""
         if FLAGS.model_dir and os.path.isfile(history):
             with open(history, encoding="utf-8") as f:
                 points = [row for row in map(json.loads, f)  # an undefined value is null

@@ -9,6 +9,7 @@ repeat. `load_method(DIR)` rebuilds the trained model from it, heads included, a
 """
 import dataclasses
 import functools
+import gc
 import json
 import logging
 import os
@@ -170,7 +171,8 @@ class ModelSource:
 
     A method directory (with `method.json`) loads through `load_method`, heads included; any
     other checkpoint (an untrained BERT, a directory of `save_pretrained`) through
-    `load_pretrained`, with nothing recorded.
+    `load_pretrained`, with nothing recorded. Used as a context manager, the loaded model is
+    released when the block ends, so sources used one after another hold one model at a time.
     """
 
     def __init__(self, directory: str):
@@ -199,6 +201,18 @@ class ModelSource:
         for warning in warnings:
             logging.getLogger(__name__).warning("%s", warning)
         return settings
+
+    def __enter__(self) -> "ModelSource":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+
+    def release(self) -> None:
+        """Drops the loaded model (loaded again on next use)."""
+        for name in ("trained", "pretrained"):
+            self.__dict__.pop(name, None)
+        gc.collect()
 
     @functools.cached_property
     def trained(self) -> Optional[TrainedMethod]:

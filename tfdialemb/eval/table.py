@@ -69,11 +69,15 @@ def task_columns(task: str, metrics: Mapping[str, Any]) -> List[Tuple[str, str]]
 
 def results_table(reports: Sequence[Mapping[str, Any]]) -> str:
     """One table of the reports of one task, a row per model (and per view, for tasks that
-    report views), titled with the task and the evaluated file."""
+    report views), titled with the task and the evaluated file; a model named twice gets its
+    position in the list after its name ("runs/a (2)"), so no row replaces another."""
     task = reports[0]["task"]
     rows: Dict[str, Dict[str, Any]] = {}
-    for report in reports:
+    names: List[str] = []
+    for position, report in enumerate(reports, start=1):
         name = str(report.get("checkpoint") or report["embedding"]["kind"])
+        name = f"{name} ({position})" if name in names else name
+        names.append(name)
         metrics = report["metrics"]
         if task in NESTED:
             for view, values in metrics[NESTED[task]].items():
