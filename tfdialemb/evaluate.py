@@ -83,8 +83,9 @@ settings (--separator, --num_roles, --speaker_tokens, --merge_consecutive_turns,
 come from there and a flag contradicting them is refused; --max_length and --pooling override the
 record with a warning. --init_checkpoint is any checkpoint the project loads (Hugging Face BERT,
 Google TF1 BERT), with the flags' values or their defaults. The report {"task",
-"eval_file", "checkpoint", "embedding", "metrics", ...} is written atomically and printed, then a
-table of the task's headline metrics under the names its paper uses. --model_dir=A,B,C (or the
+"eval_file", "checkpoint", "arguments" (the command line), "weights" (the weights file evaluated,
+its SHA-256 and a training run's step), "embedding", "metrics", ...} is written atomically and
+printed, then a table of the task's headline metrics under the names its paper uses. --model_dir=A,B,C (or the
 flag repeated, --model_dir=A --model_dir=B; a value that is an existing directory is one directory,
 commas and all) evaluates several models (checkpoint directories of any kind) on the same task and
 settings, one loaded at a time: the file holds a list of their reports and the table compares them,
@@ -421,10 +422,16 @@ def main(argv):
 
 
 def evaluate_model(checkpoint: Optional[str], source, settings: dict) -> dict:
-    """The report of --task for one checkpoint (None: a baseline without one)."""
+    """The report of --task for one checkpoint (None: a baseline without one); it records the
+    command's arguments and the weights evaluated (`weights_fingerprint`: the file, its SHA-256,
+    a training run's step), so a recipe can tell a report of other weights or flags."""
+    from tfdialemb.encoders.checkpoint import weights_fingerprint  # pylint: disable=import-outside-toplevel
+
     embedding = {"kind": FLAGS.embedding}
     read = {"augmented_file": FLAGS.augmented_file} if FLAGS.task == "invariance" else {"eval_file": FLAGS.eval_file}
-    report = {"task": FLAGS.task, **read, "checkpoint": checkpoint or FLAGS.saved_model}
+    evaluated = checkpoint or FLAGS.saved_model
+    report = {"task": FLAGS.task, **read, "checkpoint": evaluated, "arguments": sys.argv[1:],
+              "weights": weights_fingerprint(evaluated) if evaluated else None}
     if source and source.method:
         report["method"] = source.method
     if FLAGS.task == "dialogue":

@@ -137,12 +137,17 @@ def remove_leftovers(directory: str) -> list:
     return removed
 
 
-def file_fingerprint(path: str) -> dict:
-    """Size, modification time and SHA-256 of a file's content: what tells a file from another
-    written under the same name."""
+def file_sha256(path: str) -> str:
+    """The SHA-256 of a file's content, read in blocks."""
     digest = hashlib.sha256()
     with open(path, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
             digest.update(block)
+    return digest.hexdigest()
+
+
+def file_fingerprint(path: str) -> dict:
+    """Size, modification time and SHA-256 of a file's content: what tells a file from another
+    written under the same name."""
     status = os.stat(path)
-    return {"size": status.st_size, "mtime": status.st_mtime, "sha256": digest.hexdigest()}
+    return {"size": status.st_size, "mtime": status.st_mtime, "sha256": file_sha256(path)}

@@ -1,4 +1,5 @@
 """`python -m tfdialemb.evaluate` end to end on a tiny checkpoint, and its exit statuses."""
+import hashlib
 import json
 import subprocess
 import sys
@@ -31,6 +32,11 @@ def test_sr_report_matches_the_library(tmp_path, hf_safetensors_dir):
     assert {key: report[key] for key in ("task", "eval_file", "checkpoint", "pooling")} == {
         "task": "sr", "eval_file": str(eval_file), "checkpoint": str(hf_safetensors_dir),
         "pooling": "mean"}
+    # What was evaluated: the command line, and the weights file with its content's hash.
+    assert report["arguments"] == ["--task=sr", f"--eval_file={eval_file}", f"--init_checkpoint={hf_safetensors_dir}",
+                                   f"--output={output}", "--batch_size=2"]
+    assert report["weights"] == {"weights": "model.safetensors", "sha256": hashlib.sha256(
+        open(f"{hf_safetensors_dir}/model.safetensors", "rb").read()).hexdigest()}
 
     embedder = SentenceEmbedder.from_pretrained(load_pretrained(hf_safetensors_dir))
     expected = evaluate_semantic_retrieval(str(eval_file), embedder.embed)
