@@ -41,18 +41,23 @@ def test_the_grid_trains_its_rows_and_writes_the_tables_from_the_reports(tmp_pat
     for name, count in (("train", 24), ("fit", 24), ("eval", 24)):
         write_dialogues(itertools.islice(dialogues, count), str(tmp_path / f"{name}.jsonl"))
     work = tmp_path / "grid"
-    tiny = ("--max_steps=2", "--batch_size=4", "--num_shards=1", "--freeze_layers=-1", "--log_every=1")
-    result = _run(
-        "tfdialemb.thesis_grid", "--sets=a-l-m,a-l-m-dse", f"--encoders=bert={encoder}",
-        f"--workdir={work}", f"--train_file={tmp_path / 'train.jsonl'}", f"--probe_fit_file={tmp_path / 'fit.jsonl'}",
-        f"--probe_eval_file={tmp_path / 'eval.jsonl'}", f"--context_response_init={encoder}",
-        *(f"--context_response_flag={f}" for f in tiny + ("--max_length=32",)),
-        # The tiny BERT's 64 positions hold no whole demo dialogue: cut them rather than drop them all.
-        *(f"--train_flag={f}" for f in tiny + ("--drop_long_dialogues=false", "--validate_every=0",
-                                               f"--fill_mask_model={mlm}", f"--sentence_encoder={encoder}",
-                                               "--fill_stop_words=none", "--shuffle_min_turns=9",
-                                               "--shuffle_min_stages=3")),
-        "--evaluate_flag=--max_length=64")
+    tiny = ("--batch_size=4", "--num_shards=1", "--freeze_layers=-1", "--log_every=1")
+
+    def grid(steps):
+        return _run(
+            "tfdialemb.thesis_grid", "--sets=a-l-m,a-l-m-dse", f"--encoders=bert={encoder}",
+            f"--workdir={work}", f"--train_file={tmp_path / 'train.jsonl'}",
+            f"--probe_fit_file={tmp_path / 'fit.jsonl'}", f"--probe_eval_file={tmp_path / 'eval.jsonl'}",
+            f"--context_response_init={encoder}",
+            *(f"--context_response_flag={f}" for f in tiny + ("--max_steps=2", "--max_length=32")),
+            # The tiny BERT's 64 positions hold no whole demo dialogue: cut them rather than drop them all.
+            *(f"--train_flag={f}" for f in tiny + (f"--max_steps={steps}", "--drop_long_dialogues=false",
+                                                   "--validate_every=0", f"--fill_mask_model={mlm}",
+                                                   f"--sentence_encoder={encoder}", "--fill_stop_words=none",
+                                                   "--shuffle_min_turns=9", "--shuffle_min_stages=3")),
+            "--evaluate_flag=--max_length=64")
+
+    result = grid(steps=2)
 
     # The context-response model was trained first and scored a-l-m's stages; each row ran its flagfile.
     assert json.loads((work / "context_response" / "method.json").read_text())["method"] == "context_response"
@@ -82,6 +87,21 @@ def test_the_grid_trains_its_rows_and_writes_the_tables_from_the_reports(tmp_pat
     assert table5 == [
         f"{100 * found[layer]['5nn_accuracy']:.2f}" for found in (raw, cft)
         for layer in ("embedding", "hidden_state[-2]", "hidden_state[-3]", "hidden_state[-4]")]
+
+    # Rerun with the rows trained one step further: the untrained encoder's reports and the probe
+    # augmentations (same models, same input) are reused; each row's report is of step 2's weights,
+    # so it is evaluated again, and the tables show step 3's figures.
+    again = grid(steps=3)
+    commands = [line for line in again.stdout.splitlines() if line.startswith("$ python -m ")]
+    evaluated = [line for line in commands if line.startswith("$ python -m tfdialemb.evaluate")]
+    assert len(evaluated) == 3 and all("--model_dir=" in line for line in evaluated), evaluated
+    assert not [line for line in commands if line.startswith("$ python -m tfdialemb.augment")]
+    for name, task in (("a-l-m-bert", "probes"), ("a-l-m-dse-bert", "probes"), ("a-l-m-dse-bert", "invariance")):
+        assert json.loads((work / "reports" / f"{name}-{task}.json").read_text())["weights"]["step"] == 3
+    rows = {line.split(" | ")[0][2:]: line.strip("| ").split(" | ")[1:]
+            for line in (work / "tables.md").read_text(encoding="utf-8").splitlines() if line.startswith("| ")}
+    probes = report("a-l-m-bert", "probes")
+    assert rows["a-l-m"] == [f"{100 * probes[k]:.2f}" for k in ("accuracy", "purity", "ndcg@100")]
 
 
 @pytest.fixture

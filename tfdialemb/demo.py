@@ -27,8 +27,9 @@ Each stage is the command a user would run, printed before it runs.
     FGC with its contrasts averaged (--fgc_reduction=mean), trained on the train split's
     dialogues, and FGC after a short BERT-DPT post-training (masked-LM + next-sentence); all
     evaluated (R10@k, MAP); FGC exported as a scoring SavedModel.
-Each part ends with a summary table. Stages whose outputs exist are skipped, so an interrupted
-demo resumes where it stopped.
+Each part ends with a summary table. Stages whose outputs exist are skipped (an evaluation report
+only when it records the same arguments and the weights its model holds now,
+`tfdialemb.command_steps`), so an interrupted demo resumes where it stopped.
 """
 import itertools
 import os

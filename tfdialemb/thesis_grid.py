@@ -27,7 +27,7 @@ others as dashes, under a line saying where it stopped.
 """
 import os
 import sys
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from absl import app, flags
 
@@ -36,6 +36,7 @@ from tfdialemb.augment.operations import MODEL_FLAGS, required_model_flags
 from tfdialemb.augment.presets import PRESETS
 from tfdialemb.cli import parse_flags
 from tfdialemb.command_steps import evaluation_metrics, run_once, run_step
+from tfdialemb.eval.table import knn_key
 from tfdialemb.files import atomic_open
 
 FLAGS = flags.FLAGS
@@ -224,12 +225,6 @@ def table3(results: Dict[Tuple[str, str], Dict[str, dict]], encoders: List[str])
         cells = [cell(results.get((row, e), {}).get(task, {}).get(key)) for _, task, key in columns for e in encoders]
         lines.append(f"| {row} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
-
-
-def knn_key(metrics: Dict[str, Any]) -> Optional[str]:
-    """The k-NN accuracy's key in a representation's invariance metrics ("5nn_accuracy" for
-    --invariance_knn=5), or None."""
-    return next((key for key in metrics if key.endswith("nn_accuracy")), None)
 
 
 def tables45(results: Dict[Tuple[str, str], Dict[str, dict]], encoders: List[str]) -> str:
