@@ -8,7 +8,7 @@ import pytest
 
 from absl import flags
 
-from tfdialemb.cli import Progress, parse_flags, read_lines
+from tfdialemb.cli import ARGUMENTS, Progress, parse_flags, read_lines
 from tfdialemb.files import save_npy_atomic
 from tfdialemb.options import Option
 from tfdialemb.reports import report_json, write_report
@@ -145,6 +145,7 @@ def test_finite_float_flags_parse(capsys):
     parse_flags(["command", "--temperature=0.1", "--learning_rate=1e-5", "--weights=0.5"], flag_values)
     assert (flag_values.temperature, flag_values.learning_rate, flag_values.weights) == (0.1, 1e-5, [0.5])
     assert capsys.readouterr().err == ""
+    assert ARGUMENTS == ["--temperature=0.1", "--learning_rate=1e-5", "--weights=0.5"]  # what a report records
 
 
 def test_reports_are_strict_json_with_undefined_values_null_and_named(tmp_path, capsys):

@@ -2,7 +2,7 @@
 import io
 import sys
 import time
-from typing import Optional
+from typing import List, Optional
 
 from tfdialemb.options import Option, non_finite_floats
 
@@ -120,6 +120,11 @@ def read_lines(path: str) -> list:
     return lines
 
 
+ARGUMENTS: List[str] = []
+"""The arguments `parse_flags` last parsed, without the program name: the command line a report
+records (`tfdialemb.evaluate`)."""
+
+
 def parse_flags(argv, flag_values=None):
     """absl's flag parsing for `app.run(main, flags_parser=parse_flags)`, with a bad flag value or
     a missing required flag reported as one line and exit status 2, like every other wrong
@@ -131,6 +136,7 @@ def parse_flags(argv, flag_values=None):
     from absl import flags  # pylint: disable=import-outside-toplevel
 
     flag_values = flag_values or flags.FLAGS
+    ARGUMENTS[:] = argv[1:]
     if "verbose" not in flag_values:
         flags.DEFINE_bool("verbose", False, "Show TensorFlow's start-up and saving messages (CUDA probing, "
                           "oneDNN notices, its INFO log), hidden by default; -v for short.",

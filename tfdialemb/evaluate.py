@@ -106,7 +106,7 @@ from absl import app, flags
 
 from tfdialemb.baselines.plm_mean import PLM_INPUT
 from tfdialemb.converters.response_selection import BLOCK_SIZE
-from tfdialemb.cli import OVERWRITE, Progress, parse_flags, report_error
+from tfdialemb.cli import ARGUMENTS, OVERWRITE, Progress, parse_flags, report_error
 from tfdialemb.data.sampling import UtterancePool
 from tfdialemb.dialogue import read_dialogues
 from tfdialemb.eval.inputs import embed_distinct
@@ -430,7 +430,7 @@ def evaluate_model(checkpoint: Optional[str], source, settings: dict) -> dict:
     embedding = {"kind": FLAGS.embedding}
     read = {"augmented_file": FLAGS.augmented_file} if FLAGS.task == "invariance" else {"eval_file": FLAGS.eval_file}
     evaluated = checkpoint or FLAGS.saved_model
-    report = {"task": FLAGS.task, **read, "checkpoint": evaluated, "arguments": sys.argv[1:],
+    report = {"task": FLAGS.task, **read, "checkpoint": evaluated, "arguments": list(ARGUMENTS),
               "weights": weights_fingerprint(evaluated) if evaluated else None}
     if source and source.method:
         report["method"] = source.method
