@@ -8,7 +8,8 @@ import pytest
 
 from absl import flags
 
-from tfdialemb.cli import Progress, parse_flags, read_lines, save_npy_atomic
+from tfdialemb.cli import ARGUMENTS, Progress, parse_flags, read_lines
+from tfdialemb.files import save_npy_atomic
 from tfdialemb.options import Option
 from tfdialemb.reports import report_json, write_report
 
@@ -25,6 +26,15 @@ def test_read_lines_skips_blank_lines_and_explains_bad_files(tmp_path):
         read_lines(str(tmp_path / "latin1.txt"))
     with pytest.raises(FileNotFoundError, match="input file does not exist"):
         read_lines(str(tmp_path / "missing.txt"))
+
+
+def test_standard_input_and_a_file_split_lines_by_the_same_rule(tmp_path, monkeypatch):
+    """\\n, \\r\\n and a lone \\r (old Mac) each end a line, whether the bytes come from a file or
+    from standard input."""
+    data = "one\rtwo\r\nthree\n\r\nfour".encode("utf-8")
+    (tmp_path / "mixed.txt").write_bytes(data)
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(data), encoding="utf-8"))
+    assert read_lines("-") == read_lines(str(tmp_path / "mixed.txt")) == ["one", "two", "three", "four"]
 
 
 def test_atomic_save_writes_only_the_final_file(tmp_path):
@@ -60,6 +70,16 @@ def test_progress_without_a_total_counts_until_finished():
         progress.advance(1)
     progress.finish()
     assert stream.getvalue().rstrip("\n").endswith("/s") and "\r4 dialogues" in stream.getvalue()
+
+
+def test_progress_names_one_item_in_the_time_per_item(monkeypatch):
+    clock = iter([0.0, 1.0, 5.0])  # start; the first dialogue, then 4 s for the second
+    monkeypatch.setattr("tfdialemb.cli.time.perf_counter", lambda: next(clock))
+    stream = io.StringIO()
+    progress = Progress(None, "dialogues read into mge examples", stream=stream, interval=0.0)
+    progress.advance(1)
+    progress.advance(1)
+    assert stream.getvalue().endswith("2 dialogues read into mge examples 4.0 s/dialogue")
 
 
 def test_progress_measures_time_left_after_the_first_item_and_prints_messages_on_their_own_line(monkeypatch):
@@ -125,6 +145,7 @@ def test_finite_float_flags_parse(capsys):
     parse_flags(["command", "--temperature=0.1", "--learning_rate=1e-5", "--weights=0.5"], flag_values)
     assert (flag_values.temperature, flag_values.learning_rate, flag_values.weights) == (0.1, 1e-5, [0.5])
     assert capsys.readouterr().err == ""
+    assert ARGUMENTS == ["--temperature=0.1", "--learning_rate=1e-5", "--weights=0.5"]  # what a report records
 
 
 def test_reports_are_strict_json_with_undefined_values_null_and_named(tmp_path, capsys):

@@ -68,10 +68,9 @@ def exported(tmp_path_factory):
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
     pretrained = load_pretrained(checkpoint)
-    paper = DialogueEmbedder.from_pretrained(pretrained, role_turn_embeddings=True)
+    paper = DialogueEmbedder.from_pretrained(pretrained)  # the checkpoint's role and turn tables in use
     library_dir = dialogue.export_dialogue_model(paper, str(export_dir), DIALOGUES, version=1)
-    released = DialogueEmbedder.from_pretrained(pretrained, separator="[EOU]",
-                                                role_turn_embeddings=True, num_roles=3)
+    released = DialogueEmbedder.from_pretrained(pretrained, separator="eou", num_roles=3)
     expected = {"library": paper.embed(DIALOGUES), "command": released.embed(DIALOGUES)}
     stdout, stderr = command.communicate(timeout=300)
     assert command.returncode == 0, stderr[-3000:]

@@ -40,3 +40,12 @@ def test_inference_code_does_not_import_training_code(part):
     offenders = [(os.path.relpath(path, PACKAGE), name) for path in _modules(part) for name in _imports(path)
                  if any(name == side or name.startswith(side + ".") for side in TRAINING_SIDE)]
     assert offenders == []
+
+
+@pytest.mark.parametrize("part", INFERENCE)
+def test_inference_code_does_not_import_the_command_line_pieces(part):
+    """`tfdialemb.cli` is what the commands share (flag parsing, progress bars); a library reader or
+    writer lives in a module of its own (e.g. `tfdialemb.files`)."""
+    offenders = [(os.path.relpath(path, PACKAGE), name) for path in _modules(part) for name in _imports(path)
+                 if name == "tfdialemb.cli"]
+    assert offenders == []

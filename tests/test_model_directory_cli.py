@@ -9,12 +9,14 @@ import sys
 
 import numpy as np
 import pytest
+import tensorflow as tf
 
 from training_flags import training_flags
 from tiny_corpus import corpus
 from tfdialemb.dialogue import Dialogue, read_dialogues, write_dialogues
 from tfdialemb.dialogue_embedder import DialogueEmbedder
 from tfdialemb.embedder import SentenceEmbedder
+from tfdialemb.encoders import load_pretrained
 from tfdialemb.files import directory_lock
 from tfdialemb.inference.pair_scorer import PairScorer
 from tfdialemb.methods.spec import get_method
@@ -116,9 +118,26 @@ def test_c3l_directory(trained):
     assert other_curve.returncode == 2 and "--curved=ccl contradicts" in other_curve.stderr
 
 
+def _recorded_sentence_embeddings(model, texts):
+    """The reference: the encoder `load_pretrained` restores, fed "[CLS] pieces [SEP]" cut to the
+    max length method.json records, its last layer mean-pooled and L2-normalised in numpy."""
+    stated = json.loads((model / "method.json").read_text(encoding="utf-8"))["inference"]["sentence"]
+    assert (stated["pooling"], stated["max_length"]) == ("mean", 32)
+    pretrained = load_pretrained(str(model))
+    tokenizer, rows = pretrained.tokenizer, []
+    for pieces in tokenizer.tokenize(texts).to_list():
+        ids = [tokenizer.cls_id] + pieces[:stated["max_length"] - 2] + [tokenizer.sep_id]
+        states = pretrained.encoder({"input_word_ids": tf.constant([ids], tf.int32),
+                                     "input_mask": tf.ones([1, len(ids)], tf.int32)})["sequence_output"]
+        mean = np.asarray(states, np.float64)[0].mean(axis=0)
+        rows.append(mean / np.linalg.norm(mean))
+    return np.array(rows)
+
+
 def test_encode_reads_the_model_directory_and_the_embedders_load_it_by_path(trained):
-    """`encode --model_dir --normalize` from standard input to JSON Lines: unit vectors equal to
-    `SentenceEmbedder.load(path)`'s, and to its plain embeddings divided by their norms."""
+    """`encode --model_dir --normalize` from standard input to JSON Lines, `SentenceEmbedder.load(path)`
+    and `from_pretrained(path)` all give the recorded embedding computed by hand from the restored
+    encoder (`_recorded_sentence_embeddings`)."""
     root, model = trained["root"], trained["c3l"]
     texts = ["hello world", "book a taxi please", "good morning , how are you ?"]
     result = subprocess.run([sys.executable, "-m", "tfdialemb.encode", f"--model_dir={model}", "--normalize",
@@ -129,13 +148,13 @@ def test_encode_reads_the_model_directory_and_the_embedders_load_it_by_path(trai
     rows = [json.loads(line) for line in (root / "e.jsonl").read_text(encoding="utf-8").splitlines()]
     assert [row["text"] for row in rows] == texts
     encoded = np.array([row["embedding"] for row in rows], np.float32)
-    np.testing.assert_allclose(np.linalg.norm(encoded, axis=1), 1.0, atol=1e-6)
+    reference = _recorded_sentence_embeddings(model, texts)
+    np.testing.assert_allclose(encoded, reference, atol=1e-5)
 
     plain = SentenceEmbedder.load(str(model))
-    assert (plain.max_length, plain.pooling) == (32, "mean")  # the recorded sentence settings
     vectors = plain.embed(texts)
-    np.testing.assert_allclose(encoded, vectors / np.linalg.norm(vectors, axis=1, keepdims=True), atol=1e-5)
-    np.testing.assert_allclose(SentenceEmbedder.from_pretrained(model, normalize=True).embed(texts), encoded,
+    np.testing.assert_allclose(vectors / np.linalg.norm(vectors, axis=1, keepdims=True), reference, atol=1e-5)
+    np.testing.assert_allclose(SentenceEmbedder.from_pretrained(model, normalize=True).embed(texts), reference,
                                atol=1e-5)
     with pytest.raises(ValueError, match="selection scores need a trained head"):
         PairScorer.load(str(model))
@@ -155,5 +174,16 @@ def test_the_dialogue_embedder_loads_its_recorded_settings_by_path(trained):
                                    atol=1e-5, err_msg=name)
     with pytest.raises(ValueError, match="--separator=sep contradicts"):
         DialogueEmbedder.load(str(model), separator="sep")
-    with pytest.raises(TypeError, match="not pooling"):
-        DialogueEmbedder.load(str(model), pooling="mean")
+    # One signature for a path and a loaded Pretrained: the settings' names (the pooling served is
+    # dialogue_pooling), the same refusal for another name.
+    pretrained = load_pretrained(str(model))
+    for source in (str(model), pretrained):
+        with pytest.raises(TypeError, match="not pooling; the dialogue's pooling is dialogue_pooling"):
+            DialogueEmbedder.from_pretrained(source, pooling="mean")
+    by_path = DialogueEmbedder.from_pretrained(model, separator="eou", num_roles=3, dialogue_pooling="mean")
+    by_object = DialogueEmbedder.from_pretrained(pretrained, separator="eou", num_roles=3, dialogue_pooling="mean",
+                                                 max_length=32)
+    for embedder in (by_path, by_object):
+        assert (embedder.pooling, embedder.num_roles, embedder.max_length, embedder.merge_consecutive_turns) == (
+            "mean", 3, 32, True)
+    np.testing.assert_allclose(by_object.embed(dialogues)["mean"], views["mean"], atol=1e-5)

@@ -1,17 +1,17 @@
-"""Pieces every command-line tool shares: progress bars, atomic output files, and how a command
-ends when it fails or is interrupted."""
+"""Pieces every command-line tool shares: progress bars, flag parsing, input lines, error lines,
+and how a command ends when it fails or is interrupted."""
 import _thread
 import functools
+import io
 import os
 import sys
 import threading
 import time
-from typing import Callable, Optional
+from typing import Callable, List, Optional
 
-import numpy as np
 
 from tfdialemb import quiet
-from tfdialemb.files import atomic_open, output_error_of, prepare_output
+from tfdialemb.files import output_error_of, prepare_output
 from tfdialemb.options import Option, non_finite_floats
 
 OVERWRITE = Option("overwrite", False, "Replace an existing output (never one of the inputs).")
@@ -21,7 +21,9 @@ INTERRUPTED = 130
 
 class Progress:
     """A one-line progress bar on stderr: done (of total when known), rate, time left and an
-    optional note (e.g. the running loss).
+    optional note (e.g. the running loss). `unit` names what is counted ("sentences", "dialogues
+    read into mge examples"), `item` one of them in the time per item ("s/dialogue"; default:
+    the first word of `unit` without its plural s).
 
     The rate and the time left are measured from the first item on, so the first item's one-off
     costs (a graph trace, a warm cache) do not stretch the estimate; until a second item is done
@@ -32,9 +34,11 @@ class Progress:
     line_open = False
     """Whether a bar is drawn on stderr without its closing newline (a message must start below)."""
 
-    def __init__(self, total: Optional[int], unit: str = "items", stream=None, interval: float = 0.2):
+    def __init__(self, total: Optional[int], unit: str = "items", stream=None, interval: float = 0.2,
+                 item: Optional[str] = None):
         self.total = total
         self.unit = unit
+        self.item = item or unit.split()[0].removesuffix("s")
         self.done = 0
         self.start = time.perf_counter()
         self.stream = stream or sys.stderr
@@ -87,7 +91,7 @@ class Progress:
         elif rate >= 1:
             speed = f" {rate:.1f}/s"
         else:
-            speed = f" {1 / rate:.1f} s/{self.unit.rstrip('s')}"
+            speed = f" {1 / rate:.1f} s/{self.item}"
         if self.total is None:
             line = f"{self.done} {self.unit}{speed}"
         else:
@@ -118,12 +122,6 @@ def report_removed(names, directory: str) -> None:
         print(f"removed {name}, left in {directory} by an interrupted run", file=sys.stderr)
 
 
-def save_npy_atomic(path: str, array: np.ndarray) -> None:
-    """Writes `path` only once complete, so an interrupted run leaves no partial file."""
-    with atomic_open(path, "wb") as f:
-        np.save(f, array)
-
-
 STDIN = "-"
 
 
@@ -136,16 +134,22 @@ def read_lines(path: str) -> list:
         check_input_file(path, "input file")
     try:
         if path == STDIN:
-            lines = [line.rstrip("\r") for line in sys.stdin.buffer.read().decode("utf-8").split("\n")]
+            text = sys.stdin.buffer.read().decode("utf-8")
         else:
-            with open(path, encoding="utf-8") as f:
-                lines = [line.rstrip("\n").rstrip("\r") for line in f]
+            with open(path, "rb") as f:
+                text = f.read().decode("utf-8")
     except UnicodeDecodeError as e:
         raise ValueError(f"{'standard input' if path == STDIN else path}: not UTF-8 text ({e})") from None
-    lines = [line for line in lines if line.strip()]
+    # Universal newlines for both, as open() reads a text file: \n, \r\n and \r end a line.
+    lines = [line.rstrip("\n") for line in io.StringIO(text, newline=None) if line.strip()]
     if not lines:
         raise ValueError(f"{'standard input' if path == STDIN else path}: has no non-empty lines to encode")
     return lines
+
+
+ARGUMENTS: List[str] = []
+"""The arguments `parse_flags` last parsed, without the program name: the command line a report
+records (`tfdialemb.evaluate`)."""
 
 
 def parse_flags(argv, flag_values=None):
@@ -160,6 +164,7 @@ def parse_flags(argv, flag_values=None):
     from absl import flags  # pylint: disable=import-outside-toplevel
 
     flag_values = flag_values or flags.FLAGS
+    ARGUMENTS[:] = argv[1:]
     if "verbose" not in flag_values:
         flags.DEFINE_bool("verbose", False, "Show TensorFlow's start-up and saving messages (CUDA probing, "
                           f"oneDNN notices, its INFO log), hidden by default; {quiet.SHORT_VERBOSE} for short "

@@ -29,8 +29,9 @@ Each stage is the command a user would run, printed before it runs.
     (masked-LM + next-sentence); all evaluated (R10@k, MRR, MAP, and the mean cosine of the [CLS]
     states of one block's pairs, which nears 1 when the representations collapse); FGC exported as a
     scoring SavedModel.
-Each part ends with a summary table. Stages whose outputs exist are skipped, so an interrupted
-demo resumes where it stopped.
+Each part ends with a summary table. Stages whose outputs exist are skipped (an evaluation report
+only when it records the same arguments and the weights its model holds now,
+`tfdialemb.command_steps`), so an interrupted demo resumes where it stopped.
 """
 import itertools
 import os
@@ -214,7 +215,7 @@ def _augcl(work: str, encoder: str, train: str, dev: str, test: str, reports: st
 
 
 def _fgc(work: str, encoder: str, train: str, test: str, reports: str) -> None:
-    selection = os.path.join(work, "selection_test.txt")
+    selection = os.path.join(work, "selection_test.jsonl")
     if not os.path.exists(selection):
         run_step("data_prep.build_selection_set", f"--input={test}", f"--output={selection}", "--candidates=10")
     dpt = os.path.join(work, "dpt")

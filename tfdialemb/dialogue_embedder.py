@@ -82,24 +82,18 @@ class DialogueEmbedder(tf.Module):
         turn merging, input layout, pooling, max length) or any checkpoint `load_pretrained`
         reads. `settings` are `tfdialemb.inference.settings` names (e.g. `separator="eou"`,
         `dialogue_pooling="mean"`); one that contradicts the record is refused, as the commands do."""
-        from tfdialemb.inference.settings import KIND_SETTINGS  # pylint: disable=import-outside-toplevel
-        from tfdialemb.model_dir import ModelSource  # pylint: disable=import-outside-toplevel
-
-        unknown = sorted(set(settings) - set(KIND_SETTINGS["dialogue"]))
-        if unknown:
-            raise TypeError(f"DialogueEmbedder.load() takes the settings {', '.join(KIND_SETTINGS['dialogue'])}, "
-                            f"not {', '.join(unknown)}")
-        source = ModelSource(path)
-        resolved = source.settings("dialogue", settings)
-        return cls.from_settings(source.pretrained.encoder, source.pretrained.tokenizer, resolved,
-                                 hidden_layers=hidden_layers, normalize=normalize)
+        return cls.from_pretrained(path, normalize=normalize, hidden_layers=hidden_layers, **settings)
 
     @classmethod
-    def from_pretrained(cls, pretrained: Union[Pretrained, str, os.PathLike], **kwargs) -> "DialogueEmbedder":
-        """From a loaded `Pretrained` (keyword arguments as the constructor's), or a directory (as `load`)."""
-        if isinstance(pretrained, (str, os.PathLike)):
-            return cls.load(pretrained, **kwargs)
-        return cls(pretrained.encoder, pretrained.tokenizer, **kwargs)
+    def from_pretrained(cls, pretrained: Union[Pretrained, str, os.PathLike], normalize: bool = False,
+                        hidden_layers: Sequence[int] = (), **settings) -> "DialogueEmbedder":
+        """From a directory (as `load`) or a loaded `Pretrained` (the settings' defaults, as the
+        commands' --init_checkpoint), with the same arguments; the role and turn tables are used
+        when the encoder has them."""
+        from tfdialemb.model_dir import inference_parts  # pylint: disable=import-outside-toplevel
+
+        encoder, tokenizer, resolved = inference_parts(pretrained, "dialogue", settings)
+        return cls.from_settings(encoder, tokenizer, resolved, hidden_layers=hidden_layers, normalize=normalize)
 
     @classmethod
     def from_settings(cls, encoder: Encoder, tokenizer: BertTokenizer, settings,

@@ -40,18 +40,18 @@ class SentenceEmbedder(tf.Module):
         """From a directory: a trained model (`python -m tfdialemb.train`; its recorded pooling and
         max length are the defaults, as for `encode --model_dir`) or any checkpoint
         `load_pretrained` reads (mean pooling, 128 tokens by default)."""
-        from tfdialemb.model_dir import ModelSource  # pylint: disable=import-outside-toplevel
-
-        source = ModelSource(path)
-        settings = source.settings("sentence", {"pooling": pooling, "max_length": max_length})
-        return cls.from_settings(source.pretrained.encoder, source.pretrained.tokenizer, settings, normalize)
+        return cls.from_pretrained(path, pooling=pooling, max_length=max_length, normalize=normalize)
 
     @classmethod
-    def from_pretrained(cls, pretrained: Union[Pretrained, str, os.PathLike], **kwargs) -> "SentenceEmbedder":
-        """From a loaded `Pretrained` (keyword arguments as the constructor's), or a directory (as `load`)."""
-        if isinstance(pretrained, (str, os.PathLike)):
-            return cls.load(pretrained, **kwargs)
-        return cls(pretrained.encoder, pretrained.tokenizer, **kwargs)
+    def from_pretrained(cls, pretrained: Union[Pretrained, str, os.PathLike], pooling: Optional[str] = None,
+                        max_length: Optional[int] = None, normalize: bool = False) -> "SentenceEmbedder":
+        """From a directory (as `load`) or a loaded `Pretrained` (mean pooling, 128 tokens by
+        default), with the same arguments."""
+        from tfdialemb.model_dir import inference_parts  # pylint: disable=import-outside-toplevel
+
+        encoder, tokenizer, settings = inference_parts(pretrained, "sentence",
+                                                       {"pooling": pooling, "max_length": max_length})
+        return cls.from_settings(encoder, tokenizer, settings, normalize)
 
     @classmethod
     def from_settings(cls, encoder: Encoder, tokenizer: BertTokenizer, settings,

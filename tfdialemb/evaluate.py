@@ -84,15 +84,19 @@ come from there and a flag contradicting them is refused; --max_length and --poo
 record with a warning. --init_checkpoint is any checkpoint the project loads (Hugging Face BERT,
 Google TF1 BERT), with the flags' values or their defaults. Encoders compute in float32 unless
 --mixed_precision asks otherwise (an exported --saved_model in the precision it was exported
-with). The report {"task", "eval_file", "checkpoint", "mixed_precision" (the encoder's; absent for
-an embedding without one), "embedding", "metrics", ...} is written atomically and printed, then a
-table of the task's headline metrics under the names its paper uses. --model_dir=A,B,C evaluates
-several models (checkpoint directories of any kind) on the same task and settings: the file holds
-a list of their reports and the table compares them, a row per model (and view).
+with). The report {"task", "eval_file", "checkpoint", "arguments" (the command line), "weights"
+(the weights file evaluated, its SHA-256 and a training run's step), "mixed_precision" (the
+encoder's; absent for an embedding without one), "embedding", "metrics", ...} is written
+atomically and printed, then a table of the task's headline metrics under the names its paper
+uses. --model_dir=A,B,C (or the flag repeated, --model_dir=A --model_dir=B; a value that is an
+existing directory is one directory, commas and all) evaluates several models (checkpoint
+directories of any kind) on the same task and settings, one loaded at a time: the file holds a
+list of their reports and the table compares them, a row per model (and view).
 Exit status: 0 done; 1 the eval or fit file has a bad line (file, line and reason are named);
 2 the command is wrong (missing eval file or checkpoint, a file that is no such set, a flag the
 task or embedding needs or does not use).
 """
+import contextlib
 import functools
 import json
 import os
@@ -104,7 +108,7 @@ from absl import app, flags
 
 from tfdialemb.baselines.plm_mean import PLM_INPUT
 from tfdialemb.converters.response_selection import BLOCK_SIZE
-from tfdialemb.cli import OVERWRITE, Progress, claim_output, guarded, parse_flags, report_error
+from tfdialemb.cli import ARGUMENTS, OVERWRITE, Progress, claim_output, guarded, parse_flags, report_error
 from tfdialemb.data.sampling import UtterancePool
 from tfdialemb.dialogue import read_dialogues
 from tfdialemb.eval.inputs import embed_distinct
@@ -174,8 +178,9 @@ FLAGS = flags.FLAGS
 flags.DEFINE_enum("task", None, sorted(TASK_EMBEDDINGS), "Evaluation task.")
 flags.DEFINE_string("eval_file", None, "Evaluation set: released text file or converted JSONL "
                     "(every task but invariance).")
-flags.DEFINE_string("model_dir", None, "Trained tfdialemb model directory to evaluate, or several, "
-                    "comma-separated, for one comparison table (any checkpoint directory may be one of them).")
+flags.DEFINE_multi_string("model_dir", None, "Trained tfdialemb model directory to evaluate, or several for one "
+                          "comparison table (any checkpoint directory may be one of them): the flag repeated, or "
+                          "comma-separated (a value that is an existing directory is one, commas and all).")
 flags.DEFINE_string("init_checkpoint", None, "Any loadable checkpoint, e.g. an untrained BERT.")
 flags.DEFINE_string("saved_model", None, "sr, dsts: an exported sentence SavedModel (`export "
                     "--kind=sentence`) instead of a checkpoint; its pooling and max length are fixed.")
@@ -386,8 +391,12 @@ def fit_transform(encode, embedding: dict):
 
 
 def model_dirs() -> List[str]:
-    """The directories of --model_dir, which may name several, comma-separated."""
-    return [path.strip() for path in (FLAGS.model_dir or "").split(",") if path.strip()]
+    """The directories of --model_dir: each value one directory when it is an existing one, else a
+    comma-separated list of them."""
+    paths = []
+    for value in FLAGS.model_dir or []:
+        paths += [value] if os.path.isdir(value) else [path.strip() for path in value.split(",") if path.strip()]
+    return paths
 
 
 def main(argv):
@@ -410,8 +419,10 @@ def main(argv):
         return 2
     precision.apply(FLAGS.mixed_precision)
     try:
-        reports = [evaluate_model(checkpoint, source, setting)
-                   for checkpoint, source, setting in zip(checkpoints, sources, settings)]
+        reports = []
+        for checkpoint, source, setting in zip(checkpoints, sources, settings):
+            with source or contextlib.nullcontext():  # each model released after its report
+                reports.append(evaluate_model(checkpoint, source, setting))
     except (OSError, ValueError) as e:
         return report_error(e)
     print(write_report(FLAGS.output, reports[0] if len(reports) == 1 else reports))
@@ -420,10 +431,16 @@ def main(argv):
 
 
 def evaluate_model(checkpoint: Optional[str], source, settings: dict) -> dict:
-    """The report of --task for one checkpoint (None: a baseline without one)."""
+    """The report of --task for one checkpoint (None: a baseline without one); it records the
+    command's arguments and the weights evaluated (`weights_fingerprint`: the file, its SHA-256,
+    a training run's step), so a recipe can tell a report of other weights or flags."""
+    from tfdialemb.encoders.checkpoint import weights_fingerprint  # pylint: disable=import-outside-toplevel
+
     embedding = {"kind": FLAGS.embedding}
     read = {"augmented_file": FLAGS.augmented_file} if FLAGS.task == "invariance" else {"eval_file": FLAGS.eval_file}
-    report = {"task": FLAGS.task, **read, "checkpoint": checkpoint or FLAGS.saved_model}
+    evaluated = checkpoint or FLAGS.saved_model
+    report = {"task": FLAGS.task, **read, "checkpoint": evaluated, "arguments": list(ARGUMENTS),
+              "weights": weights_fingerprint(evaluated) if evaluated else None}
     if FLAGS.embedding not in WITHOUT_CHECKPOINT:
         report["mixed_precision"] = None if FLAGS.saved_model else precision.resolve(FLAGS.mixed_precision)
     if source and source.method:
@@ -642,7 +659,7 @@ def _dialogue_task(source, embedding: dict, settings: dict) -> dict:
             plots.plot_projection(vectors, captured["labels"], path,
                                   title=f"{view} ({FLAGS.embedding})")
             written.append(path)
-        history = os.path.join(FLAGS.model_dir or "", VALIDATION_HISTORY)
+        history = os.path.join(source.directory, VALIDATION_HISTORY) if source else ""
         if FLAGS.model_dir and os.path.isfile(history):
             with open(history, encoding="utf-8") as f:
                 points = [row for row in map(json.loads, f)  # an undefined value is null

@@ -18,7 +18,9 @@ import shutil
 import socket
 import tempfile
 import uuid
-from typing import Dict, List, Optional, Sequence
+from typing import List, Optional, Sequence
+
+import numpy as np
 
 LOCK_FILE = ".lock"
 _log = logging.getLogger(__name__)
@@ -28,7 +30,6 @@ WRITE_ERRORS = {errno.ENOSPC: "no space left on device", errno.EDQUOT: "disk quo
 """The errors of a place that cannot take an output, and how the commands name them."""
 _TENSORFLOW_WRITE_ERROR = re.compile(
     r"(?P<path>[^\s;{}]+); (?P<reason>" + "|".join(re.escape(os.strerror(n)) for n in WRITE_ERRORS) + ")")
-_DATA_SHARD = re.compile(r"\.data-[0-9]{5}-of-[0-9]{5}$")
 _STAGING_FILE = r"\.tmp-[a-z0-9_]{{8}}-{name}"
 _STAGING_DIRECTORY = r"\.tmp-{name}-[0-9a-f]{{32}}"
 """The names `atomic_open` (mkstemp's 8 random characters) and `atomic_directory` (a uuid4) give
@@ -180,6 +181,12 @@ def atomic_open(path: str, mode: str = "w", encoding: str = "utf-8"):
             os.remove(tmp)
 
 
+def save_npy_atomic(path: str, array: np.ndarray) -> None:
+    """`array` as a .npy file at `path`, written atomically (`atomic_open`)."""
+    with atomic_open(path, "wb") as f:
+        np.save(f, array)
+
+
 @contextlib.contextmanager
 def atomic_directory(path: str, replace: bool = False):
     """Yields a hidden staging directory beside `path`, renamed onto `path` when the block ends.
@@ -279,41 +286,17 @@ def remove_leftovers(directory: str) -> list:
     return removed
 
 
-def file_fingerprint(path: str) -> dict:
-    """Size, modification time and SHA-256 of a file's content: what tells a file from another
-    written under the same name."""
-    status = os.stat(path)
-    return {"size": status.st_size, "mtime": status.st_mtime, "sha256": _sha256(path)}
-
-
-def weights_fingerprint(directory: str) -> Dict[str, str]:
-    """{file: SHA-256} that tells one model's weights from another's in a checkpoint directory,
-    whatever the path it is named by. With a `checkpoint` file (a TensorFlow checkpoint, as
-    training writes), the index of the checkpoint it names, whose entries hold each tensor's
-    CRC32C; otherwise every top-level file (a Hugging Face, MarianMT or Google directory's
-    weights, configuration and vocabulary), but TensorFlow data shards, which their index stands
-    for."""
-    latest = _latest_checkpoint(directory)
-    if latest is not None:
-        return {os.path.basename(latest) + ".index": _sha256(latest + ".index")}
-    return {name: _sha256(os.path.join(directory, name)) for name in sorted(os.listdir(directory))
-            if os.path.isfile(os.path.join(directory, name)) and not _DATA_SHARD.search(name)}
-
-
-def _latest_checkpoint(directory: str) -> Optional[str]:
-    """The checkpoint prefix the `checkpoint` file (CheckpointState, text format) of `directory`
-    names, relative paths taken from the directory; None without one."""
-    try:
-        with open(os.path.join(directory, "checkpoint"), encoding="utf-8") as f:
-            found = re.search(r'^model_checkpoint_path: "(.*)"$', f.read(), re.MULTILINE)
-    except FileNotFoundError:
-        return None
-    return os.path.join(directory, found.group(1)) if found else None
-
-
-def _sha256(path: str) -> str:
+def file_sha256(path: str) -> str:
+    """The SHA-256 of a file's content, read in blocks."""
     digest = hashlib.sha256()
     with open(path, "rb") as f:
         for block in iter(lambda: f.read(1 << 16), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+def file_fingerprint(path: str) -> dict:
+    """Size, modification time and SHA-256 of a file's content: what tells a file from another
+    written under the same name."""
+    status = os.stat(path)
+    return {"size": status.st_size, "mtime": status.st_mtime, "sha256": file_sha256(path)}

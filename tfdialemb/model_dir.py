@@ -9,10 +9,11 @@ repeat. `load_method(DIR)` rebuilds the trained model from it, heads included, a
 """
 import dataclasses
 import functools
+import gc
 import json
 import logging
 import os
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from tfdialemb.files import atomic_open
 from tfdialemb.inference.settings import KIND_SETTINGS
@@ -172,7 +173,8 @@ class ModelSource:
 
     A method directory (with `method.json`) loads through `load_method`, heads included; any
     other checkpoint (an untrained BERT, a directory of `save_pretrained`) through
-    `load_pretrained`, with nothing recorded.
+    `load_pretrained`, with nothing recorded. Used as a context manager, the loaded model is
+    released when the block ends, so sources used one after another hold one model at a time.
     """
 
     def __init__(self, directory: str):
@@ -202,6 +204,18 @@ class ModelSource:
             logging.getLogger(__name__).warning("%s", warning)
         return settings
 
+    def __enter__(self) -> "ModelSource":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+
+    def release(self) -> None:
+        """Drops the loaded model (loaded again on next use)."""
+        for name in ("trained", "pretrained"):
+            self.__dict__.pop(name, None)
+        gc.collect()
+
     @functools.cached_property
     def trained(self) -> Optional[TrainedMethod]:
         return load_method(self.directory) if self.config else None
@@ -214,3 +228,23 @@ class ModelSource:
         if self.trained is None:
             return load_pretrained(self.directory)
         return Pretrained(self.trained.encoder, self.trained.tokenizer, "tfdialemb", self.directory)
+
+
+def inference_parts(pretrained, kind: str, given: Mapping[str, Any]) -> Tuple[Any, Any, Dict[str, Any]]:
+    """(encoder, tokenizer, settings of inference `kind`) for the embedders' `from_pretrained`: from
+    a directory (`str` or path: a trained model's record, or any checkpoint `load_pretrained`
+    reads) or a loaded `Pretrained` (nothing recorded), with the same `given` settings
+    (`tfdialemb.inference.settings` names; None: not given) either way. A TypeError names a
+    setting `kind` does not read."""
+    from tfdialemb.inference.settings import resolve  # pylint: disable=import-outside-toplevel
+
+    unknown = sorted(set(given) - set(KIND_SETTINGS[kind]))
+    if unknown:
+        hint = "; the dialogue's pooling is dialogue_pooling" if kind == "dialogue" and "pooling" in unknown else ""
+        raise TypeError(f"the {kind} settings are {', '.join(KIND_SETTINGS[kind])}, not "
+                        f"{', '.join(unknown)}{hint}")
+    if isinstance(pretrained, (str, os.PathLike)):
+        source = ModelSource(pretrained)
+        return source.pretrained.encoder, source.pretrained.tokenizer, source.settings(kind, given)
+    settings, _ = resolve(kind, None, given, "the given Pretrained")
+    return pretrained.encoder, pretrained.tokenizer, settings

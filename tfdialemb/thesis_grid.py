@@ -4,7 +4,7 @@ r"""The augmentation thesis' Table 3 (and Tables 4-5) from the grid a user asks 
       [--workdir=runs/table3] [--flags_dir=flags] [--train_file=...] [--probe_fit_file=...]
       [--probe_eval_file=...] [--intent_fit_file=... --intent_eval_file=...] [--invariance_file=...]
       [--context_response_model=DIR | --context_response_init=DIR] [--train_flag=--max_steps=100 ...]
-      [--evaluate_flag=--max_length=256 ...]
+      [--evaluate_flag=--max_length=256 ...] [--probes_flag=... --intent_flag=... --invariance_flag=...]
 
 Each cell of Table 3 is a run of `python -m tfdialemb.train --flagfile=FLAGS_DIR/augcl_table3_SET_ENCODER.cfg`
 (the row's flagfile: its set, its `--on_the_fly`, the released variant bundle), with the paths given
@@ -18,8 +18,12 @@ aws-ai/dse-bert-large, whose trained model is not public). Tables 4-5 (with a-l-
 `--invariance_file`, or on the a-l-m-dse augmentations of --probe_eval_file written here.
 
 Every command is printed and run in its own process; a run resumes from its checkpoints and a
-report already written is read, so an interrupted grid continues where it stopped. The tables
-(percentages, as the thesis prints them) are printed and written to WORKDIR/tables.md.
+report already written is read when it records the same evaluate arguments and the weights its
+model holds now (else it is evaluated again: a run resumed further is never shown with its earlier
+figures; the augmented probe file likewise, `command_steps.run_once`), so an interrupted grid
+continues where it stopped. The tables (percentages, as the thesis prints them) are printed and
+written to WORKDIR/tables.md; a grid that stops on the way writes the cells it finished there, the
+others as dashes, under a line saying where it stopped.
 """
 import os
 import sys
@@ -27,10 +31,12 @@ from typing import Dict, List, Optional, Tuple
 
 from absl import app, flags
 
+from tfdialemb.augment.augmented_file import PARTIAL_SUFFIX
 from tfdialemb.augment.operations import MODEL_FLAGS, required_model_flags
 from tfdialemb.augment.presets import PRESETS
 from tfdialemb.cli import parse_flags
-from tfdialemb.command_steps import evaluation_metrics, run_step
+from tfdialemb.command_steps import evaluation_metrics, run_once, run_step
+from tfdialemb.eval.table import knn_key
 from tfdialemb.files import atomic_open
 
 FLAGS = flags.FLAGS
@@ -58,7 +64,13 @@ flags.DEFINE_multi_string("train_flag", [], "A flag added to every augcl trainin
                           "repeatable.")
 flags.DEFINE_multi_string("context_response_flag", [], "A flag added to the context-response training command; "
                           "repeatable.")
-flags.DEFINE_multi_string("evaluate_flag", [], "A flag added to every evaluate command; repeatable.")
+flags.DEFINE_multi_string("evaluate_flag", [], "A flag added to every evaluate command (one every task takes, "
+                          "e.g. --batch_size, --max_length); repeatable.")
+flags.DEFINE_multi_string("probes_flag", [], "A flag added to the evaluate --task=probes commands only; "
+                          "repeatable.")
+flags.DEFINE_multi_string("intent_flag", [], "A flag added to the evaluate --task=intent commands only; repeatable.")
+flags.DEFINE_multi_string("invariance_flag", [], "A flag added to the evaluate --task=invariance commands only "
+                          "(e.g. --invariance_knn=7); repeatable.")
 
 ENCODERS = {"bert": "BERT", "retromae": "RetroMAE"}
 CFT_SET = "a-l-m-dse"
@@ -167,32 +179,36 @@ def evaluate(reports: str, name: str, dialogue_source: Tuple[str, ...], sentence
     found = {"probes": evaluation_metrics(
         os.path.join(reports, f"{name}-probes.json"), "--task=probes", f"--eval_file={FLAGS.probe_eval_file}",
         f"--fit_file={FLAGS.probe_fit_file}", f"--label_key={FLAGS.probe_label_key}", *dialogue_source,
-        *FLAGS.evaluate_flag)}
+        *FLAGS.evaluate_flag, *FLAGS.probes_flag)}
     if FLAGS.intent_eval_file:
         found["intent"] = evaluation_metrics(
             os.path.join(reports, f"{name}-intent.json"), "--task=intent", f"--eval_file={FLAGS.intent_eval_file}",
-            f"--fit_file={FLAGS.intent_fit_file}", *sentence_source, *FLAGS.evaluate_flag)
+            f"--fit_file={FLAGS.intent_fit_file}", *sentence_source, *FLAGS.evaluate_flag, *FLAGS.intent_flag)
     if invariance_file:
         found["invariance"] = evaluation_metrics(
             os.path.join(reports, f"{name}-invariance.json"), "--task=invariance",
-            f"--augmented_file={invariance_file}", *dialogue_source, *FLAGS.evaluate_flag)["representations"]
+            f"--augmented_file={invariance_file}", *dialogue_source, *FLAGS.evaluate_flag,
+            *FLAGS.invariance_flag)["representations"]
     return found
 
 
 def invariance_file(work: str, encoders) -> Optional[str]:
-    """The augmented probe file of Tables 4-5: given, or written with the a-l-m-dse set's models."""
+    """The augmented probe file of Tables 4-5: given, or written with the a-l-m-dse set's models
+    (again when the models' weights, the probe file or the settings changed since)."""
     if FLAGS.invariance_file:
         return FLAGS.invariance_file
     if CFT_SET not in FLAGS.sets:
         return None
     models = {**flagfile_values(flagfile(CFT_SET, encoders[0][0])), **overrides()}
     output = os.path.join(work, "data", f"probe-{CFT_SET}.jsonl")
-    if not os.path.exists(output):
-        os.makedirs(os.path.dirname(output), exist_ok=True)
-        settings = ("fill_mask_model", "sentence_encoder", "stage_clustering", "sentence_encoder_context",
-                    "sentence_encoder_similarity", "fill_stop_words", "shuffle_min_turns", "shuffle_min_stages")
-        run_step("tfdialemb.augment", f"--input={FLAGS.probe_eval_file}", f"--output={output}", f"--set={CFT_SET}",
-                 *(f"--{name}={models[name]}" for name in settings if name in models))
+    settings = ("fill_mask_model", "sentence_encoder", "stage_clustering", "sentence_encoder_context",
+                "sentence_encoder_similarity", "fill_stop_words", "shuffle_min_turns", "shuffle_min_stages")
+    run_once(output, "tfdialemb.augment",
+             [f"--input={FLAGS.probe_eval_file}", f"--output={output}", f"--set={CFT_SET}",
+              *(f"--{name}={models[name]}" for name in settings if name in models)],
+             depends_on=[FLAGS.probe_eval_file, *(models[name] for name in required_model_flags(PRESETS[CFT_SET])
+                                                  if name in models)],
+             discard=[output + PARTIAL_SUFFIX])
     return output
 
 
@@ -212,43 +228,42 @@ def table3(results: Dict[Tuple[str, str], Dict[str, dict]], encoders: List[str])
 
 
 def tables45(results: Dict[Tuple[str, str], Dict[str, dict]], encoders: List[str]) -> str:
-    """Table 4 (logistic regression, 5-NN, mean original-view cosine; raw and cft) and Table 5
-    (5-NN per layer)."""
+    """Table 4 (logistic regression, k-NN, mean original-view cosine; raw and cft) and Table 5
+    (k-NN per layer); k is the reports' (--invariance_knn)."""
     runs = (("raw", "raw"), ("cft", CFT_SET))
+    found = [representation for e in encoders for _, row in runs
+             for representation in results.get((row, e), {}).get("invariance", {}).values()]
+    key = next((knn_key(metrics) for metrics in found if knn_key(metrics)), None)
+    knn = key[:-len("_accuracy")] if key else "k-NN"
+
+    def knn_accuracy(metrics: Optional[dict]) -> Optional[float]:
+        return metrics.get(knn_key(metrics)) if metrics and knn_key(metrics) else None
+
     lines = ["Table 4: augmentation type predicted (accuracy, lower is more invariant) and the mean "
              "original-view cosine (higher is more invariant)", "",
-             "| model | " + " | ".join(f"{c} {r}" for c in ("logreg", "5nn", "cosine") for r, _ in runs) + " |",
+             "| model | " + " | ".join(f"{c} {r}" for c in ("logreg", knn, "cosine") for r, _ in runs) + " |",
              "|---" * 7 + "|"]
     for e in encoders:
         final = {row: results.get((row, e), {}).get("invariance", {}).get("embedding") for _, row in runs}
-        cells = [cell(None if final[row] is None else final[row][column]["mean"] if column == "view_cosine"
-                      else final[row][column])
-                 for column in ("logreg_accuracy", "5nn_accuracy", "view_cosine") for _, row in runs]
+        cells = [cell(None if final[row] is None else final[row]["logreg_accuracy"]) for _, row in runs]
+        cells += [cell(knn_accuracy(final[row])) for _, row in runs]
+        cells += [cell(None if final[row] is None else final[row]["view_cosine"]["mean"]) for _, row in runs]
         lines.append(f"| {ENCODERS[e]} | " + " | ".join(cells) + " |")
-    lines += ["", "Table 5: 5-NN accuracy per layer (emb: the final embedding)", "",
+    title = f"{knn[:-2]}-NN" if key else knn
+    lines += ["", f"Table 5: {title} accuracy per layer (emb: the final embedding)", "",
               "| model | " + " | ".join(f"{layer} {r}" for r, _ in runs
                                         for layer in ("emb", "hs[-2]", "hs[-3]", "hs[-4]")) + " |",
               "|---" * 9 + "|"]
     for e in encoders:
-        cells = [cell(results.get((row, e), {}).get("invariance", {}).get(layer, {}).get("5nn_accuracy"))
+        cells = [cell(knn_accuracy(results.get((row, e), {}).get("invariance", {}).get(layer)))
                  for _, row in runs for layer in INVARIANCE_LAYERS]
         lines.append(f"| {ENCODERS[e]} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
-def main(argv):
-    del argv
-    try:
-        encoders = parse_encoders(FLAGS.encoders)
-        check_grid(encoders)
-    except ValueError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    work = FLAGS.workdir
+def run_grid(work: str, encoders, probed: Optional[str], results: Dict[Tuple[str, str], Dict[str, dict]]) -> None:
+    """Evaluates each encoder raw, trains and evaluates each row, filling `results` as it goes."""
     reports = os.path.join(work, "reports")
-    os.makedirs(reports, exist_ok=True)
-    probed = invariance_file(work, encoders)
-    results: Dict[Tuple[str, str], Dict[str, dict]] = {}
     for encoder, directory in encoders:
         pooling = flagfile_values(flagfile(CFT_SET, encoder))["pooling"]
         checkpoint = f"--init_checkpoint={checkpoint_of(encoder, directory)}"
@@ -262,15 +277,47 @@ def main(argv):
             model = (f"--model_dir={train(set_name, encoder, directory, work, context_response)}",)
             results[(set_name, encoder)] = evaluate(reports, f"{set_name}-{encoder}", model, model,
                                                     probed if set_name == CFT_SET else None)
-    names = [e for e, _ in encoders]
+
+
+def write_tables(work: str, results: Dict[Tuple[str, str], Dict[str, dict]], encoders: List[str],
+                 probed: Optional[str], stopped: Optional[str] = None) -> str:
+    """The tables of `results` as WORKDIR/tables.md (after a line saying where the grid stopped,
+    when it did); returns the text."""
     text = "Table 3: SGD domain probes" + (" and banking77 intents" if FLAGS.intent_eval_file else "") + \
-        " (percent, higher is better)\n\n" + table3(results, names)
+        " (percent, higher is better)\n\n" + table3(results, encoders)
     if probed and CFT_SET in FLAGS.sets:
-        text += "\n\n" + tables45(results, names)
+        text += "\n\n" + tables45(results, encoders)
+    if stopped:
+        text = (f"Incomplete: the grid stopped ({stopped}); a dash marks a cell not reached. Rerun the same "
+                "command to continue.\n\n" + text)
     with atomic_open(os.path.join(work, "tables.md")) as f:
         f.write(text + "\n")
+    return text
+
+
+def main(argv):
+    del argv
+    try:
+        encoders = parse_encoders(FLAGS.encoders)
+        check_grid(encoders)
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    work = FLAGS.workdir
+    os.makedirs(os.path.join(work, "reports"), exist_ok=True)
+    names = [e for e, _ in encoders]
+    results: Dict[Tuple[str, str], Dict[str, dict]] = {}
+    probed = None
+    try:
+        probed = invariance_file(work, encoders)
+        run_grid(work, encoders, probed, results)
+    except BaseException as e:  # a failed step, Ctrl-C, any error: the finished cells are kept
+        write_tables(work, results, names, probed, stopped=str(e) or type(e).__name__)
+        print(f"\nthe tables of the cells finished are in {os.path.join(work, 'tables.md')}", file=sys.stderr)
+        raise
+    text = write_tables(work, results, names, probed)
     print("\n" + text)
-    print(f"\nwritten to {os.path.join(work, 'tables.md')}; reports in {reports}")
+    print(f"\nwritten to {os.path.join(work, 'tables.md')}; reports in {os.path.join(work, 'reports')}")
     return 0
 
 

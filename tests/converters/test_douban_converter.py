@@ -39,14 +39,29 @@ def test_a_test_block_of_ten_candidates_shares_one_context_id():
     ]
 
 
-def test_adjacent_sessions_with_one_context_stay_two_blocks_whatever_their_positives():
-    """Two sessions quote the same context: blocks by position, 2 positives then none (Douban's
-    human labels allow both, unlike Ubuntu's one)."""
-    dialogues = list(convert(os.path.join(FIXTURES, "twin", "test.txt"), ErrorPolicy("fail")))
+def test_adjacent_sessions_with_one_context_stay_two_blocks(tmp_path):
+    """Two sessions quote the same context, each with a positive (2, then 1): blocks by position
+    (Douban's human labels allow several positives, unlike Ubuntu's one)."""
+    lines = open(os.path.join(FIXTURES, "twin", "test.txt"), encoding="utf-8").read().splitlines(keepends=True)
+    both = tmp_path / "test.txt"
+    both.write_text("".join(lines[:14] + ["1" + lines[14][1:]] + lines[15:]), encoding="utf-8")
+    dialogues = list(convert(str(both), ErrorPolicy("fail")))
     assert [d.labels["context_id"] for d in dialogues] == [0] * 10 + [1] * 10
-    assert [sum(d.labels["label"] for d in dialogues[b * 10:(b + 1) * 10]) for b in (0, 1)] == [2, 0]
+    assert [sum(d.labels["label"] for d in dialogues[b * 10:(b + 1) * 10]) for b in (0, 1)] == [2, 1]
     with pytest.raises(DialogueFormatError, match=r"test\.txt:1-10: 2 positives; each block of an Ubuntu file"):
-        list(FORMATS["ubuntu"](os.path.join(FIXTURES, "twin", "test.txt"), ErrorPolicy("fail")))
+        list(FORMATS["ubuntu"](str(both), ErrorPolicy("fail")))
+
+
+def test_a_block_without_a_positive_that_repeats_the_context_before_it_is_refused():
+    """2 positives, then 10 more candidates of the same context and none: a 20-candidate block cut at
+    10 lines, refused naming --block_size (on Douban it would pass as a context without a positive)."""
+    path = os.path.join(FIXTURES, "twin", "test.txt")
+    with pytest.raises(DialogueFormatError, match=r"test\.txt:11-20: no positive, and the context of the block "
+                                                  r"before it: .* past --block_size=10 lines"):
+        list(convert(path, ErrorPolicy("fail")))
+    dialogues = list(convert(path, ErrorPolicy("fail"), block_size=20))
+    assert [d.labels["context_id"] for d in dialogues] == [0] * 20
+    assert sum(d.labels["label"] for d in dialogues) == 2
 
 
 def test_bad_line_fails_with_file_and_line():

@@ -57,8 +57,10 @@ def test_a_block_size_that_does_not_fit_the_file_is_refused_with_the_lines():
     with pytest.raises(DialogueFormatError, match=r"train\.txt:1-10: the file ends after 4 line\(s\) of this "
                                                   r"block; blocks have --block_size=10 lines"):
         list(convert(os.path.join(FIXTURES, "train.txt"), ErrorPolicy("fail")))
-    with pytest.raises(DialogueFormatError, match=r"test\.txt:3-4: 0 positives; each block of an Ubuntu file "
-                                                  r"has exactly one"):
+    # Lines 3-4 continue the context of lines 1-2 (a 10-line block cut into 2s), without the positive.
+    with pytest.raises(DialogueFormatError, match=r"test\.txt:3-4: no positive, and the context of the block "
+                                                  r"before it: one context's candidates run on past --block_size=2 "
+                                                  r"lines; pass the file's block size"):
         list(convert(os.path.join(FIXTURES, "test.txt"), ErrorPolicy("fail"), block_size=2))
 
 

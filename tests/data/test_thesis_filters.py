@@ -119,3 +119,21 @@ def test_an_augcl_example_is_dropped_when_its_original_or_a_view_is_too_long(tmp
         build(str(tmp_path / "augmented.jsonl"), str(tmp_path / "none"),
               make_builder("augcl", {"drop_over_length": True}), tokenizer,
               BuildOptions(max_length=9, num_shards=1, merge_consecutive_turns=False), ErrorPolicy("fail"))
+
+
+@pytest.mark.parametrize("name", ["ubuntu", "douban", "dialoguecse_sts", "banking77"])
+def test_token_bounds_are_refused_where_a_record_is_not_a_whole_dialogue(name, tmp_path, hf_safetensors_dir, capsys):
+    """A block of two candidates, the first of which is long: dropping it alone would leave its block
+    a single candidate (or, in Douban's human labels, no positive); a pair or query set would shrink."""
+    source = tmp_path / "test.txt"
+    source.write_text("1\thello\thello world good morning how are you today\n0\thello\tfine\n", encoding="utf-8")
+    status = _convert(f"--format={name}", f"--input={source}", f"--output={tmp_path / 'out.jsonl'}",
+                      f"--vocab_file={hf_safetensors_dir}/vocab.txt", "--max_utterance_tokens=6",
+                      *(["--block_size=2"] if name in ("ubuntu", "douban") else []))
+    assert status == 2
+    assert capsys.readouterr().err.splitlines()[0] == (
+        f"error: --max_utterance_tokens drops whole dialogues, but a --format={name} record is "
+        + {"ubuntu": "one candidate of a context's block", "douban": "one candidate of a context's block",
+           "dialoguecse_sts": "one scored sentence pair of the set",
+           "banking77": "one query of the intent set"}[name] + ", which must not be left out alone")
+    assert not (tmp_path / "out.jsonl").exists()

@@ -1,7 +1,9 @@
 """Building a response-selection set: one block per dialogue in Ubuntu V1's layout, read back by
 the evaluation's reader."""
+import pytest
+
 from data_prep.build_selection_set import build_selection_set
-from tfdialemb.dialogue import Dialogue, Turn, write_dialogues
+from tfdialemb.dialogue import Dialogue, DialogueFormatError, Turn, read_dialogues, write_dialogues
 from tfdialemb.eval.response_selection import read_blocks
 
 LENGTHS = {"one": 1, "short": 3, "long": 6}  # turns "<dialogue> <t>", unique to each dialogue
@@ -38,3 +40,23 @@ def test_no_negative_repeats_the_positive_or_another_negative(tmp_path):
     for block in blocks:
         assert len(set(block.candidates)) == 4, block.candidates
     assert sum("ok" in block.candidates for block in blocks) > 10  # "ok" is still drawn, never twice
+
+
+def test_a_jsonl_set_names_its_blocks_so_it_reads_without_a_block_size(tmp_path):
+    """20 candidates per block: the text layout needs --block_size=20 (the default 10 is refused), the
+    JSONL layout holds the same blocks in labels.context_id, speakers kept, and reads without one."""
+    source = str(tmp_path / "dialogues.jsonl")
+    write_dialogues([Dialogue(f"d{i}", tuple(Turn("uv"[t % 2], f"dialogue {i} turn {t}") for t in range(4)))
+                     for i in range(12)], source)
+    text, jsonl = str(tmp_path / "selection.txt"), str(tmp_path / "selection.jsonl")
+    assert build_selection_set(source, text, candidates=20, seed=2) == build_selection_set(
+        source, jsonl, candidates=20, seed=2) == {"dialogues": 12, "blocks": 12, "lines": 240}
+    with pytest.raises(DialogueFormatError, match="past --block_size=10 lines"):
+        read_blocks(text)
+    from_text, from_jsonl = read_blocks(text, block_size=20), read_blocks(jsonl)
+    assert from_jsonl == from_text and len(from_jsonl) == 12
+    assert all(len(block.candidates) == 20 and block.labels == (1,) + (0,) * 19 for block in from_jsonl)
+    first = read_dialogues(jsonl).__next__()
+    k = len(first.turns) - 1  # the drawn position: the context is turns 0..k-1 of d0, the candidate turn k's
+    assert first.id == "d0-0" and first.labels == {"label": 1, "context_id": 0}
+    assert [(t.speaker, t.text) for t in first.turns] == [("uv"[t % 2], f"dialogue 0 turn {t}") for t in range(k + 1)]

@@ -1,4 +1,5 @@
 """`python -m tfdialemb.evaluate` end to end on a tiny checkpoint, and its exit statuses."""
+import hashlib
 import json
 import subprocess
 import sys
@@ -31,6 +32,11 @@ def test_sr_report_matches_the_library(tmp_path, hf_safetensors_dir):
     assert {key: report[key] for key in ("task", "eval_file", "checkpoint", "pooling")} == {
         "task": "sr", "eval_file": str(eval_file), "checkpoint": str(hf_safetensors_dir),
         "pooling": "mean"}
+    # What was evaluated: the command line, and the weights file with its content's hash.
+    assert report["arguments"] == ["--task=sr", f"--eval_file={eval_file}", f"--init_checkpoint={hf_safetensors_dir}",
+                                   f"--output={output}", "--batch_size=2"]
+    assert report["weights"] == {"weights": "model.safetensors", "sha256": hashlib.sha256(
+        open(f"{hf_safetensors_dir}/model.safetensors", "rb").read()).hexdigest()}
 
     embedder = SentenceEmbedder.from_pretrained(load_pretrained(hf_safetensors_dir))
     expected = evaluate_semantic_retrieval(str(eval_file), embedder.embed)
@@ -39,24 +45,30 @@ def test_sr_report_matches_the_library(tmp_path, hf_safetensors_dir):
 
 
 def test_several_models_give_one_report_each_and_one_table(tmp_path, hf_safetensors_dir):
+    """Comma-separated and repeated --model_dir; a directory whose name holds a comma is one model;
+    the model named twice gets two rows."""
     eval_file = tmp_path / "select.txt"
     eval_file.write_text("".join(line + "\n" for line in SR_SELECT_LINES), encoding="utf-8")
     (tmp_path / "other").mkdir()
     other = tiny_bert.write_hf_safetensors_dir(tmp_path / "other", tiny_bert.random_pytorch_state(seed=5))
+    (tmp_path / "seed,7").mkdir()
+    comma = tiny_bert.write_hf_safetensors_dir(tmp_path / "seed,7", tiny_bert.random_pytorch_state(seed=7))
     output = tmp_path / "reports.json"
     result = _run("--task=sr", f"--eval_file={eval_file}", f"--model_dir={hf_safetensors_dir},{other}",
-                  f"--output={output}")
+                  f"--model_dir={comma}", f"--model_dir={hf_safetensors_dir}", f"--output={output}")
     assert result.returncode == 0, result.stderr[-3000:]
     reports = json.loads(output.read_text(encoding="utf-8"))
-    assert [report["checkpoint"] for report in reports] == [str(hf_safetensors_dir), str(other)]
+    checkpoints = (hf_safetensors_dir, other, comma, hf_safetensors_dir)
+    assert [report["checkpoint"] for report in reports] == [str(c) for c in checkpoints]
     table = result.stdout[json.JSONDecoder().raw_decode(result.stdout)[1]:].strip().splitlines()
     assert table[0] == f"sr on {eval_file}" and table[1].split() == ["MAP", "MRR", "P@1", "P@5", "R@10"]
-    for row, checkpoint in zip(table[2:], (hf_safetensors_dir, other)):
+    names = [str(hf_safetensors_dir), str(other), str(comma), f"{hf_safetensors_dir} (4)"]
+    for row, name, checkpoint in zip(table[2:], names, checkpoints):
         expected = evaluate_semantic_retrieval(str(eval_file),
                                                SentenceEmbedder.from_pretrained(load_pretrained(checkpoint)).embed)
-        assert row.split() == [str(checkpoint)] + [f"{expected[key]:.4f}" for key in ("map", "mrr", "p@1", "p@5",
+        assert row.rsplit(maxsplit=5) == [name] + [f"{expected[key]:.4f}" for key in ("map", "mrr", "p@1", "p@5",
                                                                                       "r@10")]
-    assert len(table) == 4
+    assert len(table) == 6
 
 
 def test_bad_eval_file_exits_1_missing_file_or_checkpoint_exits_2(tmp_path, hf_safetensors_dir):

@@ -157,3 +157,39 @@ def test_pair_similarity_is_table_7s_two_averages_by_brute_force(tmp_path):
         assert report["views"][view]["cat_similarity"] == pytest.approx(np.mean(cross))
     assert report["same_context_pairs"] == 3 + 1 + 3
     assert (report["positive_pairs"], report["negative_pairs"]) == (3, 5)
+
+
+def _twenty_candidate_file(tmp_path):
+    """Two contexts of 20 candidates each (the positive first), as build_selection_set
+    --candidates=20 writes them in the released layout."""
+    path = tmp_path / "twenty.txt"
+    path.write_text("".join(f"{int(n == 0)}\t{context}\tturn\tcandidate {context} {n}\n"
+                            for context in ("hi", "bye") for n in range(20)), encoding="utf-8")
+    return str(path)
+
+
+def test_a_file_of_longer_blocks_read_with_the_default_block_size_is_refused(tmp_path):
+    """Cut into 10 lines, each context's second half is a block without a positive whose context
+    is the block's before it: refused, naming --block_size, never scored as a Douban context
+    without a positive (which the report would only count, with exit 0)."""
+    path = _twenty_candidate_file(tmp_path)
+    with pytest.raises(DialogueFormatError, match=r"twenty\.txt:11-20: no positive, and the context of the block "
+                                                  r"before it: one context's candidates run on past "
+                                                  r"--block_size=10 lines; pass the file's block size"):
+        read_blocks(path)
+    blocks = read_blocks(path, block_size=20)
+    assert [(b.context, len(b.candidates), b.labels[:2]) for b in blocks] == [
+        (("hi", "turn"), 20, (1, 0)), (("bye", "turn"), 20, (1, 0))]
+
+
+def test_a_converted_file_whose_long_blocks_were_cut_is_refused(tmp_path):
+    """A JSONL that an earlier conversion cut too short: context_id 1 repeats context 0 without a positive."""
+    path, score = _write(tmp_path, [([0.9, 0.1], [1, 0]), ([0.5, 0.4], [0, 0]), ([0.3, 0.8], [0, 1])])
+    lines = (tmp_path / "test.jsonl").read_text(encoding="utf-8").splitlines()
+    records = [json.loads(line) for line in lines]
+    for record in records[2:4]:  # block 1 takes block 0's context
+        record["turns"][:2] = records[0]["turns"][:2]
+    (tmp_path / "test.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    with pytest.raises(DialogueFormatError, match=r"test\.jsonl:3: context_id 1 has no positive and the context of "
+                                                  r"context_id 0 before it"):
+        evaluate_response_selection(path, lambda contexts, responses: np.zeros(len(responses)))

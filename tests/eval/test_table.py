@@ -45,3 +45,13 @@ def test_columns_named_by_flags_come_from_the_metrics():
 def test_long_row_names_widen_the_first_column():
     table = format_table(["MAP"], {"x" * 40: [0.5]}).splitlines()
     assert table[1] == "x" * 40 + "  " + _right("0.5000", 12)
+
+
+def test_a_model_named_twice_gets_two_rows():
+    reports = [{"task": "sr", "eval_file": "select.txt", "checkpoint": "runs/a", "metrics": {"map": map_}}
+               for map_ in (0.5, 0.25)]
+    reports.append({"task": "sr", "eval_file": "select.txt", "checkpoint": "runs/b", "metrics": {"map": 0.125}})
+    reports.append({"task": "sr", "eval_file": "select.txt", "checkpoint": "runs/a", "metrics": {"map": 1.0}})
+    lines = results_table(reports).splitlines()
+    assert [(line[:34].strip(), line.split()[-5]) for line in lines[2:]] == [
+        ("runs/a", "0.5000"), ("runs/a (2)", "0.2500"), ("runs/b", "0.1250"), ("runs/a (4)", "1.0000")]

@@ -7,7 +7,7 @@ import tiny_bert
 from tiny_corpus import TOKENIZER, corpus
 from tfdialemb.dialogue import role_ids
 from tfdialemb.text import dense_dialogues, pack_dialogues, separator_id
-from tfdialemb.text.dialogue_packing import speaker_prefixed, speaker_prefixes
+from tfdialemb.text.dialogue_packing import speaker_prefix_lengths, speaker_prefixed, speaker_prefixes, uncut_length
 
 W = tiny_bert.WORDS.index
 
@@ -102,3 +102,24 @@ def test_speaker_prefixes_and_final_separator_as_the_released_encoder_input():
     assert cut.to_list() == [[W(w) for w in words[:6]] + [W("[SEP]")]]
     exact = pack_dialogues(prefixed, roles, TOKENIZER.cls_id, TOKENIZER.sep_id, 13, final_separator=True).ids
     assert exact.to_list() == [[W(w) for w in words]]
+
+
+@pytest.mark.parametrize("prefixed,final", [(False, False), (True, True), (True, False), (False, True)])
+def test_uncut_length_is_the_packers_length_before_the_cut(prefixed, final):
+    """The length filters count without packing: on 40 random dialogues of up to 3 roles, the count
+    equals the row length `pack_dialogues` writes when nothing is cut."""
+    rng = np.random.default_rng(3)
+    words = ["hello", "world", "how", "are", "you", "fine", "1", "thanks"]
+    dialogues = [[(int(rng.integers(3)), " ".join(rng.choice(words, int(rng.integers(1, 6)))))
+                  for _ in range(int(rng.integers(1, 6)))] for _ in range(40)]
+    counts = [len(d) for d in dialogues]
+    pieces = tf.RaggedTensor.from_row_lengths(TOKENIZER.tokenize([t for d in dialogues for _, t in d]), counts)
+    roles = tf.RaggedTensor.from_row_lengths(tf.constant([r for d in dialogues for r, _ in d], tf.int32), counts)
+    prefix_lengths = speaker_prefix_lengths(TOKENIZER, 3) if prefixed else None
+    if prefixed:
+        pieces = speaker_prefixed(pieces, roles, speaker_prefixes(TOKENIZER, 3))
+        assert prefix_lengths == [len(p) for p in TOKENIZER.tokenize(["0", "1", "2"]).to_list()]
+    packed = pack_dialogues(pieces, roles, TOKENIZER.cls_id, TOKENIZER.sep_id, 1000, final_separator=final).ids
+    turn_lengths = [[len(p) for p in TOKENIZER.tokenize([t for _, t in d]).to_list()] for d in dialogues]
+    assert [uncut_length(lengths, [r for r, _ in d], prefix_lengths, final)
+            for lengths, d in zip(turn_lengths, dialogues)] == packed.row_lengths().numpy().tolist()

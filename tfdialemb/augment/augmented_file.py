@@ -31,8 +31,8 @@ from typing import Any, Callable, Counter, Dict, Iterator, List, Mapping, Option
 from tfdialemb.augment.base import AUGMENTATIONS, SOURCE_ID, applied
 from tfdialemb.augment.operations import OperationSet
 from tfdialemb.dialogue import Dialogue, read_dialogues
-from tfdialemb.files import (atomic_open, check_output, directory_lock, file_fingerprint, remove_leftovers,
-                             weights_fingerprint)
+from tfdialemb.encoders.checkpoint import weights_fingerprint
+from tfdialemb.files import atomic_open, check_output, directory_lock, file_fingerprint, remove_leftovers
 
 PARTIAL_SUFFIX = ".partial"
 FINGERPRINT = "fingerprint.json"

@@ -1,7 +1,10 @@
 """Corpus converters: one module per native format, each exposing FORMATS = {format name:
 convert(input_path, errors, **options) -> dialogues} and, for a converter that takes options,
 OPTIONS = {format name: (Option, ...)}, passed as keyword arguments; a converter with a `dropped`
-parameter counts there, by reason, the dialogues its options leave out. `python -m tfdialemb.data
+parameter counts there, by reason, the dialogues its options leave out. A module whose records
+are not whole dialogues (a candidate of a block, a query of a retrieval set) says so in
+PARTIAL_RECORDS = {format name: what one record is}, so that nothing drops them as dialogues
+(the token-length filters of `data convert`). `python -m tfdialemb.data
 convert --format=NAME` finds them here; every module of this package is imported on first lookup,
 so a new converter is one new file.
 """
@@ -20,6 +23,11 @@ def converters() -> Dict[str, Callable]:
 def converter_options() -> Dict[str, Tuple[Option, ...]]:
     """Every format that takes options mapped to them."""
     return _collect("OPTIONS")
+
+
+def partial_records() -> Dict[str, str]:
+    """Every format whose records are not whole dialogues mapped to what one record is."""
+    return _collect("PARTIAL_RECORDS")
 
 
 def _collect(attribute: str) -> dict:

@@ -57,3 +57,4 @@ def convert_banking77(input_path: str, errors: ErrorPolicy) -> Iterator[Dialogue
 
 
 FORMATS = {"banking77": convert_banking77}
+PARTIAL_RECORDS = {"banking77": "one query of the intent set"}

@@ -96,3 +96,5 @@ def convert_sts(input_path: str, errors: ErrorPolicy) -> Iterator[Dialogue]:
 
 
 FORMATS = {"dialoguecse_sr": convert_sr, "dialoguecse_sts": convert_sts}
+PARTIAL_RECORDS = {"dialoguecse_sr": "a query or candidate that other records name by id",
+                   "dialoguecse_sts": "one scored sentence pair of the set"}

@@ -27,6 +27,9 @@ taesunwhang/UMS-ResSel evaluation.py cuts its scores into blocks of `evaluate_ca
 Grouping by position keeps apart two adjacent blocks that share a context, which grouping by
 identical context would merge into one block of 2B candidates. Each block is checked: B lines, one
 context, and for Ubuntu exactly one positive; a block that fails is reported with its line range.
+A block without a positive whose context is the previous block's is refused too, naming
+--block_size: it is the rest of a longer block (a 20-candidate file cut into 10-line blocks), which
+would otherwise pass, on Douban, as a context without a positive.
 
 Conversion:
 - one line -> one Dialogue with id "<file stem>-<line number>" (e.g. "test-17");
@@ -95,8 +98,10 @@ def _blocks(path: str, errors: ErrorPolicy, block_size: int) -> Iterator[Tuple[i
         yield index, rows, True
 
 
-def _block_problem(rows: List[Row], last: bool, block_size: int, one_positive: bool) -> Optional[str]:
-    """What is wrong with one block's valid rows, or None."""
+def _block_problem(rows: List[Row], last: bool, block_size: int, one_positive: bool,
+                   previous_context: Optional[List[str]]) -> Optional[str]:
+    """What is wrong with one block's valid rows (`previous_context`: the context of the block
+    just before it, if any), or None."""
     if len(rows) < block_size:
         hint = (f"blocks have --block_size={block_size} lines (test and validation files: 10 candidates per "
                 "context; training files: 2)")
@@ -110,6 +115,10 @@ def _block_problem(rows: List[Row], last: bool, block_size: int, one_positive: b
                 "lines holds one context's candidates (training files pair each context with one negative: "
                 "--block_size=2)")
     positives = sum(label for _, label, _ in rows)
+    if not positives and first[2][:-1] == previous_context:
+        return (f"no positive, and the context of the block before it: one context's candidates run on past "
+                f"--block_size={block_size} lines; pass the file's block size (--block_size=N, N its candidates "
+                "per context)")
     if one_positive and positives != 1:
         return f"{positives} positives; each block of an Ubuntu file has exactly one"
     return None
@@ -122,8 +131,11 @@ def convert_response_selection(input_path: str, errors: ErrorPolicy, block_size:
     if block_size < 2:
         raise ValueError(f"block_size must be at least 2 (a candidate to rank against another), got {block_size}")
     stem = os.path.splitext(os.path.basename(input_path))[0]
+    previous = None  # (index, context) of the block before
     for index, rows, last in _blocks(input_path, errors, block_size):
-        problem = _block_problem(rows, last, block_size, one_positive)
+        problem = _block_problem(rows, last, block_size, one_positive,
+                                 previous[1] if previous and previous[0] == index - 1 else None)
+        previous = (index, rows[0][2][:-1])
         if problem:
             errors.report(input_path, f"{index * block_size + 1}-{(index + 1) * block_size}", problem)
             continue
@@ -145,3 +157,4 @@ def convert_douban(input_path: str, errors: ErrorPolicy, block_size: int = BLOCK
 FORMATS = {"ubuntu": convert_ubuntu, "douban": convert_douban}
 OPTIONS = {"ubuntu": (BLOCK_SIZE,), "douban": (BLOCK_SIZE,)}
 """Format → the options its converter takes as keyword arguments (`--block_size`)."""
+PARTIAL_RECORDS = {name: "one candidate of a context's block" for name in FORMATS}

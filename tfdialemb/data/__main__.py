@@ -63,12 +63,13 @@ OVERWRITE.define()
 flags.DEFINE_enum("dialogue_separator", "sep", ["sep", "eou"],
                   "Token between the turns of a whole-dialogue sequence (build, dial2vec).")
 flags.DEFINE_list("fractions", ["0.8", "0.1", "0.1"], "train,dev,test fractions (split).")
-flags.DEFINE_integer("max_utterance_tokens", 0, "convert: drop a dialogue with an utterance of more tokens than "
-                     "this, [CLS] and [SEP] counted, by --vocab_file (the augmentation thesis' "
-                     "DialogStudio corpus: 96 mpnet tokens, 60 for Disambiguation); 0: no bound.", lower_bound=0)
-flags.DEFINE_integer("max_dialogue_tokens", 0, "convert: drop a dialogue of more tokens than this as the "
-                     "augmentation thesis' encoder reads it ('0 text[SEP]1 text' in [CLS] ... [SEP]) by "
-                     "--vocab_file (its SGD probe sets: 512); 0: no bound.", lower_bound=0)
+flags.DEFINE_integer("max_utterance_tokens", 0, "convert (formats of whole dialogues): drop a dialogue with "
+                     "an utterance of more tokens than this, [CLS] and [SEP] counted, by --vocab_file (the "
+                     "augmentation thesis' DialogStudio corpus: 96 mpnet tokens, 60 for Disambiguation); "
+                     "0: no bound.", lower_bound=0)
+flags.DEFINE_integer("max_dialogue_tokens", 0, "convert (formats of whole dialogues): drop a dialogue of more "
+                     "tokens than this as the augmentation thesis' encoder reads it ('0 text[SEP]1 text' in "
+                     "[CLS] ... [SEP]) by --vocab_file (its SGD probe sets: 512); 0: no bound.", lower_bound=0)
 
 
 class UsageError(Exception):
@@ -87,21 +88,28 @@ def _errors():
     return ErrorPolicy(FLAGS.on_error)
 
 
+def _print_bad_lines(errors, prefix: str) -> str:
+    """Prints each kept message of a bad line on stderr after `prefix`; returns " (N not shown)"
+    for the messages not kept, or ""."""
+    for message in errors.messages:
+        print(f"{prefix} {message}", file=sys.stderr)
+    more = errors.skipped - len(errors.messages)
+    return f" ({more} not shown)" if more else ""
+
+
 def _report_skipped(errors) -> None:
     """Prints the kept messages of skipped lines and how many there were."""
-    for message in errors.messages:
-        print(f"skipped {message}", file=sys.stderr)
+    hidden = _print_bad_lines(errors, "skipped")
     if errors.skipped:
-        more = errors.skipped - len(errors.messages)
-        print(f"skipped {errors.skipped} bad record(s)" + (f" ({more} not shown)" if more else ""),
-              file=sys.stderr)
+        print(f"skipped {errors.skipped} bad record(s){hidden}", file=sys.stderr)
 
 
 def convert() -> int:
     import collections  # pylint: disable=import-outside-toplevel
     import inspect  # pylint: disable=import-outside-toplevel
 
-    from tfdialemb.converters import converter_options, converters  # pylint: disable=import-outside-toplevel
+    # pylint: disable-next=import-outside-toplevel
+    from tfdialemb.converters import converter_options, converters, partial_records
     from tfdialemb.dialogue import write_dialogues  # pylint: disable=import-outside-toplevel
     from tfdialemb.files import check_output  # pylint: disable=import-outside-toplevel
 
@@ -119,6 +127,10 @@ def convert() -> int:
         raise UsageError(f"{', '.join('--' + name for name in stray)} does not apply to --format={FLAGS.format}")
     bounds = {"max_utterance_tokens": FLAGS.max_utterance_tokens, "max_dialogue_tokens": FLAGS.max_dialogue_tokens}
     if any(bounds.values()):
+        given = ", ".join(f"--{name}" for name, value in bounds.items() if value)
+        if FLAGS.format in partial_records():
+            raise UsageError(f"{given} drops whole dialogues, but a --format={FLAGS.format} record is "
+                             f"{partial_records()[FLAGS.format]}, which must not be left out alone")
         _require("vocab_file")
     check_output(FLAGS.output, [FLAGS.input], FLAGS.overwrite)
     errors = _errors()
@@ -148,11 +160,8 @@ def validate() -> int:
     _require("input")
     errors = ErrorPolicy("skip", keep=1000)
     count = sum(1 for _ in read_dialogues(FLAGS.input, errors))
-    for message in errors.messages:
-        print(f"bad line {message}", file=sys.stderr)
-    more = errors.skipped - len(errors.messages)
-    print(f"{FLAGS.input}: {count} valid dialogues, {errors.skipped} bad line(s)"
-          + (f" ({more} not shown)" if more else ""))
+    hidden = _print_bad_lines(errors, "bad line")
+    print(f"{FLAGS.input}: {count} valid dialogues, {errors.skipped} bad line(s){hidden}")
     return 1 if errors.skipped else 0
 
 

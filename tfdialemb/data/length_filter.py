@@ -17,20 +17,16 @@ from typing import Iterable, Iterator, List, Sequence
 
 from tfdialemb.dialogue import Dialogue, capped_roles
 from tfdialemb.text import BertTokenizer
+from tfdialemb.text.dialogue_packing import speaker_prefix_lengths, uncut_length
 
 CHUNK = 256
 """Dialogues tokenized per call."""
 
 
-def speaker_prefix_lengths(tokenizer: BertTokenizer, num_roles: int) -> List[int]:
-    """Pieces of each speaker prefix "0", "1", ... (`dialogue_packing.speaker_prefixes`)."""
-    return [len(p) for p in tokenizer.tokenize([str(r) for r in range(num_roles)]).to_list()]
-
-
 def thesis_layout_length(turn_lengths: Sequence[int], roles: Sequence[int], prefix_lengths: Sequence[int]) -> int:
     """Tokens of "[CLS] r_0 t_0 [SEP] r_1 t_1 [SEP] ... r_n t_n [SEP]" from each turn's pieces and
-    role: [CLS], the final [SEP], a separator between turns, each turn's prefix and pieces."""
-    return 2 + len(turn_lengths) - 1 + sum(prefix_lengths[r] + n for n, r in zip(turn_lengths, roles))
+    role: the packer's speaker-prefixed layout with its final separator (`uncut_length`)."""
+    return uncut_length(turn_lengths, roles, prefix_lengths, final_separator=True)
 
 
 class TokenLengthFilter:

@@ -13,7 +13,8 @@ import glob
 import json
 import logging
 import os
-from typing import Optional, Tuple
+import re
+from typing import Any, Dict, Optional, Tuple
 
 import tensorflow as tf
 
@@ -23,7 +24,7 @@ from tfdialemb.encoders.google import read_google_checkpoint
 from tfdialemb.encoders.huggingface import pytorch_to_model_garden, read_safetensors, read_tf_h5
 from tfdialemb.encoders.weights import (
     DAMAGED_CHECKPOINT_ERRORS, CheckpointError, assign_bert_weights, created_from)
-from tfdialemb.files import atomic_directory, atomic_open
+from tfdialemb.files import atomic_directory, atomic_open, file_sha256
 from tfdialemb.text.tokenizer import BertTokenizer, read_vocab
 
 OWN_CONFIG = "tfdialemb_encoder.json"
@@ -319,3 +320,31 @@ def _infer_lower_case(directory: str, vocab) -> bool:
         ch.isupper() for token in vocab if not (token.startswith("[") and token.endswith("]"))
         for ch in token
     )
+
+
+WEIGHT_FILES = ("model.safetensors", "tf_model.h5", "pytorch_model.bin")
+"""A Hugging Face directory's weights, in the order `load_pretrained` prefers them."""
+
+
+def weights_fingerprint(directory: str) -> Optional[Dict[str, Any]]:
+    """What tells the weights in `directory` from others written under the same name: the file
+    they are read from (a TF checkpoint's index, whose entries hold each tensor's checksum: a
+    training run's newest `ckpt-N`, a TF1 BERT's, a SavedModel's variables; else a Hugging Face
+    weights file), its SHA-256 and, for `ckpt-N`, the training step N. None for a directory
+    holding none of these (a baseline's files)."""
+    directory = os.fspath(directory)
+    if os.path.isfile(os.path.join(directory, "saved_model.pb")):
+        path = os.path.join(directory, "variables", "variables.index")
+    elif os.path.isfile(os.path.join(directory, "checkpoint")):
+        path = latest_own_checkpoint(directory) + ".index"
+    else:
+        found = sorted(glob.glob(os.path.join(directory, "*.index"))) + [
+            os.path.join(directory, name) for name in WEIGHT_FILES if os.path.isfile(os.path.join(directory, name))]
+        if not found:
+            return None
+        path = found[0]
+    fingerprint: Dict[str, Any] = {"weights": os.path.relpath(path, directory), "sha256": file_sha256(path)}
+    step = re.fullmatch(r"ckpt-(\d+)\.index", os.path.basename(path))
+    if step:
+        fingerprint["step"] = int(step.group(1))
+    return fingerprint

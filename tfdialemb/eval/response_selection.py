@@ -5,7 +5,10 @@ response`, cut into blocks of `block_size` lines by position and checked as the 
 `tfdialemb.converters.response_selection`) or the canonical JSONL the converters write, where
 consecutive lines with the same `labels.context_id` form one block (Ubuntu: 10 candidates, one
 positive; Douban: 10 candidates, human labels, so several positives or none). A block of a single
-candidate has nothing to rank it against and is refused. Metrics per block, averaged over blocks,
+candidate has nothing to rank it against and is refused, and so is a block without a positive
+whose context is the block's before it: the rest of a longer block cut by too small a
+--block_size (read from text, or converted so), which would otherwise count as a block without a
+positive. Metrics per block, averaged over blocks,
 as taesunwhang/UMS-ResSel models/utils/scorer.py computes them (the scorer of SMN and of the
 BERT-DPT/UMS baselines FGC compares with):
   - r10@k: the share of the block's positives ranked in the top k (one positive: 1[rank ≤ k]);
@@ -80,6 +83,12 @@ def read_blocks(path: str, block_size: Optional[int] = None) -> List[Block]:
         current[3].append(labels["label"])
     if not blocks:
         raise ValueError(f"{path}: no candidate block")
+    for line, (before, block) in zip(first_lines[1:], zip(blocks, blocks[1:])):
+        if not any(block[3]) and block[1] == before[1]:
+            raise DialogueFormatError(path, line, f"context_id {block[0]} has no positive and the context of "
+                                      f"context_id {before[0]} before it: the rest of a longer block, as a converter "
+                                      "cutting a file with a --block_size smaller than its blocks writes; convert it "
+                                      "again with --block_size=N, N its candidates per context")
     single = [f"line {line}" for line, block in zip(first_lines, blocks) if len(block[2]) < 2]
     if single:
         raise ValueError(f"{path}: {len(single)} of {len(blocks)} blocks hold a single candidate "

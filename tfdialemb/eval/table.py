@@ -53,6 +53,12 @@ def _number(value: Any) -> str:
     return f"{value:.4f}"
 
 
+def knn_key(metrics: Mapping[str, Any]) -> Optional[str]:
+    """The k-NN accuracy's key in an invariance report's metrics of one representation
+    ("5nn_accuracy" for --invariance_knn=5), or None."""
+    return next((key for key in metrics if key.endswith("nn_accuracy")), None)
+
+
 def task_columns(task: str, metrics: Mapping[str, Any]) -> List[Tuple[str, str]]:
     """The headline columns of `task` for a report's metrics (those with keys set by flags, the
     history lengths, nDCG's k and k-NN's k, read from the metrics themselves)."""
@@ -63,17 +69,21 @@ def task_columns(task: str, metrics: Mapping[str, Any]) -> List[Tuple[str, str]]
     if task == "probes":
         columns += [(key, key.replace("ndcg", "nDCG")) for key in metrics if key.startswith("ndcg@")]
     if task == "invariance":
-        columns[1:1] = [(key, key.replace("nn_accuracy", "-NN")) for key in metrics if key.endswith("nn_accuracy")]
+        columns[1:1] = [(key, key.replace("nn_accuracy", "-NN")) for key in [knn_key(metrics)] if key]
     return columns
 
 
 def results_table(reports: Sequence[Mapping[str, Any]]) -> str:
     """One table of the reports of one task, a row per model (and per view, for tasks that
-    report views), titled with the task and the evaluated file."""
+    report views), titled with the task and the evaluated file; a model named twice gets its
+    position in the list after its name ("runs/a (2)"), so no row replaces another."""
     task = reports[0]["task"]
     rows: Dict[str, Dict[str, Any]] = {}
-    for report in reports:
+    names: List[str] = []
+    for position, report in enumerate(reports, start=1):
         name = str(report.get("checkpoint") or report["embedding"]["kind"])
+        name = f"{name} ({position})" if name in names else name
+        names.append(name)
         metrics = report["metrics"]
         if task in NESTED:
             for view, values in metrics[NESTED[task]].items():

@@ -2,8 +2,7 @@
 import json
 import os
 
-from tfdialemb.cli import save_npy_atomic
-from tfdialemb.files import atomic_open
+from tfdialemb.files import atomic_open, save_npy_atomic
 
 OUTPUT_LAYOUTS = (".npy", ".jsonl", ".tsv")
 

@@ -20,7 +20,7 @@ since it joins the turns with [SEP] into one text that the tokenizer wraps in [C
 
     [CLS] 0 t_0 [SEP] 1 t_1 [SEP] ... r t_{n-1} [SEP]
 """
-from typing import NamedTuple, Optional, Tuple
+from typing import List, NamedTuple, Optional, Sequence, Tuple
 
 import tensorflow as tf
 
@@ -57,6 +57,21 @@ def speaker_prefixes(tokenizer: BertTokenizer, num_roles: int) -> tf.RaggedTenso
     """[num_roles, (pieces)] int32: the pieces of each role id written out, "0", "1", ..."""
     return tf.ragged.constant(tokenizer.tokenize(tf.constant([str(r) for r in range(num_roles)])).to_list(),
                               tf.int32, ragged_rank=1)
+
+
+def speaker_prefix_lengths(tokenizer: BertTokenizer, num_roles: int) -> List[int]:
+    """The pieces of each role's `speaker_prefixes`, "0", "1", ..."""
+    return speaker_prefixes(tokenizer, num_roles).row_lengths().numpy().tolist()
+
+
+def uncut_length(turn_lengths: Sequence[int], roles: Sequence[int] = (),
+                 prefix_lengths: Optional[Sequence[int]] = None, final_separator: bool = False) -> int:
+    """The tokens `pack_dialogues` writes for turns of `turn_lengths` pieces before it cuts to
+    max_length: [CLS], each turn (after its role's prefix of `prefix_lengths` pieces, as
+    `speaker_prefixed` writes it), a separator between turns and, with `final_separator`, after
+    the last one; without Python-side packing, so a length filter can count many dialogues fast."""
+    prefixes = sum(prefix_lengths[role] for role in roles) if prefix_lengths is not None else 0
+    return 1 + prefixes + sum(turn_lengths) + len(turn_lengths) - 1 + int(final_separator)
 
 
 def speaker_prefixed(turn_pieces: tf.RaggedTensor, turn_roles: tf.RaggedTensor,

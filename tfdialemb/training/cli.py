@@ -186,11 +186,16 @@ def run_header(spec, params: Dict[str, Any]) -> str:
 
 
 def data_summary(manifest: Dict[str, Any], max_steps: int) -> str:
-    """What the run reads: the built examples and the fraction of them its steps cover."""
+    """What the run reads: the built examples, what the build left out (examples over the max
+    length, bad lines skipped) and the fraction of the examples its steps cover."""
     counts = manifest["counts"]
     examples = counts["examples"]
+    dropped, skipped = counts.get("dropped_over_length", 0), counts.get("skipped_lines", 0)
+    left_out = ([f"{dropped} dropped for exceeding {manifest['max_length']} tokens"] if dropped else []) + (
+        [f"{skipped} bad lines skipped"] if skipped else [])
     return (f"data: {examples} {manifest['builder']['method']} examples from {counts['dialogues']} dialogues in "
-            f"{manifest['directory']}; {max_steps} steps x batch {FLAGS.batch_size} = "
+            f"{manifest['directory']}" + (f" ({'; '.join(left_out)})" if left_out else "") +
+            f"; {max_steps} steps x batch {FLAGS.batch_size} = "
             f"{max_steps * FLAGS.batch_size / examples:.2f} epochs")
 
 

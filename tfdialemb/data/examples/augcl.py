@@ -32,10 +32,11 @@ import numpy as np
 
 from tfdialemb.augment.base import applied, source_id
 from tfdialemb.data.examples import ExampleBuilder, register
-from tfdialemb.data.length_filter import speaker_prefix_lengths, thesis_layout_length
+from tfdialemb.data.length_filter import thesis_layout_length
 from tfdialemb.data.records import DIALOGUE_TURNS
 from tfdialemb.data.sampling import DialoguePool
 from tfdialemb.dialogue import Dialogue, capped_roles
+from tfdialemb.text.dialogue_packing import speaker_prefix_lengths
 
 
 @dataclasses.dataclass

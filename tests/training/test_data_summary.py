@@ -1,0 +1,22 @@
+"""The training run's `data:` line says what the build left out, so a run that trains on fewer
+examples than its corpus holds says why."""
+from training_flags import training_flags
+from tfdialemb.training import cli
+
+
+def _manifest(**counts):
+    return {"counts": {"examples": 6, "dialogues": 9, "dropped_over_length": 0, "skipped_lines": 0, **counts},
+            "builder": {"method": "augcl"}, "directory": "/runs/a/data", "max_length": 64}
+
+
+def test_the_data_line_counts_examples_dropped_over_the_max_length(monkeypatch):
+    monkeypatch.setattr(cli, "FLAGS", training_flags(batch_size=4))
+    # 3 steps of 4 over 6 examples: 2 epochs.
+    assert cli.data_summary(_manifest(dropped_over_length=3), 3) == (
+        "data: 6 augcl examples from 9 dialogues in /runs/a/data (3 dropped for exceeding 64 tokens); "
+        "3 steps x batch 4 = 2.00 epochs")
+    assert cli.data_summary(_manifest(dropped_over_length=3, skipped_lines=2), 3) == (
+        "data: 6 augcl examples from 9 dialogues in /runs/a/data (3 dropped for exceeding 64 tokens; 2 bad lines "
+        "skipped); 3 steps x batch 4 = 2.00 epochs")
+    assert cli.data_summary(_manifest(), 3) == (
+        "data: 6 augcl examples from 9 dialogues in /runs/a/data; 3 steps x batch 4 = 2.00 epochs")
