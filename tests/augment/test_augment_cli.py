@@ -1,6 +1,5 @@
 """The augmented file: its layout, resuming after an interruption (in process, and a SIGKILLed
 `python -m tfdialemb.augment` rerun), and the refusals that keep a file from mixing runs."""
-import hashlib
 import json
 import os
 import signal
@@ -288,20 +287,6 @@ def test_a_run_is_not_resumed_over_a_retrained_model(tmp_path, source, command_l
                                   f"--context_response_model={tmp_path}/model")
     assert status == 0, err
     assert "3 of 14 dialogues already done" in err
-
-
-def test_weights_fingerprint_reads_the_named_checkpoint_or_every_top_level_file(tmp_path):
-    from tfdialemb.files import weights_fingerprint
-
-    _write_checkpoint(tmp_path / "trained", 3, b"three")
-    (tmp_path / "trained" / "method.json").write_text("{}")
-    assert weights_fingerprint(str(tmp_path / "trained")) == {"ckpt-3.index": hashlib.sha256(b"three").hexdigest()}
-    hugging_face = tmp_path / "hf"
-    hugging_face.mkdir()
-    (hugging_face / "config.json").write_text("{}")
-    (hugging_face / "model.safetensors").write_bytes(b"tensors")
-    (hugging_face / "sub").mkdir()
-    assert sorted(weights_fingerprint(str(hugging_face))) == ["config.json", "model.safetensors"]
 
 
 def test_a_run_refused_before_its_first_chunk_leaves_nothing_that_blocks_the_next(tmp_path, source, command_line,
