@@ -18,6 +18,7 @@ INSTALL_REQUIRES = [
     "safetensors",
     "h5py",
     "bm25s",
+    "pyyaml",  # the generic converter's yaml format
     "tensorflow-serving-api~=2.20.0",
 ]
 
