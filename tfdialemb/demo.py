@@ -98,7 +98,7 @@ def _dialoguecse(work: str, encoder: str, train: str, test: str, reports: str) -
     run_step("tfdialemb.train", "--method=mge", f"--train_file={train}", f"--model_dir={mge}",
          f"--init_checkpoint={pretrained}", f"--max_steps={FLAGS.mge_steps}", "--batch_size=16",
          "--max_length=32", f"--freeze_layers={FLAGS.freeze_layers}", "--log_every=10",
-         "--checkpoint_every=20", "--context_split=nearest")  # README: 60 steps learn less from 3+3 turns
+         "--checkpoint_every=20", "--context_split=nearest")  # docs/demo.md: 60 steps learn less from 3+3 turns
     rows["+ MGE (DialogueCSE)"] = evaluate("mge", f"--model_dir={mge}")
     export_dir = os.path.join(work, "export")
     if not os.path.isdir(os.path.join(export_dir, "1")):

@@ -5,7 +5,7 @@ define their flags from those declarations, so a flag shared by several commands
 `--separator`) has one definition, one type and one set of choices everywhere.
 
 A `Switch` is an option whose values are `paper` and `released`: the paper's equations by
-default, the authors' released code where it differs (README, "Paper vs released code").
+default, the authors' released code where it differs (docs/methods/overview.md, "Paper vs released code").
 """
 import dataclasses
 import math

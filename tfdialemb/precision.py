@@ -27,8 +27,8 @@ MIXED_PRECISION = Option(
     "Keras precision policy: variables stay float32; mixed_float16 computes in float16 (GPUs; the "
     "training loss is scaled), mixed_bfloat16 in bfloat16 (recent GPUs, CPUs with AVX512_BF16 or "
     "AMX). auto: mixed_bfloat16 on a machine without GPUs whose CPU has them (about 1.5x the "
-    "float32 tokens/s, embeddings within 2e-4 in cosine but up to 1.5e-2 apart: README, 'Mixed "
-    "precision and XLA'), float32 otherwise. train and pretrain default to auto; encode, evaluate "
+    "float32 tokens/s, embeddings within 2e-4 in cosine but up to 1.5e-2 apart: "
+    "docs/distribution-and-precision.md), float32 otherwise. train and pretrain default to auto; encode, evaluate "
     "and export to float32, so that embeddings equal the checkpoint's.",
     choices=(AUTO,) + POLICIES)
 JIT_COMPILE = Option(

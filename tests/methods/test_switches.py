@@ -1,6 +1,7 @@
 """One convention for paper-vs-released switches: `--<method>_<aspect>` with the values `paper` and
-`released`, the paper by default, each said in words, and one README table listing exactly them,
-the methods' training switches and the evaluations' ones."""
+`released`, the paper by default, each said in words, and one table of the methods' documentation
+(docs/methods/overview.md, "Paper vs released code") listing exactly them, the methods' training
+switches and the evaluations' ones."""
 import os
 import re
 
@@ -8,7 +9,8 @@ from tfdialemb.eval.switches import EVALUATION_SWITCHES
 from tfdialemb.methods.spec import all_specs
 from tfdialemb.options import PAPER, RELEASED, Switch
 
-README = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "README.md")
+METHODS_DOC = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                           "docs", "methods", "overview.md")
 
 
 def _switches():
@@ -28,8 +30,10 @@ def test_every_switch_follows_the_convention():
         assert switch.paper and switch.released, name
 
 
-def test_the_readme_table_lists_exactly_the_registered_switches():
-    with open(README, encoding="utf-8") as f:
+def test_the_documented_table_lists_exactly_the_registered_switches():
+    with open(METHODS_DOC, encoding="utf-8") as f:
         text = f.read()
-    table = text[text.index("**Paper vs released code.**"):text.index("**Adding a method.**")]
+    start = text.index("\n## Paper vs released code\n")
+    end = text.find("\n## ", start + 1)
+    table = text[start:end if end != -1 else len(text)]
     assert sorted(re.findall(r"^\| `--(\w+)` \|", table, re.M)) == sorted(_switches())

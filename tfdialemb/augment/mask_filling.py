@@ -25,7 +25,7 @@ fill is returned as None (the operation did not apply).
 Not copied: the released filter reads the pipeline's `token_str` (insert.py:143), which for the
 RoBERTa it ran is the decoded token, " word" with its leading space for a whole word and "word"
 for a piece inside one, so `str.isalpha()` (insert.py:130) rejects every whole word and keeps
-sub-word pieces, the reverse of its intent (the README's "keep whole words"); here the WordPiece
+sub-word pieces, the reverse of its intent (docs/methods/augcl.md, "Released code not copied"); here the WordPiece
 vocabulary marks pieces by "##", and whole words are what is kept.
 """
 import dataclasses

@@ -27,7 +27,7 @@ run time), so by default a word's synonyms are its nearest whole-word neighbours
 the encoder's own input-embedding matrix (data-free; `embedding_synonyms`), without the
 neighbours that are its opposites (`tfdialemb.data.antonyms`: embedding neighbours include
 good→bad, happy→unhappy, cold→warm), or a table read from a file (`file_synonyms`; WordNet's
-synonyms, as EDA uses, are the faithful choice: README, "Training FGC"). Stop words:
+synonyms, as EDA uses, are the faithful choice: docs/methods/fgc.md). Stop words:
 scikit-learn's maintained English list.
 """
 from typing import Iterable, Mapping, Optional, Sequence

@@ -99,7 +99,7 @@ class EncoderConfig:
     @classmethod
     def from_google(cls, values: dict, source: str = "bert_config.json") -> "EncoderConfig":
         """Reads a Google TF1 BERT `bert_config.json` dictionary; an `embedding_size` below the
-        hidden size is ELECTRA's (google-research/electra releases none: write one, see README)."""
+        hidden size is ELECTRA's (google-research/electra releases none: write one, see docs/encoder.md)."""
         config = cls._from_bert_json(values, _GOOGLE_ACTIVATIONS, source)
         return config.with_embedding_size(values.get("embedding_size", 0))
 

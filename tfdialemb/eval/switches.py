@@ -1,5 +1,5 @@
-"""The evaluations' paper-vs-released switches: `evaluate` defines them as flags, and README's
-switch table lists them beside the methods' training switches (`MethodSpec.options`)."""
+"""The evaluations' paper-vs-released switches: `evaluate` defines them as flags, and the switch
+table of docs/methods/overview.md lists them beside the methods' training switches (`MethodSpec.options`)."""
 from tfdialemb.baselines.plm_mean import PLM_INPUT
 from tfdialemb.eval.short_term_planning import SCORER
 

@@ -13,7 +13,7 @@ z = MLP(s_[CLS]) feeds the two contrasts, with τ = 0.5 shared:
 L = L_sel + λ(L_ivc + L_cvc), λ = 1.
 
 Two defaults read Eq. 3 and 5 as the losses they copy are implemented, not as their notation is
-written, because the literal reading destroys response selection (README, "Training FGC"):
+written, because the literal reading destroys response selection (docs/methods/fgc.md):
   - `fgc_reduction=mean`: each contrast is averaged over its anchors, as NT-Xent is over its 2N
     anchors and SupCon's code takes `.mean()` (HobbitLong/SupContrast losses.py); summed, as the
     equations are written (`sum`), the contrasts' gradients swamp the selection loss's (a mean);
@@ -26,7 +26,7 @@ four views), where Eq. 3 anchors only z+ and z−. Training logs the mean within
 the [CLS] states and of z, and the mean |z| (`cls_cosine`, `z_cosine`, `z_norm`), so a collapse
 shows as it happens.
 
-Choices where the paper is silent (README, "FGC"): the projection's hidden layer is 256
+Choices where the paper is silent (docs/methods/fgc.md): the projection's hidden layer is 256
 wide with ReLU (Appendix A) and its output 256 wide too; a dropout of 0.2 precedes the selection
 head, as in taesunwhang/UMS-ResSel models/bert_cls.py:BertCls (dropout_keep_prob 0.8) whose
 BERT baselines FGC extends; L_sel sees the original pairs only unless `select_on_augmented`.
@@ -252,7 +252,7 @@ WORDS = Option("fgc_words", "wordpiece", "Words of the response augmentation: wo
                choices=augmentation.WORD_UNITS)
 SYNONYMS = Option("synonyms", "embedding", "Synonym source: `embedding` (nearest whole words in the "
                   "encoder's input embeddings, opposites left out) or a file of `word<TAB>syn,syn` lines "
-                  "(e.g. WordNet's, README).")
+                  "(e.g. WordNet's, docs/methods/fgc.md).")
 FGC_TEMPERATURE = dataclasses.replace(TEMPERATURE, default=0.5)
 CONTRAST_WEIGHT = Option("contrast_weight", 1.0, "λ of L = L_sel + λ(L_ivc + L_cvc) (FGC: 1).", lower_bound=0.0)
 IVC_WEIGHT = Option("ivc_weight", 1.0, "Weight of IVC inside λ(...) (0 removes it, Table 3 -IVC).",
@@ -261,10 +261,10 @@ CVC_WEIGHT = Option("cvc_weight", 1.0, "Weight of CVC inside λ(...) (0 removes 
                     lower_bound=0.0)
 REDUCTION = Option("fgc_reduction", "mean", "IVC and CVC averaged over their anchors, as NT-Xent and "
                    "SupCon's code do, or summed over the batch as Eq. 3 and 5 are written (sum: the "
-                   "contrasts then swamp the selection loss; README).", choices=REDUCTIONS)
+                   "contrasts then swamp the selection loss; docs/methods/fgc.md).", choices=REDUCTIONS)
 CVC_SIMILARITY = Option("cvc_similarity", "cosine", "CVC similarity: cosine (z L2-normalised, as SupCon "
                         "normalises its projection), or the raw dot product as Eq. 5 is written (dot: the "
-                        "representations collapse; README).", choices=SIMILARITIES)
+                        "representations collapse; docs/methods/fgc.md).", choices=SIMILARITIES)
 IVC_ANCHORS = Option("ivc_anchors", "original", "IVC anchors: the original pairs z+ and z−, as Eq. 3 is "
                      "written, or all four views, as NT-Xent makes every view an anchor.", choices=tuple(ANCHORS))
 SELECT_ON_AUGMENTED = Option("select_on_augmented", False, "L_sel also on the augmented pairs "

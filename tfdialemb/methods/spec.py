@@ -5,7 +5,7 @@ A spec says everything the commands need to know about a method, so `train`, `ev
 
   - `builder` and `builder_params`: the example builder that turns dialogues into its batches;
   - `options`: the method's own hyper-parameters, each an absl flag of `train` with the paper's
-    value as default; `Switch` options pick the paper or the released code (README table);
+    value as default; `Switch` options pick the paper or the released code (the table of docs/methods/overview.md);
   - `defaults`: the paper's values of the shared training flags (batch size, learning rate, ...);
   - `make_model(encoder, params)`: the trainable `Method`, heads included;
   - `training_file`, `build_options`, `encoder_options`, `batches`, `auxiliary`, `after_build`,

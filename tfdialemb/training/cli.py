@@ -46,7 +46,7 @@ def define_flags(command: str) -> None:
     specs = all_specs(command)
     names = [spec.name for spec in specs]
     flags.DEFINE_enum(SELECTOR[command], SELECTOR_DEFAULTS[command], names,
-                      "What to train; its paper's values fill every flag left unset (README).")
+                      "What to train; its paper's values fill every flag left unset (docs/methods/overview.md).")
     flags.DEFINE_string("train_file", None, "Canonical dialogue JSONL, or a built shard directory.")
     flags.DEFINE_string("model_dir", None, "Checkpoints, method.json, TensorBoard logs and the built data.")
     flags.DEFINE_string("init_checkpoint", None, "Encoder to start from (any checkpoint kind).")
