@@ -145,7 +145,7 @@ def load_pretrained(
                 f"vocab_size {config.vocab_size}"
             )
         encoder = _build_external(Encoder(config, random_init=False), directory, kind)
-    _log.info("loaded %s checkpoint %s (lower_case=%s)", kind, directory, tokenizer.lower_case)
+    _log.debug("loaded %s checkpoint %s (lower_case=%s)", kind, directory, tokenizer.lower_case)
     return Pretrained(encoder=encoder, tokenizer=tokenizer, kind=kind, directory=directory)
 
 
