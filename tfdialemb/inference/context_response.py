@@ -104,7 +104,7 @@ class ContextResponseEncoder(tf.Module):
     @tf.function(autograph=False, input_signature=RESPONSE_SIGNATURE, reduce_retracing=True)
     def utterance_batch(self, utterances):
         """Utterance vectors [B, hidden], before either projector."""
-        ids, mask = self._inputs(utterances)
+        ids, mask = self._inputs(utterances, "utterances")
         return self.model.embed_utterances(ids, mask, training=False)
 
     def embed_contexts(self, contexts: Sequence[Sequence[str]], batch_size: int = 64,
