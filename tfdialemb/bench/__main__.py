@@ -156,8 +156,8 @@ def _incremental_report():
         raise app.UsageError(f"--history_lengths must be integers, got {FLAGS.history_lengths}") from None
     defaults = DEFAULTS["incremental"]
     report = incremental_bench.bench_incremental(_checkpoint(), lengths, FLAGS.candidates or 100, FLAGS.scorer_mode,
-                               FLAGS.k_last_rows, steps=setting(defaults, "steps"),
-                               warmup=setting(defaults, "warmup"), max_length=setting(defaults, "max_length"))
+        FLAGS.k_last_rows, steps=setting(defaults, "steps"), warmup=setting(defaults, "warmup"),
+        max_length=setting(defaults, "max_length"))
     return report, incremental_bench.format_report
 
 
@@ -166,10 +166,9 @@ def _method_report():
         raise ValueError("--what=method needs --method=NAME")
     spec = get_method(FLAGS.method)
     defaults = spec.bench_defaults
-    report = method_bench.bench_method(spec, dialogues=setting(defaults, "dialogues"), batch=setting(defaults, "batch"),
-                          max_length=setting(defaults, "max_length"), checkpoint=_checkpoint(),
-                          freeze_layers=FLAGS.freeze_layers, steps=setting(defaults, "steps"),
-                          warmup=setting(defaults, "warmup"))
+    report = method_bench.bench_method(spec, dialogues=setting(defaults, "dialogues"),
+        batch=setting(defaults, "batch"), max_length=setting(defaults, "max_length"), checkpoint=_checkpoint(),
+        freeze_layers=FLAGS.freeze_layers, steps=setting(defaults, "steps"), warmup=setting(defaults, "warmup"))
     return report, method_bench.format_report
 
 
@@ -209,42 +208,42 @@ def _bench() -> int:
     elif what == "selection":
         format_report = selection_bench.format_report
         defaults = DEFAULTS["selection"]
-        report = selection_bench.bench_selection(_checkpoint(), FLAGS.candidates or 10, max_length=setting(defaults, "max_length"),
-                                 steps=setting(defaults, "steps"), warmup=setting(defaults, "warmup"))
+        report = selection_bench.bench_selection(_checkpoint(), FLAGS.candidates or 10,
+            max_length=setting(defaults, "max_length"), steps=setting(defaults, "steps"),
+            warmup=setting(defaults, "warmup"))
     elif what == "startup":
         format_report = startup_bench.format_report
         report = startup_bench.bench_startup(_checkpoint(), FLAGS.reference_python, FLAGS.repeats, FLAGS.threads)
     elif what == "memory":
         format_report = memory_bench.format_report
         report = memory_bench.bench_memory(_checkpoint(), FLAGS.reference_python, FLAGS.sentences,
-                              setting(DEFAULTS["memory"], "batch"), FLAGS.threads)
+            setting(DEFAULTS["memory"], "batch"), FLAGS.threads)
     elif what == "training":
         format_report = training_step_bench.format_report
         defaults = DEFAULTS["training"]
-        report = training_step_bench.bench_training_step(_checkpoint(), FLAGS.reference_python, setting(defaults, "batch"),
-                                     setting(defaults, "max_length"), setting(defaults, "steps"),
-                                     setting(defaults, "warmup"), FLAGS.threads)
+        report = training_step_bench.bench_training_step(_checkpoint(), FLAGS.reference_python,
+            setting(defaults, "batch"), setting(defaults, "max_length"), setting(defaults, "steps"),
+            setting(defaults, "warmup"), FLAGS.threads)
     elif what == "augment":
         format_report = augment_bench.format_report
         defaults = DEFAULTS["augment"]
         report = augment_bench.bench_augment(_checkpoint(), setting(defaults, "dialogues"), setting(defaults, "batch"),
-                               setting(defaults, "steps"), FLAGS.fill_mask_model, FLAGS.context_response_model)
+                                             setting(defaults, "steps"), FLAGS.fill_mask_model,
+                                             FLAGS.context_response_model)
     elif what == "build_memory":
         report, format_report = _build_memory_report()
     elif what == "encoder":
         format_report = encoder_bench.format_report
         defaults = DEFAULTS["encoder"]
         report = encoder_bench.bench_encoder(FLAGS.config, FLAGS.seq_len, setting(defaults, "batch"),
-                               setting(defaults, "steps"), setting(defaults, "warmup"),
-                               FLAGS.matmul_size, FLAGS.jit_compile,
-                               precision.resolve(FLAGS.mixed_precision))
+            setting(defaults, "steps"), setting(defaults, "warmup"), FLAGS.matmul_size, FLAGS.jit_compile,
+            precision.resolve(FLAGS.mixed_precision))
     else:
         format_report = pipeline_bench.format_report
         defaults = DEFAULTS["pipeline"]
         report = pipeline_bench.bench_pipeline(setting(defaults, "dialogues"), FLAGS.method or "mge",
-                                setting(defaults, "max_length"), setting(defaults, "batch"),
-                                _checkpoint(), steps=setting(defaults, "steps"),
-                                warmup=setting(defaults, "warmup"))
+            setting(defaults, "max_length"), setting(defaults, "batch"), _checkpoint(),
+            steps=setting(defaults, "steps"), warmup=setting(defaults, "warmup"))
     print(format_report(report))
     if FLAGS.output:
         write_report(FLAGS.output, report)
