@@ -4,15 +4,15 @@ import logging
 import numpy as np
 import pytest
 import tensorflow as tf
-
 import tiny_bert
 from tiny_corpus import TOKENIZER, corpus
+
 from tfdialemb.data.build import BuildOptions, build
 from tfdialemb.data.examples import make_builder
 from tfdialemb.data.pipeline import make_dataset
 from tfdialemb.dialogue import Dialogue, Turn, write_dialogues
-from tfdialemb.dialogue_embedder import DialogueEmbedder
 from tfdialemb.encoders import Encoder, EncoderConfig
+from tfdialemb.inference.dialogue_embedder import DialogueEmbedder
 from tfdialemb.methods.dial2vec import Dial2vecModel
 
 W = tiny_bert.WORDS.index

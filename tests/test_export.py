@@ -9,10 +9,10 @@ import sys
 import numpy as np
 import pytest
 import tensorflow as tf
-
-from tfdialemb.embedder import SentenceEmbedder
 from warmup_records import read_warmup_requests
+
 from tfdialemb.encoders import load_pretrained
+from tfdialemb.inference.embedder import SentenceEmbedder
 from tfdialemb.serving import layout, sentence
 
 SENTENCES = ["I need a taxi", "", "Book me a TABLE for two, please!", "中文 你好 [EOT]",

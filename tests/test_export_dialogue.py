@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 import tensorflow as tf
 import tensorflow_text  # noqa: F401  (registers the tokenizer's ops before loading)
-
 import tiny_bert
 from tiny_corpus import TOKENIZER
-from tfdialemb.dialogue import Dialogue, Turn, write_dialogues
 from warmup_records import read_warmup_requests
-from tfdialemb.dialogue_embedder import DialogueEmbedder
+
+from tfdialemb.dialogue import Dialogue, Turn, write_dialogues
 from tfdialemb.encoders import Encoder, EncoderConfig, load_pretrained, save_pretrained
+from tfdialemb.inference.dialogue_embedder import DialogueEmbedder
 from tfdialemb.serving import dialogue
 
 HIDDEN = 32

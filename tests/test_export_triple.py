@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 import tensorflow as tf
 import tensorflow_text  # noqa: F401  (registers the tokenizer's ops before loading)
+from warmup_records import read_warmup_requests
 
 from tfdialemb.dialogue import Dialogue, Turn
-from warmup_records import read_warmup_requests
-from tfdialemb.embedder import SentenceEmbedder
 from tfdialemb.encoders import load_pretrained
+from tfdialemb.inference.embedder import SentenceEmbedder
 from tfdialemb.inference.sequence_scorer import SequenceScorer
 from tfdialemb.serving import triple
 

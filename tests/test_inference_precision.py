@@ -8,14 +8,14 @@ import sys
 
 import numpy as np
 import pytest
-
 import tiny_corpus
+
 from tfdialemb import precision
-from tfdialemb.embedder import SentenceEmbedder
 from tfdialemb.encoders import load_pretrained
 from tfdialemb.eval.semantic_retrieval import evaluate_semantic_retrieval
-from tfdialemb.exported_embedder import ExportedSentenceEmbedder
+from tfdialemb.inference.embedder import SentenceEmbedder
 from tfdialemb.methods.spec import get_method
+from tfdialemb.serving.exported_embedder import ExportedSentenceEmbedder
 from tfdialemb.serving.sentence import export_sentence_model
 from tfdialemb.training.validation_copy import ValidationCopy
 

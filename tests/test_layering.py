@@ -1,44 +1,226 @@
-"""Layers point down: the package never imports the data_prep/ scripts, and inference code
-(serving, incremental scoring, evaluation, the embedders) never imports training-example builders,
-method training code or the training loop. Read from the sources' import statements, function-level
-imports included."""
+"""The floor plan as a contract: the package's modules in ordered layers, every import pointing to its
+own layer or below, no cycle between folders, read from every import statement of the sources
+(function-level ones included, so none hides a tie). Also: the package never imports data_prep/,
+inference code never reaches training code, and a function-level import of the package's own code
+defers a heavy dependency (Model Garden, transformers, scikit-learn...) its module does not load.
+
+`python tests/test_layering.py` prints the summary: modules per layer, upward imports, cycles."""
 import ast
+import collections
 import os
+import sys
 
 import pytest
 
-PACKAGE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tfdialemb")
-INFERENCE = ("serving", "inference", "eval", "dialogue_embedder.py", "embedder.py")
-TRAINING_SIDE = ("tfdialemb.data.examples", "tfdialemb.methods", "tfdialemb.training")
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PACKAGE = os.path.join(ROOT, "tfdialemb")
+
+LAYERS = (
+    ("core", ("tfdialemb", "tfdialemb.files", "tfdialemb.options", "tfdialemb.dialogue", "tfdialemb.quiet",
+              "tfdialemb.cli", "tfdialemb.distribute", "tfdialemb.precision", "tfdialemb.similarity",
+              "tfdialemb.reports", "tfdialemb.inference_kinds", "tfdialemb.method_record")),
+    ("converters", ("tfdialemb.converters",)),
+    ("text", ("tfdialemb.text",)),
+    ("encoders", ("tfdialemb.encoders",)),
+    ("losses", ("tfdialemb.losses",)),
+    ("layers", ("tfdialemb.layers",)),
+    ("data and augmentation", ("tfdialemb.data", "tfdialemb.augment")),
+    ("methods", ("tfdialemb.methods",)),
+    ("model directories", ("tfdialemb.model_dir",)),
+    ("inference", ("tfdialemb.inference",)),
+    ("serving and evaluation", ("tfdialemb.serving", "tfdialemb.eval")),
+    ("training and baselines", ("tfdialemb.training", "tfdialemb.baselines")),
+    ("commands", ("tfdialemb.train", "tfdialemb.pretrain", "tfdialemb.evaluate", "tfdialemb.export",
+                  "tfdialemb.encode", "tfdialemb.thesis_grid", "tfdialemb.command_steps", "tfdialemb.demo",
+                  "tfdialemb.demo_corpus", "tfdialemb.bench", "tfdialemb.embedder", "tfdialemb.dialogue_embedder")),
+)
+"""Lowest first. Model directories sit above the methods (rebuilding a trained model needs its
+method's spec) and below inference (the runtimes open model directories). `tfdialemb.embedder` and
+`tfdialemb.dialogue_embedder` are the runtimes' public import paths, re-exported from the top."""
+UPWARD_IMPORTS = {
+    ("tfdialemb.augment.similarity", "tfdialemb.inference.kinds"):
+        "crop and shuffle score utterances with a trained model (a sentence encoder or the "
+        "context-response model), which augmentation, below the methods (augcl augments its "
+        "training file), can only load from the inference layer; imported when a source is loaded",
+}
+"""The imports allowed to point up, each with its reason."""
+HEAVY = ("official", "tensorflow_text", "transformers", "sklearn", "scipy", "matplotlib", "gensim", "torch",
+         "sentence_transformers", "safetensors", "jieba")
+"""What a function-level import may keep out of a module's import (TensorFlow itself is loaded by
+the package's __init__)."""
+TRAINING_SIDE = ("tfdialemb.data.examples", "tfdialemb.training", "tfdialemb.methods")
+INFERENCE = ("tfdialemb.serving", "tfdialemb.inference", "tfdialemb.eval")
 
 
-def _modules(*parts):
-    root = os.path.join(PACKAGE, *parts)
-    if root.endswith(".py"):
-        return [root]
-    return [os.path.join(folder, name) for folder, _, names in os.walk(root) for name in names if name.endswith(".py")]
+def _module_files():
+    found = {}
+    for folder, _, names in os.walk(PACKAGE):
+        for name in names:
+            if name.endswith(".py"):
+                path = os.path.join(folder, name)
+                module = os.path.relpath(path, ROOT)[:-3].replace(os.sep, ".")
+                found[module[:-len(".__init__")] if module.endswith(".__init__") else module] = path
+    return found
 
 
-def _imports(path):
+MODULES = _module_files()
+
+
+def _own(name):
+    """The package module `name` is, or is in (`tfdialemb.x.Name` → `tfdialemb.x`)."""
+    while name and name not in MODULES:
+        name = name.rpartition(".")[0]
+    return name
+
+
+def _imports(module):
+    """(imported module, line, inside a function, external top-level package) of every import statement."""
+    path = MODULES[module]
     with open(path, encoding="utf-8") as f:
         tree = ast.parse(f.read(), path)
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            yield from (alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            yield node.module
+    package = module if path.endswith("__init__.py") else module.rpartition(".")[0]
+
+    def visit(node, in_function):
+        for child in ast.iter_child_nodes(node):
+            inside = in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+            if isinstance(child, ast.Import):
+                for alias in child.names:
+                    yield alias.name, child.lineno, inside
+            elif isinstance(child, ast.ImportFrom):
+                base = child.module or ""
+                if child.level:
+                    parts = package.split(".")
+                    base = ".".join(parts[:len(parts) - child.level + 1] + ([base] if base else []))
+                for alias in child.names:
+                    yield f"{base}.{alias.name}" if f"{base}.{alias.name}" in MODULES else base, child.lineno, inside
+            yield from visit(child, inside)
+
+    yield from visit(tree, False)
+
+
+def _graph():
+    """module → {own module: (line, inside a function)}, and module → external packages imported at top level."""
+    edges, external = {module: {} for module in MODULES}, {module: set() for module in MODULES}
+    for module in MODULES:
+        for name, line, inside in _imports(module):
+            if name.split(".")[0] == "tfdialemb":
+                target = _own(name)
+                if target != module and (target not in edges[module] or edges[module][target][1]):
+                    edges[module][target] = (line, inside)
+            elif not inside:
+                external[module].add(name.split(".")[0])
+    return edges, external
+
+
+EDGES, EXTERNAL = _graph()
+
+
+def layer_of(module):
+    """Index in LAYERS of the most specific prefix naming `module`."""
+    best = None
+    for index, (_, prefixes) in enumerate(LAYERS):
+        for prefix in prefixes:
+            if module == prefix or (prefix != "tfdialemb" and module.startswith(prefix + ".")):
+                if best is None or len(prefix) > best[0]:
+                    best = (len(prefix), index)
+    return None if best is None else best[1]
+
+
+def folder_of(module):
+    """`tfdialemb.x` for a module of the subpackage x, the module itself at the top level."""
+    return ".".join(module.split(".")[:2])
+
+
+def _within(module, part):
+    return module == part or module.startswith(part + ".")
+
+
+def upward_imports():
+    return sorted((module, target) for module, targets in EDGES.items() for target in targets
+                  if layer_of(target) > layer_of(module))
+
+
+def folder_cycles():
+    """The folders that import each other, round a cycle (strongly connected components), the
+    documented upward imports left out."""
+    graph = collections.defaultdict(set)
+    for module, targets in EDGES.items():
+        for target in targets:
+            if folder_of(module) != folder_of(target) and (module, target) not in UPWARD_IMPORTS:
+                graph[folder_of(module)].add(folder_of(target))
+    order, low, stack, on_stack, cycles = {}, {}, [], set(), []
+
+    def connect(node):
+        order[node] = low[node] = len(order)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in graph[node]:
+            if nxt not in order:
+                connect(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], order[nxt])
+        if low[node] == order[node]:
+            component = []
+            while not component or component[-1] != node:
+                component.append(stack.pop())
+                on_stack.discard(component[-1])
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for folder in sorted({folder_of(module) for module in MODULES}):
+        if folder not in order:
+            connect(folder)
+    return cycles
+
+
+def reachable(module, top_level_only=False):
+    """The package modules importing `module` runs (top_level_only), or may run, the documented
+    upward imports left out."""
+    seen, todo = set(), [module]
+    while todo:
+        current = todo.pop()
+        for target, (_, inside) in EDGES[current].items():
+            if target not in seen and not (top_level_only and inside) and (current, target) not in UPWARD_IMPORTS:
+                seen.add(target)
+                todo.append(target)
+    return seen
+
+
+def heavy_imports(module):
+    """The heavy packages importing `module` loads."""
+    return {name for own in reachable(module, top_level_only=True) | {module} for name in EXTERNAL[own]
+            if name in HEAVY}
+
+
+def test_every_module_has_a_layer():
+    assert sorted(module for module in MODULES if layer_of(module) is None) == []
+
+
+def test_imports_point_down():
+    assert upward_imports() == sorted(UPWARD_IMPORTS)
+    assert len(UPWARD_IMPORTS) <= 1
+
+
+def test_no_folder_imports_another_that_imports_it_back():
+    assert folder_cycles() == []
 
 
 def test_the_package_never_imports_data_prep():
-    offenders = [(os.path.relpath(path, PACKAGE), name) for path in _modules()
-                 for name in _imports(path) if name.split(".")[0] == "data_prep"]
+    offenders = [(module, name) for module in MODULES for name, _, _ in _imports(module)
+                 if name.split(".")[0] == "data_prep"]
     assert offenders == []
 
 
 @pytest.mark.parametrize("part", INFERENCE)
-def test_inference_code_does_not_import_training_code(part):
-    offenders = [(os.path.relpath(path, PACKAGE), name) for path in _modules(part) for name in _imports(path)
-                 if any(name == side or name.startswith(side + ".") for side in TRAINING_SIDE)]
+def test_inference_code_never_reaches_training_code(part):
+    """Serving, the runtimes and evaluation never run training-example builders, method training
+    code or the training loop, however indirectly (`methods.spec`, the registry a model directory
+    is read with, holds no training code)."""
+    offenders = sorted((module, target) for module in MODULES if _within(module, part)
+                       for target in reachable(module)
+                       if target != "tfdialemb.methods.spec"
+                       and any(_within(target, side) for side in TRAINING_SIDE))
     assert offenders == []
 
 
@@ -46,6 +228,40 @@ def test_inference_code_does_not_import_training_code(part):
 def test_inference_code_does_not_import_the_command_line_pieces(part):
     """`tfdialemb.cli` is what the commands share (flag parsing, progress bars); a library reader or
     writer lives in a module of its own (e.g. `tfdialemb.files`)."""
-    offenders = [(os.path.relpath(path, PACKAGE), name) for path in _modules(part) for name in _imports(path)
-                 if name == "tfdialemb.cli"]
+    offenders = sorted(module for module in MODULES if _within(module, part)
+                       and "tfdialemb.cli" in reachable(module))
     assert offenders == []
+
+
+def test_function_level_imports_defer_something_heavy():
+    """An import of the package's own code inside a function is there only to keep a heavy
+    dependency out of its module's import (a command's --help, a TF-free reader); one that defers
+    nothing belongs at the top."""
+    offenders = []
+    for module, targets in EDGES.items():
+        for target, (line, inside) in targets.items():
+            if inside and (module, target) not in UPWARD_IMPORTS and not heavy_imports(target) - heavy_imports(module):
+                offenders.append(f"{module}:{line} {target}")
+    assert sorted(offenders) == []
+
+
+def test_the_public_import_paths_are_the_runtimes():
+    from tfdialemb.dialogue_embedder import DialogueEmbedder
+    from tfdialemb.embedder import SentenceEmbedder
+    from tfdialemb.inference import dialogue_embedder, embedder
+
+    assert SentenceEmbedder is embedder.SentenceEmbedder
+    assert DialogueEmbedder is dialogue_embedder.DialogueEmbedder
+
+
+if __name__ == "__main__":
+    counts = collections.Counter(layer_of(module) for module in MODULES)
+    for index, (name, _) in enumerate(LAYERS):
+        print(f"{index:2d} {name:24s} {counts[index]:3d} modules")
+    print(f"imports between package modules: {sum(len(t) for t in EDGES.values())}, "
+          f"function-level: {sum(inside for t in EDGES.values() for _, inside in t.values())}")
+    print(f"upward imports: {len(upward_imports())}")
+    for module, target in upward_imports():
+        print(f"  {module} -> {target}: {UPWARD_IMPORTS.get((module, target), 'UNDOCUMENTED')}")
+    print(f"folder-level cycles: {len(folder_cycles())} {folder_cycles()}")
+    sys.exit(0)

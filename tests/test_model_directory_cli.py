@@ -10,14 +10,14 @@ import sys
 import numpy as np
 import pytest
 import tensorflow as tf
-
-from training_flags import training_flags
 from tiny_corpus import corpus
+from training_flags import training_flags
+
 from tfdialemb.dialogue import Dialogue, read_dialogues, write_dialogues
-from tfdialemb.dialogue_embedder import DialogueEmbedder
-from tfdialemb.embedder import SentenceEmbedder
 from tfdialemb.encoders import load_pretrained
 from tfdialemb.files import directory_lock
+from tfdialemb.inference.dialogue_embedder import DialogueEmbedder
+from tfdialemb.inference.embedder import SentenceEmbedder
 from tfdialemb.inference.pair_scorer import PairScorer
 from tfdialemb.methods.spec import get_method
 from tfdialemb.training import cli

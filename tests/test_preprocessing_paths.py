@@ -5,14 +5,14 @@ import dataclasses
 import numpy as np
 import pytest
 import tensorflow as tf
-
-from training_flags import training_flags
 from tiny_corpus import TOKENIZER
+from training_flags import training_flags
+
 from tfdialemb.data.build import BuildOptions, build
 from tfdialemb.data.examples import make_builder
 from tfdialemb.data.pipeline import make_dataset
 from tfdialemb.dialogue import Dialogue, Turn, role_ids, write_dialogues
-from tfdialemb.dialogue_embedder import DialogueEmbedder
+from tfdialemb.inference.dialogue_embedder import DialogueEmbedder
 from tfdialemb.methods.spec import get_method
 from tfdialemb.model_dir import ModelSource
 from tfdialemb.training import cli
@@ -46,8 +46,9 @@ def _packed(embedder):
 
 @pytest.mark.parametrize("merge", [True, False])
 def test_build_and_embedder_give_the_same_ids(tmp_path, merge):
-    from tfdialemb.encoders import Encoder, EncoderConfig
     import tiny_bert
+
+    from tfdialemb.encoders import Encoder, EncoderConfig
 
     encoder = Encoder(EncoderConfig.from_huggingface(tiny_bert.HF_CONFIG)).build_variables()
     embedder = DialogueEmbedder(encoder, TOKENIZER, max_length=24, separator="[EOU]", num_roles=2,
@@ -93,12 +94,13 @@ def test_augcl_training_embedder_and_export_feed_the_hand_built_ids(tmp_path):
     """The original as training packs it (precomputed pairs: side 0 is the whole dialogue), as the
     dialogue embedder set from augcl's recorded settings packs it, and as the exported SavedModel
     embeds it: the [CLS] state of the encoder on the hand-built ids."""
+    import tiny_bert
+
     from tfdialemb.augment.base import augmented
     from tfdialemb.encoders import Encoder, EncoderConfig
-    from tfdialemb.inference.settings import resolve
+    from tfdialemb.inference_kinds import resolve
     from tfdialemb.methods.spec import TrainingRun
     from tfdialemb.serving.dialogue import dialogue_inputs, export_dialogue_model
-    import tiny_bert
 
     view = dataclasses.replace(augmented(AUGCL_DIALOGUE, AUGCL_DIALOGUE.turns[1:], "crop"), id="a0/crop")
     write_dialogues([AUGCL_DIALOGUE, view], str(tmp_path / "augmented.jsonl"))

@@ -1,12 +1,12 @@
 """A resume refused because the settings changed names only the settings that differ, not the two
 whole records."""
 import pytest
-
 from tiny_corpus import TOKENIZER, corpus
+
 from tfdialemb.data.build import BuildOptions
 from tfdialemb.data.examples import make_builder
 from tfdialemb.dialogue import ErrorPolicy, write_dialogues
-from tfdialemb.model_dir import setting_differences, write_method_config
+from tfdialemb.method_record import setting_differences, write_method_config
 from tfdialemb.training import data
 
 

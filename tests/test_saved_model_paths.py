@@ -8,12 +8,12 @@ import sys
 
 import numpy as np
 import pytest
-
 from tiny_corpus import SR_SELECT_LINES
-from tfdialemb.embedder import SentenceEmbedder
+
 from tfdialemb.encoders import load_pretrained
 from tfdialemb.eval.semantic_retrieval import evaluate_semantic_retrieval
-from tfdialemb.exported_embedder import ExportedSentenceEmbedder
+from tfdialemb.inference.embedder import SentenceEmbedder
+from tfdialemb.serving.exported_embedder import ExportedSentenceEmbedder
 from tfdialemb.serving.sentence import export_sentence_model
 
 SENTENCES = ["hello world", "good morning , how are you ?", "book a taxi please", "中文 你好"]

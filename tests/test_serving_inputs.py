@@ -5,13 +5,13 @@ empty batch giving empty outputs."""
 import numpy as np
 import pytest
 import tensorflow as tf
-
 import tiny_bert
 from tiny_corpus import TOKENIZER
+
 from tfdialemb.dialogue import Dialogue, Turn
-from tfdialemb.dialogue_embedder import DialogueEmbedder
 from tfdialemb.encoders import Encoder, EncoderConfig
 from tfdialemb.inference.context_response import ContextResponseEncoder
+from tfdialemb.inference.dialogue_embedder import DialogueEmbedder
 from tfdialemb.inference.pair_scorer import PairScorer
 from tfdialemb.methods.spec import get_method
 from tfdialemb.serving import context_response, dialogue, selection

@@ -9,8 +9,8 @@ import threading
 import time
 from typing import Callable, List, Optional
 
-
 from tfdialemb import quiet
+from tfdialemb.dialogue import DialogueFormatError, check_input_file
 from tfdialemb.files import output_error_of, prepare_output
 from tfdialemb.options import Option, non_finite_floats
 
@@ -128,8 +128,6 @@ STDIN = "-"
 def read_lines(path: str) -> list:
     """Non-empty lines of a UTF-8 text file (STDIN: standard input); a clear error for a missing,
     empty or binary file."""
-    from tfdialemb.dialogue import check_input_file  # pylint: disable=import-outside-toplevel
-
     if path != STDIN:
         check_input_file(path, "input file")
     try:
@@ -196,8 +194,6 @@ def report_error(error: Exception) -> int:
     """Prints `error` as one line on stderr; returns the exit status every command uses:
     1 for a bad line of the input data, 2 for anything else (missing file, bad flag value, an
     output that cannot be written)."""
-    from tfdialemb.dialogue import DialogueFormatError  # pylint: disable=import-outside-toplevel
-
     _end_progress_line()
     print(f"error: {output_error_of(error) or error}", file=sys.stderr)
     return 1 if isinstance(error, DialogueFormatError) else 2

@@ -12,7 +12,7 @@ import sys
 import time
 from typing import Any, Dict, Optional, Sequence
 
-from tfdialemb.files import atomic_open
+from tfdialemb.files import atomic_open, file_sha256
 
 STAMP_SUFFIX = ".step.json"
 
@@ -32,7 +32,6 @@ def content_fingerprint(path: str) -> Optional[Dict[str, Any]]:
     """What tells `path`'s content from another's under the same name: a directory's weights
     (`weights_fingerprint`), a file's SHA-256; None when it does not exist."""
     from tfdialemb.encoders.checkpoint import weights_fingerprint  # pylint: disable=import-outside-toplevel
-    from tfdialemb.files import file_sha256  # pylint: disable=import-outside-toplevel
 
     if os.path.isdir(path):
         return weights_fingerprint(path)

@@ -42,6 +42,7 @@ from absl import app, flags
 
 from tfdialemb.cli import guarded, parse_flags
 from tfdialemb.command_steps import evaluation_metrics, run_step
+from tfdialemb.dialogue import read_dialogues, write_dialogues
 from tfdialemb.eval.table import format_table
 
 PARTS = ("dialoguecse", "dial2vec", "triple", "augcl", "fgc")
@@ -175,8 +176,6 @@ which the released stop-word rule would reject; its dialogues have 6-14 turns, s
 
 
 def _augcl(work: str, encoder: str, train: str, dev: str, test: str, reports: str) -> None:
-    from tfdialemb.dialogue import read_dialogues, write_dialogues  # pylint: disable=import-outside-toplevel
-
     augmented = {split: os.path.join(work, f"augcl_{split}_augmented.jsonl") for split in ("train", "test")}
     missing = [split for split, path in augmented.items() if not os.path.exists(path)]
     fill_mask = _continued_mlm(work, encoder, train) if missing else None

@@ -26,9 +26,18 @@ precision is printed with the result. Flags may also come from a file: --flagfil
 from absl import app, flags
 
 from tfdialemb import options, precision
-from tfdialemb.cli import OVERWRITE, guarded, parse_flags
+from tfdialemb.cli import (
+    OVERWRITE,
+    Progress,
+    claim_output,
+    guarded,
+    parse_flags,
+    read_lines,
+    report_error,
+)
+from tfdialemb.files import check_output
 from tfdialemb.inference.embedding_files import OUTPUT_LAYOUTS, write_embeddings
-from tfdialemb.inference.settings import MAX_LENGTH, NORMALIZE, POOLING
+from tfdialemb.inference_kinds import MAX_LENGTH, NORMALIZE, POOLING
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("model_dir", None, "Trained tfdialemb model directory to encode with.")
@@ -59,8 +68,6 @@ def main(argv):
     # Imported after flag parsing: TensorFlow is slow to import.
     import numpy as np  # pylint: disable=import-outside-toplevel
 
-    from tfdialemb.cli import Progress, claim_output, read_lines, report_error  # pylint: disable=import-outside-toplevel
-    from tfdialemb.files import check_output  # pylint: disable=import-outside-toplevel
 
     try:
         check_output(FLAGS.output, [FLAGS.input], FLAGS.overwrite)
@@ -85,14 +92,14 @@ def main(argv):
 
 
 def _checkpoint_embedder():
-    from tfdialemb.embedder import SentenceEmbedder  # pylint: disable=import-outside-toplevel
+    from tfdialemb.inference.embedder import SentenceEmbedder  # pylint: disable=import-outside-toplevel
 
     given = {name: FLAGS[name].value for name in ("pooling", "max_length") if FLAGS[name].present}
     return SentenceEmbedder.load(FLAGS.model_dir or FLAGS.init_checkpoint, normalize=FLAGS.normalize, **given)
 
 
 def _saved_model_embedder():
-    from tfdialemb.exported_embedder import ExportedSentenceEmbedder  # pylint: disable=import-outside-toplevel
+    from tfdialemb.serving.exported_embedder import ExportedSentenceEmbedder  # pylint: disable=import-outside-toplevel
 
     return ExportedSentenceEmbedder(FLAGS.saved_model, normalize=FLAGS.normalize)
 

@@ -106,27 +106,85 @@ from typing import Dict, List, Optional
 import numpy as np
 from absl import app, flags
 
-from tfdialemb.baselines.plm_mean import PLM_INPUT
+from tfdialemb import options, precision
+from tfdialemb.baselines.doc2vec import Doc2VecDialogueEmbedder
+from tfdialemb.baselines.flow import GlowFlow
+from tfdialemb.baselines.glove import GloveEmbedder
+from tfdialemb.baselines.plm_mean import PLM_INPUT, PlmMeanDialogueEmbedder
+from tfdialemb.baselines.switches import EVALUATION_SWITCHES
+from tfdialemb.baselines.topic import LdaDialogueEmbedder, TfidfDialogueEmbedder
+from tfdialemb.baselines.transformers_encoder import load_transformers_encoder
+from tfdialemb.baselines.utterance_average import average_utterance_embeddings
+from tfdialemb.baselines.whitening import Whitening
+from tfdialemb.cli import (
+    ARGUMENTS,
+    OVERWRITE,
+    Progress,
+    claim_output,
+    guarded,
+    parse_flags,
+    report_error,
+)
 from tfdialemb.converters.response_selection import BLOCK_SIZE
-from tfdialemb.cli import ARGUMENTS, OVERWRITE, Progress, claim_output, guarded, parse_flags, report_error
 from tfdialemb.data.sampling import UtterancePool
 from tfdialemb.dialogue import read_dialogues
+from tfdialemb.encoders.checkpoint import weights_fingerprint
+from tfdialemb.eval.context_response import evaluate_context_response
+from tfdialemb.eval.dialogue_embedding import (
+    evaluate_dialogue_assignments,
+    evaluate_dialogue_embeddings,
+)
+from tfdialemb.eval.dialogue_metrics import unit_rows
 from tfdialemb.eval.inputs import embed_distinct
 from tfdialemb.eval.intent import DEFAULT_LABEL_KEY as INTENT_LABEL_KEY
-from tfdialemb.eval.invariance import (EMBEDDINGS as INVARIANCE_EMBEDDINGS, HIDDEN_STATE_POOLINGS, SAMPLINGS,
-                                      THESIS_K as INVARIANCE_K)
+from tfdialemb.eval.intent import evaluate_intent, read_utterances
+from tfdialemb.eval.invariance import EMBEDDINGS as INVARIANCE_EMBEDDINGS
+from tfdialemb.eval.invariance import (
+    HIDDEN_STATE_POOLINGS,
+    SAMPLINGS,
+    evaluate_invariance,
+    layer_pooling,
+    representations,
+    view_class,
+)
+from tfdialemb.eval.invariance import THESIS_K as INVARIANCE_K
 from tfdialemb.eval.metrics import RANK_TIES
 from tfdialemb.eval.ndcg import THESIS_K as NDCG_K
 from tfdialemb.eval.probe_split import DEFAULT_TEST_FRACTION
+from tfdialemb.eval.probes import evaluate_probes
+from tfdialemb.eval.response_selection import (
+    evaluate_pair_similarity,
+    evaluate_response_selection,
+)
+from tfdialemb.eval.sequence_modeling import evaluate_sequence_modeling
+from tfdialemb.eval.short_term_planning import MODES as STP_MODES
 from tfdialemb.eval.short_term_planning import SCORER as STP_SCORER
-from tfdialemb.eval.switches import EVALUATION_SWITCHES
+from tfdialemb.eval.short_term_planning import evaluate_short_term_planning
+from tfdialemb.eval.table import results_table
 from tfdialemb.eval.tasks import TASKS
-from tfdialemb import options, precision
-from tfdialemb.reports import write_report
 from tfdialemb.files import check_output
-from tfdialemb.inference.settings import (DEFAULT_MAX_LENGTH, FGC_INPUT, FINAL_SEPARATOR, KIND_SETTINGS,
-                                          MAX_LENGTH, MERGE_TURNS, NUM_ROLES, POOLING, SEPARATOR, SETTINGS,
-                                          SPEAKER_PREFIX, SPEAKER_TOKENS)
+from tfdialemb.inference.context_response import ContextResponseEncoder
+from tfdialemb.inference.dialogue_embedder import DialogueEmbedder
+from tfdialemb.inference.embedder import SentenceEmbedder
+from tfdialemb.inference.pair_scorer import PairScorer
+from tfdialemb.inference_kinds import (
+    DEFAULT_MAX_LENGTH,
+    FGC_INPUT,
+    FINAL_SEPARATOR,
+    KIND_SETTINGS,
+    MAX_LENGTH,
+    MERGE_TURNS,
+    NUM_ROLES,
+    POOLING,
+    SEPARATOR,
+    SETTINGS,
+    SPEAKER_PREFIX,
+    SPEAKER_TOKENS,
+)
+from tfdialemb.model_dir import ModelSource
+from tfdialemb.reports import write_report
+from tfdialemb.serving.exported_embedder import ExportedSentenceEmbedder
+from tfdialemb.training.loop import VALIDATION_HISTORY
 
 SENTENCE_TASKS = tuple(sorted(TASKS))
 CURVED_TASKS = ("sequence_modeling", "stp")
@@ -262,7 +320,7 @@ flags.mark_flags_as_mutual_exclusive(["model_dir", "init_checkpoint", "saved_mod
 
 
 def settings_kind(task: str, embedding: str) -> Optional[str]:
-    """The inference kind whose settings (`tfdialemb.inference.settings`) the evaluation reads, or
+    """The inference kind whose settings (`tfdialemb.inference_kinds`) the evaluation reads, or
     None for a baseline without a tfdialemb encoder."""
     if embedding in WITHOUT_CHECKPOINT or embedding == "plm_mean":
         return None
@@ -324,7 +382,6 @@ def check_flags() -> None:
                              + (": it is fixed in the exported --saved_model" if FLAGS.saved_model else ""))
     if kind in REQUIRED_FLAG and not FLAGS[REQUIRED_FLAG[kind]].value:
         raise ValueError(f"--embedding={kind} needs --{REQUIRED_FLAG[kind]}")
-    from tfdialemb.eval.short_term_planning import MODES as STP_MODES  # pylint: disable=import-outside-toplevel
 
     if task == "stp" and FLAGS.curved_mode and FLAGS.curved_mode not in STP_MODES:
         raise ValueError(f"--task=stp scores with --curved_mode in {', '.join(STP_MODES)}, "
@@ -368,10 +425,6 @@ def sample_utterances(path: str, limit: int, seed: int) -> List[str]:
 def fit_transform(encode, embedding: dict):
     """Whitening or flow fitted on the encoder's embeddings of --fit_file's utterance sample;
     its parameters are recorded in `embedding`."""
-    # After flag parsing: TensorFlow is slow to import.
-    from tfdialemb.baselines.flow import GlowFlow  # pylint: disable=import-outside-toplevel
-    from tfdialemb.baselines.whitening import Whitening  # pylint: disable=import-outside-toplevel
-
     sample = sample_utterances(FLAGS.fit_file, FLAGS.fit_utterances, FLAGS.fit_seed)
     vectors = embed_distinct(encode, sample)
     corpus = np.stack([vectors[text] for text in sample])
@@ -401,8 +454,6 @@ def model_dirs() -> List[str]:
 
 def main(argv):
     del argv
-    from tfdialemb.eval.table import results_table  # pylint: disable=import-outside-toplevel
-    from tfdialemb.model_dir import ModelSource  # pylint: disable=import-outside-toplevel
 
     try:
         check_flags()
@@ -434,8 +485,6 @@ def evaluate_model(checkpoint: Optional[str], source, settings: dict) -> dict:
     """The report of --task for one checkpoint (None: a baseline without one); it records the
     command's arguments and the weights evaluated (`weights_fingerprint`: the file, its SHA-256,
     a training run's step), so a recipe can tell a report of other weights or flags."""
-    from tfdialemb.encoders.checkpoint import weights_fingerprint  # pylint: disable=import-outside-toplevel
-
     embedding = {"kind": FLAGS.embedding}
     read = {"augmented_file": FLAGS.augmented_file} if FLAGS.task == "invariance" else {"eval_file": FLAGS.eval_file}
     evaluated = checkpoint or FLAGS.saved_model
@@ -465,8 +514,6 @@ def evaluate_model(checkpoint: Optional[str], source, settings: dict) -> dict:
 def _sentence_encoder(source, settings: dict):
     """encode(texts) → [n, H] with the checkpoint's sentence embeddings and a progress bar; the
     model is loaded when the task first embeds, so a bad eval file fails before a slow load."""
-    from tfdialemb.embedder import SentenceEmbedder  # pylint: disable=import-outside-toplevel
-
     embedder = functools.lru_cache(maxsize=None)(
         lambda: _exported_embedder() if FLAGS.saved_model else SentenceEmbedder.from_settings(
             source.pretrained.encoder, source.pretrained.tokenizer, settings))
@@ -481,15 +528,11 @@ def _sentence_encoder(source, settings: dict):
 @functools.lru_cache(maxsize=None)
 def _exported_embedder():
     """The --saved_model's embedder, loaded once."""
-    from tfdialemb.exported_embedder import ExportedSentenceEmbedder  # pylint: disable=import-outside-toplevel
-
     return ExportedSentenceEmbedder(FLAGS.saved_model)
 
 
 def _glove(embedding: dict):
     """embed(texts) → average GloVe vectors, recording the file's coverage in `embedding`."""
-    from tfdialemb.baselines.glove import GloveEmbedder  # pylint: disable=import-outside-toplevel
-
     glove = GloveEmbedder(FLAGS.glove_file)
 
     def embed(texts):
@@ -530,8 +573,6 @@ def _lda_topics(dialogues) -> int:
 def _lda_assignments(embedding: dict, captured: dict):
     """assign_views(dialogues) → {"lda": each of --runs seeded LDA fits' most probable topic per
     dialogue}; the first fit's topic distributions go to `captured` for the plots."""
-    from tfdialemb.baselines.topic import LdaDialogueEmbedder  # pylint: disable=import-outside-toplevel
-
     def assign_views(dialogues):
         fit, topics = _fit_dialogues(dialogues, embedding), _lda_topics(dialogues)
         embedding.update(topics=topics, seed=FLAGS.fit_seed, metrics="categorization", fits=FLAGS.runs)
@@ -546,10 +587,6 @@ def _lda_assignments(embedding: dict, captured: dict):
 
 def _plm_mean(embedding: dict):
     """embed_views(dialogues) → {"mean": [N, H]} of the RoBERTa / T5 directory --init_checkpoint."""
-    # pylint: disable=import-outside-toplevel
-    from tfdialemb.baselines.plm_mean import PlmMeanDialogueEmbedder
-    from tfdialemb.baselines.transformers_encoder import load_transformers_encoder
-
     def embed_views(dialogues):
         encoder = load_transformers_encoder(FLAGS.init_checkpoint)
         embedder = PlmMeanDialogueEmbedder(encoder, FLAGS[PLM_INPUT.name].value,
@@ -566,8 +603,6 @@ def _plm_mean(embedding: dict):
 def _encoder_views(source, embedding: dict, settings: dict, hidden_layers=()):
     """embed_views(dialogues) → the DialogueEmbedder's {view: [N, H]} (with `hidden_layers`' views);
     the model is loaded once, when first called, and its settings recorded in `embedding`."""
-    from tfdialemb.dialogue_embedder import DialogueEmbedder  # pylint: disable=import-outside-toplevel
-
     @functools.lru_cache(maxsize=None)
     def embedder():
         pretrained = source.pretrained
@@ -589,11 +624,6 @@ def _encoder_views(source, embedding: dict, settings: dict, hidden_layers=()):
 
 def _dialogue_views(source, embedding: dict, settings: dict):
     """embed_views(dialogues) → {view: [N, H]} for --embedding on the dialogue task."""
-    # pylint: disable=import-outside-toplevel
-    from tfdialemb.baselines.doc2vec import Doc2VecDialogueEmbedder
-    from tfdialemb.baselines.topic import LdaDialogueEmbedder, TfidfDialogueEmbedder
-    from tfdialemb.baselines.utterance_average import average_utterance_embeddings
-
     kind = FLAGS.embedding
     if kind == "encoder":
         return _encoder_views(source, embedding, settings)
@@ -629,8 +659,6 @@ def _dialogue_task(source, embedding: dict, settings: dict) -> dict:
     """dial2vec's dialogue-embedding evaluation, plus its plots under --plot_dir."""
     # pylint: disable=import-outside-toplevel
     from tfdialemb.eval import plots
-    from tfdialemb.eval.dialogue_embedding import evaluate_dialogue_assignments, evaluate_dialogue_embeddings
-    from tfdialemb.training.loop import VALIDATION_HISTORY
 
     captured = {}
     if FLAGS.embedding == "lda" and FLAGS.lda_metrics == "categorization":
@@ -677,8 +705,6 @@ def _dialogue_task(source, embedding: dict, settings: dict) -> dict:
 
 def _intent_probe(source, embedding: dict, settings: dict):
     """(report, (eval-file embeddings, labels)) of intent prediction with the sentence embedding."""
-    from tfdialemb.eval.intent import evaluate_intent, read_utterances  # pylint: disable=import-outside-toplevel
-
     encode = _sentence_encoder(source, settings)
     label_key = FLAGS.label_key or INTENT_LABEL_KEY
     embedding.update(pooling=settings["pooling"], max_length=settings["max_length"])
@@ -706,8 +732,6 @@ def probe_view(settings: dict) -> str:
 
 def _domain_probes(source, embedding: dict, settings: dict):
     """(report, (eval-file embeddings, labels)) of the domain probes with the --probe_view."""
-    from tfdialemb.eval.probes import evaluate_probes  # pylint: disable=import-outside-toplevel
-
     embed_views = _encoder_views(source, embedding, settings)
     view = probe_view(settings)
     embedding.update(view=view)
@@ -725,9 +749,6 @@ def _domain_probes(source, embedding: dict, settings: dict):
 
 def _invariance_probe(source, embedding: dict, settings: dict):
     """(report, (final embeddings, augmentation classes)) of the invariance analysis."""
-    # pylint: disable=import-outside-toplevel
-    from tfdialemb.eval.invariance import evaluate_invariance, layer_pooling, representations, view_class
-
     layers = probed_layers(FLAGS.hidden_layers)
     embed_views = _encoder_views(source, embedding, settings, hidden_layers=layers)
     view = probe_view(settings)
@@ -755,7 +776,6 @@ def _probe_task(source, embedding: dict, settings: dict) -> dict:
     released scatter-analysis.py `get_pca_df` normalises too)."""
     # pylint: disable=import-outside-toplevel
     from tfdialemb.eval import plots
-    from tfdialemb.eval.dialogue_metrics import unit_rows
 
     report, (vectors, labels) = PROBE_RUNS[FLAGS.task](source, embedding, settings)
     if FLAGS.plot_dir:
@@ -780,10 +800,6 @@ def curved_mode(source) -> str:
 
 def _curved_task(source, embedding: dict, settings: dict) -> dict:
     """Triple-encoder sequence modelling or short-term planning."""
-    # pylint: disable=import-outside-toplevel
-    from tfdialemb.eval.sequence_modeling import evaluate_sequence_modeling
-    from tfdialemb.eval.short_term_planning import evaluate_short_term_planning
-
     mode = curved_mode(source)
     encode = _sentence_encoder(source, settings)
     embedding.update(mode=mode, speaker_tokens=settings["speaker_tokens"], max_length=settings["max_length"],
@@ -811,10 +827,6 @@ def _curved_task(source, embedding: dict, settings: dict) -> dict:
 def _response_selection_task(source, embedding: dict, settings: dict) -> dict:
     """A trained cross-encoder ranking each context's candidates (`response_selection`), or the
     similarity of its pair representations (`fgc_similarity`, FGC Table 7)."""
-    # pylint: disable=import-outside-toplevel
-    from tfdialemb.eval.response_selection import evaluate_pair_similarity, evaluate_response_selection
-    from tfdialemb.inference.pair_scorer import PairScorer
-
     def over_pairs(method):
         def run_pairs(contexts, responses):
             trained = source.trained
@@ -836,10 +848,6 @@ def _response_selection_task(source, embedding: dict, settings: dict) -> dict:
 
 def _context_response_task(source, embedding: dict, settings: dict) -> dict:
     """In-batch accuracy of a trained context-response model's projections."""
-    # pylint: disable=import-outside-toplevel
-    from tfdialemb.eval.context_response import evaluate_context_response
-    from tfdialemb.inference.context_response import ContextResponseEncoder
-
     encoder = ContextResponseEncoder.from_settings(source.trained.model, source.trained.tokenizer, settings)
     embedding.update(context=encoder.context, max_length=encoder.max_length,
                      merge_consecutive_turns=settings["merge_consecutive_turns"])

@@ -65,15 +65,37 @@ from absl import app, flags
 from tfdialemb import options, precision
 from tfdialemb.cli import guarded, parse_flags, read_lines, report_error, report_removed
 from tfdialemb.dialogue import read_dialogues
-from tfdialemb.dialogue_embedder import DialogueEmbedder
-from tfdialemb.embedder import SentenceEmbedder
+from tfdialemb.encoders.checkpoint import latest_own_checkpoint
 from tfdialemb.files import check_writable, lock_holder, remove_stale_staging
-from tfdialemb.inference.settings import (CURVED, DIALOGUE_POOLING, FGC_INPUT, FINAL_SEPARATOR, KIND_SETTINGS,
-                                          MAX_LENGTH, MERGE_TURNS, NORMALIZE, NUM_ROLES, POOLING, SEPARATOR,
-                                          SPEAKER_PREFIX, SPEAKER_TOKENS)
-from tfdialemb.inference.pair_scorer import PairScorer
 from tfdialemb.inference.context_response import ContextResponseEncoder
-from tfdialemb.serving import context_response, dialogue, layout, selection, sentence, triple
+from tfdialemb.inference.dialogue_embedder import DialogueEmbedder
+from tfdialemb.inference.embedder import SentenceEmbedder
+from tfdialemb.inference.pair_scorer import PairScorer
+from tfdialemb.inference_kinds import (
+    CURVED,
+    DIALOGUE_POOLING,
+    FGC_INPUT,
+    FINAL_SEPARATOR,
+    KIND_SETTINGS,
+    MAX_LENGTH,
+    MERGE_TURNS,
+    NORMALIZE,
+    NUM_ROLES,
+    POOLING,
+    SEPARATOR,
+    SPEAKER_PREFIX,
+    SPEAKER_TOKENS,
+)
+from tfdialemb.methods.spec import get_method
+from tfdialemb.model_dir import ModelSource
+from tfdialemb.serving import (
+    context_response,
+    dialogue,
+    layout,
+    selection,
+    sentence,
+    triple,
+)
 
 NORMALIZED_KINDS = ("sentence", "dialogue")
 """The kinds whose embeddings --normalize scales to unit length."""
@@ -163,8 +185,6 @@ MODELS = {"sentence": _sentence_model, "dialogue": _dialogue_model, "triple": _t
 def export_kind(source) -> str:
     """--kind, else what the trained model offers first, else sentence; a kind the trained
     model's method does not offer is refused."""
-    from tfdialemb.methods.spec import get_method  # pylint: disable=import-outside-toplevel
-
     if not source.method:
         return FLAGS.kind or "sentence"
     offers = get_method(source.method).offers
@@ -177,8 +197,6 @@ def export_kind(source) -> str:
 def check_not_training(source) -> None:
     """Refuses a model directory a training run holds: it still replaces its checkpoints, so
     the export would ship whichever one it found first."""
-    from tfdialemb.encoders.checkpoint import latest_own_checkpoint  # pylint: disable=import-outside-toplevel
-
     holder = lock_holder(source.directory) if source.method else None
     if holder:
         step = checkpoint_step(latest_own_checkpoint(source.directory))
@@ -194,7 +212,6 @@ def checkpoint_step(path: str) -> int:
 def main(argv):
     del argv
     precision.apply_flags()
-    from tfdialemb.model_dir import ModelSource  # pylint: disable=import-outside-toplevel
 
     try:
         source = ModelSource(FLAGS.model_dir or FLAGS.init_checkpoint)

@@ -5,14 +5,14 @@ import sys
 
 import numpy as np
 import pytest
-
 import tiny_corpus
+
 from tfdialemb.baselines.glove import GloveEmbedder
 from tfdialemb.baselines.whitening import Whitening
 from tfdialemb.dialogue import write_dialogues
-from tfdialemb.embedder import SentenceEmbedder
 from tfdialemb.encoders import load_pretrained
 from tfdialemb.eval.semantic_retrieval import evaluate_semantic_retrieval
+from tfdialemb.inference.embedder import SentenceEmbedder
 
 GLOVE = ["hello 1 0 0", "world 1 1 0", "good 0 1 0", "morning 0 1 1", "book 0 0 1",
          "taxi 1 0 1", "hotel 0 1 1"]

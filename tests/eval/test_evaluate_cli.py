@@ -5,12 +5,12 @@ import subprocess
 import sys
 
 import pytest
-
 import tiny_bert
 from tiny_corpus import SR_SELECT_LINES
-from tfdialemb.embedder import SentenceEmbedder
+
 from tfdialemb.encoders import load_pretrained
 from tfdialemb.eval.semantic_retrieval import evaluate_semantic_retrieval
+from tfdialemb.inference.embedder import SentenceEmbedder
 
 
 def _run(*args):

@@ -5,16 +5,16 @@ import subprocess
 import sys
 
 import pytest
+from tiny_corpus import corpus
 
 from data_prep.build_stp_set import build_stp_set
-from tiny_corpus import corpus
 from tfdialemb.dialogue import Dialogue, write_dialogues
-from tfdialemb.dialogue_embedder import DialogueEmbedder
-from tfdialemb.embedder import SentenceEmbedder
 from tfdialemb.encoders import load_pretrained, save_pretrained
 from tfdialemb.eval.dialogue_embedding import evaluate_dialogue_embeddings
 from tfdialemb.eval.sequence_modeling import evaluate_sequence_modeling
 from tfdialemb.eval.short_term_planning import evaluate_short_term_planning
+from tfdialemb.inference.dialogue_embedder import DialogueEmbedder
+from tfdialemb.inference.embedder import SentenceEmbedder
 
 
 def _run(*args):

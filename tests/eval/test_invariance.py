@@ -3,15 +3,20 @@ augmentation is (or is not) recoverable, and the hidden-layer views checked agai
 import numpy as np
 import pytest
 import tensorflow as tf
-
 import tiny_bert
-from tfdialemb.dialogue import Dialogue, Turn, role_ids, write_dialogues
-from tfdialemb.dialogue_embedder import DialogueEmbedder
-from tfdialemb.encoders import load_pretrained
-from tfdialemb.eval.invariance import CLASSES, evaluate_invariance, read_views, representations, sample_views
-from tfdialemb.eval.probe_split import held_out_split
-
 from conftest import FOUR_LAYERS
+
+from tfdialemb.dialogue import Dialogue, Turn, role_ids, write_dialogues
+from tfdialemb.encoders import load_pretrained
+from tfdialemb.eval.invariance import (
+    CLASSES,
+    evaluate_invariance,
+    read_views,
+    representations,
+    sample_views,
+)
+from tfdialemb.eval.probe_split import held_out_split
+from tfdialemb.inference.dialogue_embedder import DialogueEmbedder
 
 
 def _source_of(dialogue):

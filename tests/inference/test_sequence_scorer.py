@@ -4,8 +4,8 @@ import hashlib
 import numpy as np
 import pytest
 
-from tfdialemb.embedder import SentenceEmbedder
 from tfdialemb.encoders import load_pretrained
+from tfdialemb.inference.embedder import SentenceEmbedder
 from tfdialemb.inference.sequence_scorer import SequenceScorer
 
 DIALOGUE = ["hello", "how are you", "fine thanks", "good morning", "book a taxi", "need hotel",

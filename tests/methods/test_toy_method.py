@@ -112,9 +112,10 @@ def _command(command, *flags):
 
 def test_a_method_defined_in_a_test_trains_evaluates_and_exports(tmp_path, hf_safetensors_dir):
     from tiny_corpus import SR_SELECT_LINES, corpus
+
     from tfdialemb.dialogue import write_dialogues
-    from tfdialemb.embedder import SentenceEmbedder
     from tfdialemb.eval.semantic_retrieval import evaluate_semantic_retrieval
+    from tfdialemb.inference.embedder import SentenceEmbedder
     from tfdialemb.model_dir import load_method
 
     write_dialogues(corpus(n=16, seed=1), str(tmp_path / "train.jsonl"))

@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 import tensorflow as tf
 import tensorflow_text  # noqa: F401  (registers the tokenizer's ops before loading)
+from tiny_corpus import corpus
 
 from tfdialemb.dialogue import Dialogue, write_dialogues
-from tfdialemb.dialogue_embedder import DialogueEmbedder
+from tfdialemb.inference.dialogue_embedder import DialogueEmbedder
 from tfdialemb.model_dir import ModelSource
 from tfdialemb.serving.dialogue import dialogue_inputs
-from tiny_corpus import corpus
 
 
 def _run(module, *flags):

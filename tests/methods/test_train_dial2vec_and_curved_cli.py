@@ -7,13 +7,13 @@ import sys
 
 import numpy as np
 import pytest
+from tiny_corpus import corpus
 
 from tfdialemb.dialogue import Dialogue, write_dialogues
-from tfdialemb.embedder import SentenceEmbedder
 from tfdialemb.encoders import load_pretrained
 from tfdialemb.eval.sequence_modeling import evaluate_sequence_modeling
+from tfdialemb.inference.embedder import SentenceEmbedder
 from tfdialemb.model_dir import load_method
-from tiny_corpus import corpus
 
 
 def _train(*flags):

@@ -5,8 +5,14 @@ from typing import Any, Counter, Mapping
 from absl import flags
 
 from tfdialemb.augment import flags as augment_flags
-from tfdialemb.augment.presets import PRESETS
-from tfdialemb.cli import OVERWRITE
+from tfdialemb.augment.augmented_file import Plan, augment_file
+from tfdialemb.augment.operations import (
+    build_operations,
+    check_models,
+    required_model_flags,
+)
+from tfdialemb.augment.presets import PRESETS, get_preset
+from tfdialemb.cli import OVERWRITE, Progress, claim_output, report_error
 
 
 def define_flags(flag_values=flags.FLAGS) -> None:
@@ -31,10 +37,6 @@ def augmentation_plan(input_path: str, output_path: str, set_name: str, given: M
     """The `augmented_file.Plan` of augmenting `input_path` with set `set_name` and the flag values
     `given` (`augment_flags.values`), once the models the set needs are checked (`check_models`);
     its fingerprint says what the output depends on, the models by their weights."""
-    from tfdialemb.augment.augmented_file import Plan  # pylint: disable=import-outside-toplevel
-    from tfdialemb.augment.operations import check_models, required_model_flags  # pylint: disable=import-outside-toplevel
-    from tfdialemb.augment.presets import get_preset  # pylint: disable=import-outside-toplevel
-
     preset = get_preset(set_name)
     paths = augment_flags.model_paths(given)
     check_models(preset, paths)
@@ -49,12 +51,6 @@ def augment_to(input_path: str, output_path: str, set_name: str, given: Mapping[
                views: int = 1, batch_size: int = 32, chunk_size: int = 512, overwrite: bool = False) -> Counter:
     """Checks the models `set_name` needs, then writes `output_path` from `input_path` with the
     flag values `given` (`augment_flags.values`); the lines written by kind."""
-    # Imported when run: the operations' modules load TensorFlow graphs and transformers.
-    from tfdialemb.augment.augmented_file import augment_file  # pylint: disable=import-outside-toplevel
-    from tfdialemb.augment.operations import build_operations  # pylint: disable=import-outside-toplevel
-    from tfdialemb.augment.presets import get_preset  # pylint: disable=import-outside-toplevel
-    from tfdialemb.cli import Progress, claim_output  # pylint: disable=import-outside-toplevel
-
     preset = get_preset(set_name)
     models = augment_flags.model_paths(given)
     plan = augmentation_plan(input_path, output_path, set_name, given, seed, views, batch_size, chunk_size)
@@ -77,8 +73,6 @@ def augment_to(input_path: str, output_path: str, set_name: str, given: Mapping[
 
 def main(flag_values=flags.FLAGS) -> int:
     """Checks the models, then writes the file; the exit status (`cli.report_error`'s on failure)."""
-    from tfdialemb.cli import report_error  # pylint: disable=import-outside-toplevel
-
     try:
         augment_to(flag_values.input, flag_values.output, flag_values.set, augment_flags.values(flag_values),
                    flag_values.seed, flag_values.views, flag_values.batch_size, flag_values.chunk_size,

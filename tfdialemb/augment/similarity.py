@@ -40,7 +40,7 @@ class SentenceEncoderSimilarity:
     utterance's as a response: the source is then `per_utterance`, and each text is embedded once."""
 
     def __init__(self, embedder, context: int = 1, batch_size: int = 64):
-        """`embedder`: anything with `embed(texts, batch_size=...)` (`tfdialemb.embedder.SentenceEmbedder`)."""
+        """`embedder`: anything with `embed(texts, batch_size=...)` (`tfdialemb.inference.embedder.SentenceEmbedder`)."""
         if context < 1:
             raise ValueError(f"a context window holds at least one utterance, got {context}")
         self.embedder = embedder
@@ -50,14 +50,11 @@ class SentenceEncoderSimilarity:
     @classmethod
     def from_model_dir(cls, path: str, context: int = 1, batch_size: int = 64) -> "SentenceEncoderSimilarity":
         """Mean pooling as the released mySentenceTransformer, whatever the checkpoint recorded."""
-        from tfdialemb.embedder import SentenceEmbedder  # pylint: disable=import-outside-toplevel
-        from tfdialemb.model_dir import ModelSource  # pylint: disable=import-outside-toplevel
+        # The package's one upward import (tests/test_layering.py): a similarity source is a model
+        # served by the inference layer, which augmentation, below the methods, reaches at run time.
+        from tfdialemb.inference.kinds import load  # pylint: disable=import-outside-toplevel
 
-        source = ModelSource(path)
-        settings = source.settings("sentence", {"pooling": "mean"})
-        pretrained = source.pretrained
-        return cls(SentenceEmbedder.from_settings(pretrained.encoder, pretrained.tokenizer, settings),
-                   context, batch_size)
+        return cls(load(path, "sentence", {"pooling": "mean"}), context, batch_size)
 
     @property
     def per_utterance(self) -> bool:
@@ -82,9 +79,10 @@ class SentenceEncoderSimilarity:
 
 def load_context_response_model(path: str):
     """The auxiliary context-response model of `path` (trained with --method=context_response)."""
-    from tfdialemb.inference.context_response import ContextResponseEncoder  # pylint: disable=import-outside-toplevel
+    # The package's one upward import, as in `SentenceEncoderSimilarity.from_model_dir`.
+    from tfdialemb.inference.kinds import load  # pylint: disable=import-outside-toplevel
 
-    return ContextResponseEncoder.from_model_dir(path)
+    return load(path, "context_response")
 
 
 class UtteranceSimilarity:

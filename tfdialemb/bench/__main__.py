@@ -63,7 +63,22 @@ import sys
 from absl import app, flags
 
 from tfdialemb import precision
-from tfdialemb.cli import OVERWRITE, guarded, parse_flags
+from tfdialemb.bench import augment as augment_bench
+from tfdialemb.bench import build_memory as build_memory_bench
+from tfdialemb.bench import encoder as encoder_bench
+from tfdialemb.bench import incremental as incremental_bench
+from tfdialemb.bench import memory as memory_bench
+from tfdialemb.bench import method as method_bench
+from tfdialemb.bench import pipeline as pipeline_bench
+from tfdialemb.bench import selection as selection_bench
+from tfdialemb.bench import startup as startup_bench
+from tfdialemb.bench import training_step as training_step_bench
+from tfdialemb.cli import OVERWRITE, guarded, parse_flags, report_error
+from tfdialemb.data.examples import builder_names
+from tfdialemb.encoders import packaged_minilm_path
+from tfdialemb.files import check_output
+from tfdialemb.methods.spec import get_method
+from tfdialemb.reports import write_report
 
 DEFAULTS = {
     "encoder": {"batch": 32, "steps": 10, "warmup": 2},
@@ -131,44 +146,33 @@ def setting(defaults, name: str):
 
 
 def _checkpoint() -> str:
-    from tfdialemb.encoders import packaged_minilm_path  # pylint: disable=import-outside-toplevel
-
     return FLAGS.init_checkpoint or packaged_minilm_path()
 
 
 def _incremental_report():
-    from tfdialemb.bench.incremental import bench_incremental, format_report  # pylint: disable=import-outside-toplevel
-
     try:
         lengths = [int(n) for n in FLAGS.history_lengths]
     except ValueError:
         raise app.UsageError(f"--history_lengths must be integers, got {FLAGS.history_lengths}") from None
     defaults = DEFAULTS["incremental"]
-    report = bench_incremental(_checkpoint(), lengths, FLAGS.candidates or 100, FLAGS.scorer_mode,
-                               FLAGS.k_last_rows, steps=setting(defaults, "steps"),
-                               warmup=setting(defaults, "warmup"), max_length=setting(defaults, "max_length"))
-    return report, format_report
+    report = incremental_bench.bench_incremental(_checkpoint(), lengths, FLAGS.candidates or 100, FLAGS.scorer_mode,
+        FLAGS.k_last_rows, steps=setting(defaults, "steps"), warmup=setting(defaults, "warmup"),
+        max_length=setting(defaults, "max_length"))
+    return report, incremental_bench.format_report
 
 
 def _method_report():
-    from tfdialemb.bench.method import bench_method, format_report  # pylint: disable=import-outside-toplevel
-    from tfdialemb.methods.spec import get_method  # pylint: disable=import-outside-toplevel
-
     if not FLAGS.method:
         raise ValueError("--what=method needs --method=NAME")
     spec = get_method(FLAGS.method)
     defaults = spec.bench_defaults
-    report = bench_method(spec, dialogues=setting(defaults, "dialogues"), batch=setting(defaults, "batch"),
-                          max_length=setting(defaults, "max_length"), checkpoint=_checkpoint(),
-                          freeze_layers=FLAGS.freeze_layers, steps=setting(defaults, "steps"),
-                          warmup=setting(defaults, "warmup"))
-    return report, format_report
+    report = method_bench.bench_method(spec, dialogues=setting(defaults, "dialogues"),
+        batch=setting(defaults, "batch"), max_length=setting(defaults, "max_length"), checkpoint=_checkpoint(),
+        freeze_layers=FLAGS.freeze_layers, steps=setting(defaults, "steps"), warmup=setting(defaults, "warmup"))
+    return report, method_bench.format_report
 
 
 def _build_memory_report():
-    from tfdialemb.bench.build_memory import bench_build_memory, format_report  # pylint: disable=import-outside-toplevel
-    from tfdialemb.data.examples import builder_names  # pylint: disable=import-outside-toplevel
-
     try:
         sizes = [int(n) for n in FLAGS.corpus_sizes]
     except ValueError:
@@ -180,13 +184,12 @@ def _build_memory_report():
         if FLAGS.method not in methods:
             raise ValueError(f"--method={FLAGS.method} is not an example builder; known: {', '.join(methods)}")
         methods = [FLAGS.method]
-    report = bench_build_memory(_checkpoint(), methods, sizes, threads=FLAGS.threads)
-    return report, format_report
+    report = build_memory_bench.bench_build_memory(_checkpoint(), methods, sizes, threads=FLAGS.threads)
+    return report, build_memory_bench.format_report
 
 
 def main(argv):
     del argv
-    from tfdialemb.cli import report_error  # pylint: disable=import-outside-toplevel
 
     try:
         return _bench()
@@ -196,8 +199,6 @@ def main(argv):
 
 def _bench() -> int:
     if FLAGS.output:
-        from tfdialemb.files import check_output  # pylint: disable=import-outside-toplevel
-
         check_output(FLAGS.output, overwrite=FLAGS.overwrite)
     what = "method" if FLAGS.method and FLAGS.what == "encoder" else FLAGS.what
     if what == "method":
@@ -205,55 +206,46 @@ def _bench() -> int:
     elif what == "incremental":
         report, format_report = _incremental_report()
     elif what == "selection":
-        from tfdialemb.bench.selection import bench_selection, format_report  # pylint: disable=import-outside-toplevel
-
+        format_report = selection_bench.format_report
         defaults = DEFAULTS["selection"]
-        report = bench_selection(_checkpoint(), FLAGS.candidates or 10, max_length=setting(defaults, "max_length"),
-                                 steps=setting(defaults, "steps"), warmup=setting(defaults, "warmup"))
+        report = selection_bench.bench_selection(_checkpoint(), FLAGS.candidates or 10,
+            max_length=setting(defaults, "max_length"), steps=setting(defaults, "steps"),
+            warmup=setting(defaults, "warmup"))
     elif what == "startup":
-        from tfdialemb.bench.startup import bench_startup, format_report  # pylint: disable=import-outside-toplevel
-
-        report = bench_startup(_checkpoint(), FLAGS.reference_python, FLAGS.repeats, FLAGS.threads)
+        format_report = startup_bench.format_report
+        report = startup_bench.bench_startup(_checkpoint(), FLAGS.reference_python, FLAGS.repeats, FLAGS.threads)
     elif what == "memory":
-        from tfdialemb.bench.memory import bench_memory, format_report  # pylint: disable=import-outside-toplevel
-
-        report = bench_memory(_checkpoint(), FLAGS.reference_python, FLAGS.sentences,
-                              setting(DEFAULTS["memory"], "batch"), FLAGS.threads)
+        format_report = memory_bench.format_report
+        report = memory_bench.bench_memory(_checkpoint(), FLAGS.reference_python, FLAGS.sentences,
+            setting(DEFAULTS["memory"], "batch"), FLAGS.threads)
     elif what == "training":
-        from tfdialemb.bench.training_step import bench_training_step, format_report  # pylint: disable=import-outside-toplevel
-
+        format_report = training_step_bench.format_report
         defaults = DEFAULTS["training"]
-        report = bench_training_step(_checkpoint(), FLAGS.reference_python, setting(defaults, "batch"),
-                                     setting(defaults, "max_length"), setting(defaults, "steps"),
-                                     setting(defaults, "warmup"), FLAGS.threads)
+        report = training_step_bench.bench_training_step(_checkpoint(), FLAGS.reference_python,
+            setting(defaults, "batch"), setting(defaults, "max_length"), setting(defaults, "steps"),
+            setting(defaults, "warmup"), FLAGS.threads)
     elif what == "augment":
-        from tfdialemb.bench.augment import bench_augment, format_report  # pylint: disable=import-outside-toplevel
-
+        format_report = augment_bench.format_report
         defaults = DEFAULTS["augment"]
-        report = bench_augment(_checkpoint(), setting(defaults, "dialogues"), setting(defaults, "batch"),
-                               setting(defaults, "steps"), FLAGS.fill_mask_model, FLAGS.context_response_model)
+        report = augment_bench.bench_augment(_checkpoint(), setting(defaults, "dialogues"), setting(defaults, "batch"),
+                                             setting(defaults, "steps"), FLAGS.fill_mask_model,
+                                             FLAGS.context_response_model)
     elif what == "build_memory":
         report, format_report = _build_memory_report()
     elif what == "encoder":
-        from tfdialemb.bench.encoder import bench_encoder, format_report  # pylint: disable=import-outside-toplevel
-
+        format_report = encoder_bench.format_report
         defaults = DEFAULTS["encoder"]
-        report = bench_encoder(FLAGS.config, FLAGS.seq_len, setting(defaults, "batch"),
-                               setting(defaults, "steps"), setting(defaults, "warmup"),
-                               FLAGS.matmul_size, FLAGS.jit_compile,
-                               precision.resolve(FLAGS.mixed_precision))
+        report = encoder_bench.bench_encoder(FLAGS.config, FLAGS.seq_len, setting(defaults, "batch"),
+            setting(defaults, "steps"), setting(defaults, "warmup"), FLAGS.matmul_size, FLAGS.jit_compile,
+            precision.resolve(FLAGS.mixed_precision))
     else:
-        from tfdialemb.bench.pipeline import bench_pipeline, format_report  # pylint: disable=import-outside-toplevel
-
+        format_report = pipeline_bench.format_report
         defaults = DEFAULTS["pipeline"]
-        report = bench_pipeline(setting(defaults, "dialogues"), FLAGS.method or "mge",
-                                setting(defaults, "max_length"), setting(defaults, "batch"),
-                                _checkpoint(), steps=setting(defaults, "steps"),
-                                warmup=setting(defaults, "warmup"))
+        report = pipeline_bench.bench_pipeline(setting(defaults, "dialogues"), FLAGS.method or "mge",
+            setting(defaults, "max_length"), setting(defaults, "batch"), _checkpoint(),
+            steps=setting(defaults, "steps"), warmup=setting(defaults, "warmup"))
     print(format_report(report))
     if FLAGS.output:
-        from tfdialemb.reports import write_report  # pylint: disable=import-outside-toplevel
-
         write_report(FLAGS.output, report)
     return 0
 

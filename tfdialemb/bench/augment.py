@@ -37,6 +37,7 @@ from tfdialemb.augment.token_replacement import TokenReplacement
 from tfdialemb.bench.demo_data import CHITCHAT_TURNS, chitchat_dialogues
 from tfdialemb.bench.timing import time_in_turns
 from tfdialemb.dialogue import Dialogue
+from tfdialemb.encoders import load_pretrained
 
 CLI_BATCH = 32
 """Dialogues per batch of the set, as `python -m tfdialemb.augment` defaults to."""
@@ -47,7 +48,6 @@ SIMILARITY_BATCH = 64
 def _fill_mask_model(checkpoint: str, fill_mask_model: Optional[str]) -> FillMaskModel:
     if fill_mask_model:
         return FillMaskModel.load(fill_mask_model)
-    from tfdialemb.encoders import load_pretrained  # pylint: disable=import-outside-toplevel
 
     pretrained = load_pretrained(checkpoint)
     return FillMaskModel(pretrained.encoder, pretrained.tokenizer)

@@ -3,6 +3,9 @@ import itertools
 import os
 from typing import Iterator, List
 
+from tfdialemb.demo_corpus import MIN_TURNS, generate
+from tfdialemb.dialogue import Dialogue, Turn, write_dialogues
+
 CHITCHAT_TURNS = 45
 """Turns of a long chit-chat session."""
 
@@ -10,9 +13,7 @@ CHITCHAT_TURNS = 45
 def demo_build(directory: str, dialogues: int, builder, tokenizer, options) -> str:
     """Builds `dialogues` generated demo dialogues (seed `options.seed`) with `builder` and
     `BuildOptions` `options` into directory/built; returns it."""
-    from tfdialemb.demo_corpus import generate  # pylint: disable=import-outside-toplevel
     from tfdialemb.data.build import build  # pylint: disable=import-outside-toplevel
-    from tfdialemb.dialogue import write_dialogues  # pylint: disable=import-outside-toplevel
 
     corpus = os.path.join(directory, "demo.jsonl")
     write_dialogues(generate(dialogues, options.seed), corpus)
@@ -36,8 +37,6 @@ def padding_feeds(built: str, batch: int, seed: int, pad_to: int) -> dict:
 
 def demo_utterances(count: int, seed: int = 0) -> List[str]:
     """The first `count` turn texts of the demo corpus, dialogue after dialogue."""
-    from tfdialemb.demo_corpus import MIN_TURNS, generate  # pylint: disable=import-outside-toplevel
-
     turns = (turn.text for dialogue in generate(count // MIN_TURNS + 1, seed) for turn in dialogue.turns)
     return list(itertools.islice(turns, count))
 
@@ -46,9 +45,6 @@ def chitchat_dialogues(count: int, turns: int = CHITCHAT_TURNS, seed: int = 0) -
     """`count` dialogues of `turns` turns between speakers "a" and "b", each turn two consecutive
     demo utterances (about 12 words, as chit-chat's: the demo's task talk is terser), taken from
     the demo dialogues one after another: the length of real chit-chat sessions."""
-    from tfdialemb.demo_corpus import generate  # pylint: disable=import-outside-toplevel
-    from tfdialemb.dialogue import Dialogue, Turn  # pylint: disable=import-outside-toplevel
-
     utterances = (turn.text for dialogue in generate(count * turns, seed) for turn in dialogue.turns)
     for number in range(count):
         session = [Turn("ab"[k % 2], f"{next(utterances)} {next(utterances)}") for k in range(turns)]

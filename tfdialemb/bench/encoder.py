@@ -4,6 +4,7 @@ mixed-precision policy against float32 on the same weights and inputs."""
 import numpy as np
 
 from tfdialemb.bench.timing import matmul_flops, time_alternating, time_call
+from tfdialemb.similarity import paired_cosine
 
 CONFIGS = {
     "base": dict(vocab_size=30522, hidden_size=768, num_layers=12, num_attention_heads=12,
@@ -66,7 +67,6 @@ def compare_precision(encoder, policy: str, inputs: dict, steps: int, warmup: in
     import tf_keras  # pylint: disable=import-outside-toplevel
 
     from tfdialemb.encoders import Encoder  # pylint: disable=import-outside-toplevel
-    from tfdialemb.similarity import paired_cosine  # pylint: disable=import-outside-toplevel
 
     previous = tf_keras.mixed_precision.global_policy()
     tf_keras.mixed_precision.set_global_policy(policy)

@@ -10,9 +10,11 @@ from typing import Dict, List, Tuple
 
 import numpy as np
 
-from tfdialemb.bench.pipeline import batch_tokens
 from tfdialemb.bench.demo_data import demo_build, padding_feeds
+from tfdialemb.bench.pipeline import batch_tokens
 from tfdialemb.bench.timing import time_alternating
+from tfdialemb.data.examples import make_builder
+from tfdialemb.methods.spec import TrainingRun
 
 
 def time_steps(model, batch: Dict, sequences: List[Tuple], steps: int, warmup: int) -> Dict:
@@ -76,9 +78,7 @@ def bench_method(spec, dialogues: int, batch: int, max_length: int, checkpoint: 
     length-bucketed, dynamically padded without buckets, and padded to `max_length` (what the
     released dial2vec code does at 512)."""
     from tfdialemb.data.build import BuildOptions  # pylint: disable=import-outside-toplevel
-    from tfdialemb.data.examples import make_builder  # pylint: disable=import-outside-toplevel
     from tfdialemb.encoders import load_pretrained  # pylint: disable=import-outside-toplevel
-    from tfdialemb.methods.spec import TrainingRun  # pylint: disable=import-outside-toplevel
 
     params = spec.resolve(params)
     run = TrainingRun(checkpoint, batch, max_length, seed)

@@ -7,7 +7,10 @@ from typing import Dict
 
 import numpy as np
 
+from tfdialemb.bench.demo_data import demo_build, padding_feeds
 from tfdialemb.bench.encoder import time_encoder
+from tfdialemb.data.examples import make_builder
+from tfdialemb.data.records import read_manifest
 
 
 def batch_tokens(batch) -> tuple:
@@ -35,10 +38,7 @@ def _epoch(dataset) -> Dict[str, float]:
 
 def bench_pipeline(dialogues: int, method: str, max_length: int, batch: int, checkpoint: str,
                    seed: int = 0, steps: int = 5, warmup: int = 1) -> Dict:
-    from tfdialemb.bench.demo_data import demo_build, padding_feeds  # pylint: disable=import-outside-toplevel
     from tfdialemb.data.build import BuildOptions  # pylint: disable=import-outside-toplevel
-    from tfdialemb.data.examples import make_builder  # pylint: disable=import-outside-toplevel
-    from tfdialemb.data.records import read_manifest  # pylint: disable=import-outside-toplevel
     from tfdialemb.encoders import load_pretrained  # pylint: disable=import-outside-toplevel
 
     pretrained = load_pretrained(checkpoint)

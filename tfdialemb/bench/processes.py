@@ -14,6 +14,8 @@ import sys
 import time
 from typing import Dict, List, Optional
 
+from tfdialemb import precision
+
 DRIVER = r"""
 import json, sys, time
 mode, path, sentences_file, batch_size, threads = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
@@ -45,12 +47,12 @@ tf.config.threading.set_intra_op_parallelism_threads(threads)
 tf.config.threading.set_inter_op_parallelism_threads(threads)
 if mode != "saved_model":
     from tfdialemb import precision
-    from tfdialemb.embedder import SentenceEmbedder
+    from tfdialemb.inference.embedder import SentenceEmbedder
     from tfdialemb.encoders import load_pretrained
     precision.apply(mode)  # the policy: float32, as `encode` computes by default, or mixed_bfloat16
     load = lambda path: SentenceEmbedder.from_pretrained(load_pretrained(path))
 else:
-    from tfdialemb.exported_embedder import ExportedSentenceEmbedder as load
+    from tfdialemb.serving.exported_embedder import ExportedSentenceEmbedder as load
 embed = lambda model, texts: model.embed(texts, batch_size=batch_size)
 """)
 
@@ -76,8 +78,6 @@ BFLOAT16_SIDE = "tfdialemb_bfloat16"
 
 def bfloat16_measured() -> bool:
     """Whether this machine runs the bfloat16 side: train's `auto` picks bfloat16 here."""
-    from tfdialemb import precision  # pylint: disable=import-outside-toplevel
-
     return precision.resolve(precision.AUTO) == "mixed_bfloat16"
 
 

@@ -12,7 +12,10 @@ from typing import Dict
 
 import numpy as np
 
+from tfdialemb.bench.demo_data import demo_utterances
 from tfdialemb.bench.timing import time_alternating
+from tfdialemb.demo_corpus import generate
+from tfdialemb.methods.spec import get_method
 
 
 def bench_selection(checkpoint: str, candidates: int = 10, context_turns: int = 4, max_length: int = 128,
@@ -23,11 +26,8 @@ def bench_selection(checkpoint: str, candidates: int = 10, context_turns: int = 
     import tensorflow as tf
     import tensorflow_text  # noqa: F401  (registers the ops the export's graph uses)
 
-    from tfdialemb.bench.demo_data import demo_utterances
-    from tfdialemb.demo_corpus import generate
     from tfdialemb.encoders import load_pretrained
     from tfdialemb.inference.pair_scorer import PairScorer
-    from tfdialemb.methods.spec import get_method
     from tfdialemb.serving import layout, selection
 
     utterances = demo_utterances(context_turns + candidates, seed)

@@ -3,15 +3,22 @@ processes, tfdialemb (from the checkpoint and from its exported SavedModel, in f
 sentence-transformers on the same checkpoint, alternating sides on every repeat."""
 import os
 import tempfile
+
 import numpy as np
 
-from tfdialemb.bench.processes import BFLOAT16_SIDE, SIDES, python_of, reference_unavailable, run_side
+from tfdialemb.bench.processes import (
+    BFLOAT16_SIDE,
+    SIDES,
+    python_of,
+    reference_unavailable,
+    run_side,
+)
 
 
 def export_for_bench(checkpoint: str, directory: str) -> str:
     """The checkpoint's sentence SavedModel (mean pooling, 128 tokens) under `directory`."""
-    from tfdialemb.embedder import SentenceEmbedder  # pylint: disable=import-outside-toplevel
     from tfdialemb.encoders import load_pretrained  # pylint: disable=import-outside-toplevel
+    from tfdialemb.inference.embedder import SentenceEmbedder  # pylint: disable=import-outside-toplevel
     from tfdialemb.serving.sentence import export_sentence_model  # pylint: disable=import-outside-toplevel
 
     embedder = SentenceEmbedder.from_pretrained(load_pretrained(checkpoint))

@@ -23,8 +23,19 @@ import sys
 from absl import app, flags
 
 from tfdialemb import options
-from tfdialemb.cli import OVERWRITE, guarded, parse_flags
-from tfdialemb.inference.settings import MERGE_TURNS, MIN_TURNS, POOL_DIALOGUES
+from tfdialemb.cli import OVERWRITE, Progress, guarded, parse_flags, report_error
+from tfdialemb.converters import converter_options, converters, partial_records
+from tfdialemb.data.examples import make_builder
+from tfdialemb.dialogue import (
+    SPLITS,
+    ErrorPolicy,
+    read_dialogues,
+    split_dialogues,
+    write_dialogues,
+)
+from tfdialemb.files import check_output
+from tfdialemb.inference_kinds import MERGE_TURNS, MIN_TURNS, POOL_DIALOGUES
+from tfdialemb.reports import report_json, write_report
 
 COMMANDS = ("convert", "validate", "stats", "split", "build")
 INTERRUPTED = 130
@@ -34,8 +45,6 @@ FLAGS = flags.FLAGS
 
 def _define_format_options() -> set:
     """One flag per converter option (convert), its help naming the formats that take it."""
-    from tfdialemb.converters import converter_options  # pylint: disable=import-outside-toplevel
-
     declared = [(name, option) for name, taken in converter_options().items() for option in taken]
     options.define_all(declared)
     return {option.name for _, option in declared}
@@ -83,8 +92,6 @@ def _require(*names):
 
 
 def _errors():
-    from tfdialemb.dialogue import ErrorPolicy  # pylint: disable=import-outside-toplevel
-
     return ErrorPolicy(FLAGS.on_error)
 
 
@@ -108,10 +115,6 @@ def convert() -> int:
     import collections  # pylint: disable=import-outside-toplevel
     import inspect  # pylint: disable=import-outside-toplevel
 
-    # pylint: disable-next=import-outside-toplevel
-    from tfdialemb.converters import converter_options, converters, partial_records
-    from tfdialemb.dialogue import write_dialogues  # pylint: disable=import-outside-toplevel
-    from tfdialemb.files import check_output  # pylint: disable=import-outside-toplevel
 
     table = converters()
     if FLAGS.format == "help" or FLAGS.format not in table:
@@ -140,7 +143,6 @@ def convert() -> int:
     dialogues = convert_format(FLAGS.input, errors, **{name: FLAGS[name].value for name in taken}, **counted)
     if any(bounds.values()):
         from tfdialemb.data.length_filter import TokenLengthFilter  # pylint: disable=import-outside-toplevel
-
         from tfdialemb.encoders.checkpoint import vocab_file_tokenizer  # pylint: disable=import-outside-toplevel
 
         by_length = TokenLengthFilter(vocab_file_tokenizer(FLAGS.vocab_file), **bounds)
@@ -155,8 +157,6 @@ def convert() -> int:
 
 
 def validate() -> int:
-    from tfdialemb.dialogue import ErrorPolicy, read_dialogues  # pylint: disable=import-outside-toplevel
-
     _require("input")
     errors = ErrorPolicy("skip", keep=1000)
     count = sum(1 for _ in read_dialogues(FLAGS.input, errors))
@@ -167,9 +167,6 @@ def validate() -> int:
 
 def stats() -> int:
     from tfdialemb.data.stats import corpus_stats  # pylint: disable=import-outside-toplevel
-    from tfdialemb.dialogue import read_dialogues  # pylint: disable=import-outside-toplevel
-    from tfdialemb.files import check_output  # pylint: disable=import-outside-toplevel
-    from tfdialemb.reports import report_json, write_report  # pylint: disable=import-outside-toplevel
 
     _require("input")
     if FLAGS.output:
@@ -184,9 +181,6 @@ def stats() -> int:
 
 
 def split() -> int:
-    from tfdialemb.dialogue import SPLITS, split_dialogues  # pylint: disable=import-outside-toplevel
-    from tfdialemb.files import check_output  # pylint: disable=import-outside-toplevel
-
     _require("input", "output_dir")
     for name in SPLITS:
         check_output(os.path.join(FLAGS.output_dir, f"{name}.jsonl"), [FLAGS.input], FLAGS.overwrite)
@@ -202,9 +196,8 @@ def split() -> int:
 
 
 def build() -> int:
-    from tfdialemb.cli import Progress  # pylint: disable=import-outside-toplevel
-    from tfdialemb.data.build import BuildOptions, build as build_shards  # pylint: disable=import-outside-toplevel
-    from tfdialemb.data.examples import make_builder  # pylint: disable=import-outside-toplevel
+    from tfdialemb.data.build import BuildOptions  # pylint: disable=import-outside-toplevel
+    from tfdialemb.data.build import build as build_shards
 
     _require("method", "input", "output_dir", "init_checkpoint")
     params = {}
@@ -248,7 +241,6 @@ def main(argv):
     if len(argv) != 2 or argv[1] not in COMMANDS:
         print(f"usage: python -m tfdialemb.data {{{'|'.join(COMMANDS)}}} --flags...", file=sys.stderr)
         return 2
-    from tfdialemb.cli import report_error  # pylint: disable=import-outside-toplevel
 
     command = globals()[argv[1]]
     try:

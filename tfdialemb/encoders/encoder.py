@@ -8,9 +8,9 @@ from official.nlp.modeling import layers as nlp_layers
 from official.nlp.modeling.networks import BertEncoderV2
 
 from tfdialemb.encoders.config import EncoderConfig
+from tfdialemb.encoders.gelu import gelu
+from tfdialemb.encoders.mask_dropout import adopt_mask_dropout
 from tfdialemb.encoders.pooling import pool
-from tfdialemb.layers.gelu import gelu
-from tfdialemb.layers.mask_dropout import adopt_mask_dropout
 from tfdialemb.precision import jit_compiled_encoders
 
 ACTIVATIONS = {

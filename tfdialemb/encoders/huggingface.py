@@ -15,6 +15,7 @@ import ml_dtypes
 import numpy as np
 
 from tfdialemb.encoders.config import EncoderConfig
+from tfdialemb.encoders.weights import CheckpointError
 
 # Tensors of a Hugging Face BERT or ELECTRA file that the encoder does not use (the pre-training
 # heads, ELECTRA's discriminator head and generator).
@@ -190,9 +191,9 @@ def fill_transformers_model(model, path: str, what: str, optional: Sequence[str]
     variable whose PyTorch name contains one of `optional` may be missing from the file."""
     import tensorflow as tf  # pylint: disable=import-outside-toplevel
     from transformers.modeling_tf_pytorch_utils import (  # pylint: disable=import-outside-toplevel
-        load_pytorch_state_dict_in_tf2_model)
+        load_pytorch_state_dict_in_tf2_model,
+    )
 
-    from tfdialemb.encoders.weights import CheckpointError  # pylint: disable=import-outside-toplevel
 
     try:
         # Its warnings would call the optional variables a model to train; the checks below name

@@ -16,7 +16,7 @@ from typing import Dict, List, Sequence, Tuple
 import numpy as np
 
 from tfdialemb.dialogue import drop_short, merge_consecutive_turns, read_dialogues
-from tfdialemb.ranking_metrics import top_k_hits
+from tfdialemb.losses.ranking_metrics import top_k_hits
 
 KS = (1, 5)
 

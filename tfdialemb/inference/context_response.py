@@ -14,11 +14,12 @@ from typing import Callable, Optional, Sequence
 import numpy as np
 import tensorflow as tf
 
-from tfdialemb.embedder import embed_by_length
 from tfdialemb.encoders.config import usable_max_length
+from tfdialemb.inference.embedder import embed_by_length
+from tfdialemb.inference.trace_policy import TraceWhenWorthIt
+from tfdialemb.model_dir import ModelSource
 from tfdialemb.text import BertTokenizer
 from tfdialemb.text.tokenizer import require_tokens
-from tfdialemb.trace_policy import TraceWhenWorthIt
 
 CONTEXT_SIGNATURE = [tf.TensorSpec([None], tf.string, name="turns"),
                      tf.TensorSpec([None], tf.int32, name="turn_counts")]
@@ -53,15 +54,13 @@ class ContextResponseEncoder(tf.Module):
 
     @classmethod
     def from_settings(cls, model, tokenizer: BertTokenizer, settings) -> "ContextResponseEncoder":
-        """From the `context_response` settings of `tfdialemb.inference.settings`."""
+        """From the `context_response` settings of `tfdialemb.inference_kinds`."""
         return cls(model, tokenizer, context=settings["context"], max_length=settings["max_length"])
 
     @classmethod
     def from_model_dir(cls, directory: str) -> "ContextResponseEncoder":
         """The model trained in `directory` by `python -m tfdialemb.train --method=context_response`,
         with the context size and max length recorded there."""
-        from tfdialemb.model_dir import ModelSource  # pylint: disable=import-outside-toplevel
-
         source = ModelSource(directory)
         settings = source.settings("context_response", {})
         return cls.from_settings(source.trained.model, source.trained.tokenizer, settings)

@@ -11,10 +11,11 @@ import numpy as np
 import tensorflow as tf
 
 from tfdialemb.encoders.config import usable_max_length
+from tfdialemb.inference.trace_policy import TraceWhenWorthIt
+from tfdialemb.model_dir import ModelSource
 from tfdialemb.text import BertTokenizer
 from tfdialemb.text.pair_packing import PairLayout, bound_pieces
 from tfdialemb.text.tokenizer import require_tokens
-from tfdialemb.trace_policy import TraceWhenWorthIt
 
 SIGNATURE = [tf.TensorSpec([None], tf.string, name="turns"),
              tf.TensorSpec([None], tf.int32, name="turn_counts"),
@@ -43,15 +44,13 @@ class PairScorer(tf.Module):
     def load(cls, path: Union[str, os.PathLike], max_length: Optional[int] = None) -> "PairScorer":
         """From the directory of a trained cross-encoder (`--method=fgc`), its head included, with
         its recorded pair layout and max length (`max_length` overrides the record, with a warning)."""
-        from tfdialemb.model_dir import ModelSource  # pylint: disable=import-outside-toplevel
-
         source = ModelSource(path)
         settings = source.settings("selection", {"max_length": max_length})
         return cls.from_settings(source.trained.model, source.trained.tokenizer, settings)
 
     @classmethod
     def from_settings(cls, model, tokenizer: BertTokenizer, settings) -> "PairScorer":
-        """From the `selection` settings of `tfdialemb.inference.settings`."""
+        """From the `selection` settings of `tfdialemb.inference_kinds`."""
         return cls(model, tokenizer, max_length=settings["max_length"], layout=settings["fgc_input"])
 
     def pieces(self, texts: tf.Tensor, name: str) -> tf.RaggedTensor:

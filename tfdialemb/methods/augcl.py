@@ -21,17 +21,23 @@ import tensorflow as tf
 import tf_keras
 
 from tfdialemb.augment import flags as augment_flags
+from tfdialemb.augment.command import augment_to, augmentation_plan
 from tfdialemb.augment.presets import PRESETS, get_preset
 from tfdialemb.data.contrastive_pairs import PAIRS, add_contrastive_pairs
 from tfdialemb.encoders import Encoder
 from tfdialemb.encoders.pooling import POOLING_METHODS, pool
-from tfdialemb.inference.settings import NUM_ROLES, POOLING
-from tfdialemb.losses.augmentation_contrast import RELEASED_TEMPERATURE, VARIANTS, augcl_loss
+from tfdialemb.files import atomic_open
+from tfdialemb.inference_kinds import NUM_ROLES, POOLING
+from tfdialemb.losses.augmentation_contrast import (
+    RELEASED_TEMPERATURE,
+    VARIANTS,
+    augcl_loss,
+)
 from tfdialemb.methods.base import Method
 from tfdialemb.methods.dial2vec import TEMPERATURE
+from tfdialemb.methods.shared_options import THESIS_RELEASED_ADAMW
 from tfdialemb.methods.spec import MethodSpec, register_method
 from tfdialemb.options import Option, Switch
-from tfdialemb.training.optimizer import THESIS_RELEASED_ADAMW
 
 EMB_DROPOUT = 0.1
 """bash-scripts/train/train-bert-roberta-retromae.sh `--emb-dropout 0.1` (the code's default is 0)."""
@@ -169,9 +175,6 @@ class AugclSpec(MethodSpec):
         (DATA_DIR-augmented/)."""
         if not params["augment_set"]:
             return train_file
-        # pylint: disable=import-outside-toplevel
-        from tfdialemb.augment.command import augment_to, augmentation_plan
-        from tfdialemb.files import atomic_open
 
         given = {name: params[name] for name in augment_flags.flag_names()}
         # Beside the build's directory, which the build creates whole.

@@ -28,9 +28,10 @@ import tensorflow as tf
 
 from tfdialemb.data import nli
 from tfdialemb.encoders import Encoder
+from tfdialemb.inference_kinds import SPEAKER_TOKENS
 from tfdialemb.losses.cosine_mse import cosine_mse
 from tfdialemb.losses.nli_contrastive import nli_contrastive
-from tfdialemb.inference.settings import SPEAKER_TOKENS
+from tfdialemb.method_record import trained_method_name
 from tfdialemb.methods.base import MAIN_OBJECTIVE, Method
 from tfdialemb.methods.spec import MethodSpec, register_method
 from tfdialemb.options import Option, Switch
@@ -188,8 +189,6 @@ class C3lSpec(_CurvedSpec):
         return {**super().builder_params(params), "labels": params["c3l_labels"]}
 
     def check(self, params, run):
-        from tfdialemb.model_dir import trained_method_name  # pylint: disable=import-outside-toplevel
-
         if trained_method_name(run.init_checkpoint) != "ccl":
             return [f"{run.init_checkpoint} is not a CCL model; the paper trains C3L from one "
                     "(bash run_train.sh ccl DATASET first)"]

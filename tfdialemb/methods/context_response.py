@@ -24,19 +24,22 @@ from typing import Dict
 
 import tensorflow as tf
 
-from tfdialemb.data.context_response_pairs import CONTEXT, RESPONSE, context_response_batches
+from tfdialemb.data.context_response_pairs import (
+    CONTEXT,
+    RESPONSE,
+    context_response_batches,
+)
 from tfdialemb.distribute import gather_across_replicas, replica_offset
 from tfdialemb.encoders import Encoder
 from tfdialemb.encoders.pooling import masked_mean
-from tfdialemb.inference.settings import CONTEXT as CONTEXT_OPTION
+from tfdialemb.inference_kinds import CONTEXT as CONTEXT_OPTION
 from tfdialemb.layers.projector import Projector
+from tfdialemb.losses.ranking_metrics import top_k_hits
 from tfdialemb.losses.two_sided_info_nce import two_sided_info_nce
 from tfdialemb.methods.base import Method
-from tfdialemb.methods.mge import TEMPERATURE
+from tfdialemb.methods.shared_options import TEMPERATURE, THESIS_RELEASED_ADAMW
 from tfdialemb.methods.spec import MethodSpec, register_method
 from tfdialemb.options import Option
-from tfdialemb.ranking_metrics import top_k_hits
-from tfdialemb.training.optimizer import THESIS_RELEASED_ADAMW
 
 REPORTED_K = (1, 5)
 """In-batch accuracy@k reported while training (the thesis reports @5)."""

@@ -16,17 +16,24 @@ import tensorflow as tf
 
 from tfdialemb.data.examples.dial2vec import NEGATIVE_POOLS
 from tfdialemb.encoders import Encoder
+from tfdialemb.inference_kinds import NUM_ROLES, SEPARATOR
 from tfdialemb.layers.dialogue_views import (
-    check_role_turn_tables, dialogue_embeddings, embedding_names, encode_dialogues)
+    check_role_turn_tables,
+    dialogue_embeddings,
+    embedding_names,
+    encode_dialogues,
+)
 from tfdialemb.layers.interlocutor_matching import DEFAULT_WINDOW, self_cross_similarity
 from tfdialemb.layers.interlocutor_pooling import role_masks
-from tfdialemb.losses.interlocutor_nt_xent import DEFAULT_TEMPERATURE, interlocutor_nt_xent
-from tfdialemb.inference.settings import NUM_ROLES, SEPARATOR
+from tfdialemb.losses.interlocutor_nt_xent import (
+    DEFAULT_TEMPERATURE,
+    interlocutor_nt_xent,
+)
+from tfdialemb.losses.ranking_metrics import top_k_hits
 from tfdialemb.methods.base import Method
-from tfdialemb.methods.mge import NEGATIVES
+from tfdialemb.methods.shared_options import NEGATIVES
 from tfdialemb.methods.spec import MethodSpec, default_bench_sequences, register_method
 from tfdialemb.options import Option, Switch
-from tfdialemb.ranking_metrics import top_k_hits
 
 LOSS_VARIANTS = ("paper", "released")
 

@@ -46,13 +46,13 @@ import tf_keras
 from tfdialemb.data import response_augmentation as augmentation
 from tfdialemb.data.batch_seeds import map_with_batch_seeds
 from tfdialemb.data.stored_pieces import stored_pieces, stored_turns
-from tfdialemb.encoders import Encoder
+from tfdialemb.encoders import Encoder, load_pretrained
 from tfdialemb.encoders.pooling import first_token
-from tfdialemb.inference.settings import FGC_INPUT
+from tfdialemb.inference_kinds import FGC_INPUT
 from tfdialemb.losses.cross_view_contrast import SIMILARITIES, cross_view_contrast
 from tfdialemb.losses.intra_view_contrast import ANCHORS, VIEWS, intra_view_contrast
 from tfdialemb.methods.base import Method
-from tfdialemb.methods.mge import TEMPERATURE
+from tfdialemb.methods.shared_options import TEMPERATURE
 from tfdialemb.methods.spec import MethodSpec, register_method
 from tfdialemb.options import Option
 from tfdialemb.text.pair_packing import PairLayout
@@ -200,8 +200,6 @@ def _broadcast(value: tf.Tensor, contexts: tf.Tensor) -> tf.Tensor:
 def synonym_table(init_checkpoint: str, source: str) -> np.ndarray:
     """[V, K] synonyms for the vocabulary of `init_checkpoint`: its input embeddings' nearest
     whole words (`source="embedding"`), or the table in the file `source`."""
-    from tfdialemb.encoders import load_pretrained  # pylint: disable=import-outside-toplevel
-
     pretrained = load_pretrained(init_checkpoint)
     vocab = pretrained.tokenizer.vocab
     stop_words = augmentation.english_stop_words()

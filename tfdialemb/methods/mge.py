@@ -20,10 +20,11 @@ import tensorflow as tf
 from tfdialemb.encoders import Encoder
 from tfdialemb.layers.matching_guided_embedding import MatchingGuidedEmbedding
 from tfdialemb.losses.candidate_nt_xent import candidate_nt_xent
+from tfdialemb.losses.ranking_metrics import top_k_hits
 from tfdialemb.methods.base import Method, leading_candidates
+from tfdialemb.methods.shared_options import NEGATIVES, TEMPERATURE
 from tfdialemb.methods.spec import MethodSpec, default_bench_sequences, register_method
 from tfdialemb.options import Option, Switch
-from tfdialemb.ranking_metrics import top_k_hits
 
 VARIANTS = ("paper", "released")
 CONTEXT_SPLITS = ("per_side", "nearest")
@@ -135,10 +136,6 @@ TURNS = Option("turns", 3, "Context utterances around the response (DialogueCSE 
 CONTEXT_SPLIT = Option("context_split", "per_side", "Which context utterances: per_side, --turns preceding and --turns following "
                        "utterances (the authors' config_bert.py round_num=3, bidirectional=1); nearest, the "
                        "--turns nearest ones, ⌈N/2⌉ before and ⌊N/2⌋ after.", choices=CONTEXT_SPLITS)
-NEGATIVES = Option("negatives", 9, "Negatives per positive, sampled from other dialogues "
-                   "(DialogueCSE Table 5: 1/4/9/19; dial2vec: 9).", lower_bound=1)
-TEMPERATURE = Option("temperature", 0.1, "Softmax temperature (mge: NT-Xent τ of Eq. 8; "
-                     "siamese_m: initial 1/scale; dial2vec: τ of Eq. 6).", lower_bound=1e-6)
 AGGREGATION = Option("aggregation", "i2", "Turn aggregation: I1 (Eq. 5-6) or I2 (Eq. 7).",
                      choices=("i1", "i2"))
 VARIANT = Switch("mge_variant", "paper", "MGE scoring.",

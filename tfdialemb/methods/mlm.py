@@ -7,13 +7,13 @@ from typing import Dict, Tuple
 
 import tensorflow as tf
 
+from tfdialemb.data.masking import MASK_PROB, MAX_PREDICTIONS, add_masks
 from tfdialemb.encoders import Encoder
 from tfdialemb.layers.masked_lm_head import load_masked_lm_head, masked_lm_head
-from tfdialemb.data.masking import MASK_PROB, MAX_PREDICTIONS, add_masks
+from tfdialemb.losses.ranking_metrics import top_k_hits
 from tfdialemb.methods.base import Method
 from tfdialemb.methods.spec import MethodSpec, register_method
 from tfdialemb.options import Option
-from tfdialemb.ranking_metrics import top_k_hits
 from tfdialemb.text import BERT_SPECIAL_TOKENS
 
 

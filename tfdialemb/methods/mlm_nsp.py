@@ -24,10 +24,15 @@ from tfdialemb.data.stored_pieces import stored_pieces, stored_turns
 from tfdialemb.encoders import Encoder
 from tfdialemb.encoders.pretraining_heads import NSP_HEAD, load_head
 from tfdialemb.layers.masked_lm_head import load_masked_lm_head
-from tfdialemb.methods.mlm import MASK_PROB_OPTION, MAX_PREDICTIONS_OPTION, MaskedLanguageModel, masked_lm_losses
+from tfdialemb.losses.ranking_metrics import top_k_hits
+from tfdialemb.methods.mlm import (
+    MASK_PROB_OPTION,
+    MAX_PREDICTIONS_OPTION,
+    MaskedLanguageModel,
+    masked_lm_losses,
+)
 from tfdialemb.methods.spec import MethodSpec, register_method
 from tfdialemb.options import Option
-from tfdialemb.ranking_metrics import top_k_hits
 from tfdialemb.text import BERT_SPECIAL_TOKENS
 from tfdialemb.text.pair_packing import PairLayout
 

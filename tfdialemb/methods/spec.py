@@ -12,7 +12,7 @@ A spec says everything the commands need to know about a method, so `train`, `ev
     `check`, `unused_options`: the optional hooks of the shared training run;
   - `offers` and `inference_settings`: what the trained model serves (`sentence`, `dialogue`,
     `triple` embeddings or scores, `selection` scores) and the choices inference must repeat from training; these are
-    recorded in the model directory (`tfdialemb.model_dir`) so evaluation and export read them.
+    recorded in the model directory (`tfdialemb.method_record`) so evaluation and export read them.
 
 A method module defines its model and its spec and registers the spec with `register_method`;
 every module of `tfdialemb.methods` is imported on first lookup, so a new file is all it takes.

@@ -16,7 +16,7 @@ and the pre-norm transformer blocks (mylib/utils/modeling/transformer.py: layer 
 residual; layer norm, GELU feed-forward of 4× the width, residual; dropout 0.02 on attention
 probabilities and block outputs) see no position, so only the utterances' contents order them; the
 padded utterances are masked as keys. The ranker head is x + GELU(W x + b), dropout, then a linear
-score without bias. GELU is PyTorch's exact erf form (`tfdialemb.layers.gelu`), as in the encoder.
+score without bias. GELU is PyTorch's exact erf form (`tfdialemb.encoders.gelu`), as in the encoder.
 The released model also concatenates an 8-wide speaker embedding (width 392 for a 768-wide
 encoder); the thesis' width, 384, has none, and neither does this model. Inputs are each
 dialogue's utterances in a fresh random order (`tfdialemb.data.utterance_shuffle`).
@@ -30,14 +30,14 @@ from official.nlp.modeling.layers import TransformerEncoderBlock
 from tfdialemb.data.examples.utterances import FEATURE
 from tfdialemb.data.utterance_shuffle import POSITIONS, shuffled_batches
 from tfdialemb.encoders import Encoder
+from tfdialemb.encoders.gelu import gelu
 from tfdialemb.encoders.pooling import masked_mean
-from tfdialemb.layers.gelu import gelu
 from tfdialemb.layers.projector import Projector
 from tfdialemb.losses.rank_kl import TARGETS, rank_kl
+from tfdialemb.losses.ranking_metrics import sorting_quality
 from tfdialemb.methods.base import Method
 from tfdialemb.methods.spec import MethodSpec, register_method
 from tfdialemb.options import Option, Switch
-from tfdialemb.ranking_metrics import sorting_quality
 
 LAYER_NORM_EPSILON = 1e-5
 """torch.nn.LayerNorm's default, the released blocks' norms."""

@@ -27,7 +27,7 @@ import numpy as np
 import tensorflow as tf
 
 from tfdialemb.dialogue import Dialogue, role_ids
-from tfdialemb.dialogue_embedder import DialogueEmbedder
+from tfdialemb.inference.dialogue_embedder import DialogueEmbedder
 from tfdialemb.layers.dialogue_views import POOLINGS
 from tfdialemb.serving import layout
 

@@ -10,7 +10,7 @@ from typing import Optional, Sequence
 import numpy as np
 import tensorflow as tf
 
-from tfdialemb.embedder import SentenceEmbedder
+from tfdialemb.inference.embedder import SentenceEmbedder
 from tfdialemb.serving import layout
 
 INPUT_NAME = "sentences"

@@ -49,12 +49,12 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 import tensorflow as tf
 
-from tfdialemb.text.curved_format import ODD, after_text, before_text, speaker_token
 from tfdialemb.dialogue import Dialogue
-from tfdialemb.embedder import SentenceEmbedder
+from tfdialemb.inference.embedder import SentenceEmbedder
 from tfdialemb.inference.sequence_scorer import SPACES, SPEAKERS
 from tfdialemb.layers import curved_scoring
 from tfdialemb.serving import layout
+from tfdialemb.text.curved_format import ODD, after_text, before_text, speaker_token
 
 CURVED = ("c3l", "ccl")
 SPACE_NAMES = {"[B1]": "b1", "[B2]": "b2", "": "before"}

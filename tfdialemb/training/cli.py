@@ -14,9 +14,32 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from absl import flags
 
-from tfdialemb import distribute, precision
-from tfdialemb.inference.settings import MAX_LENGTH, MERGE_TURNS, MIN_TURNS, POOL_DIALOGUES
+from tfdialemb import distribute, options, precision
+from tfdialemb.cli import Progress, report_error, report_removed
+from tfdialemb.data.examples import make_builder
+from tfdialemb.dialogue import ErrorPolicy
+from tfdialemb.encoders.config import usable_max_length
+from tfdialemb.eval.context_response import (
+    check_batches,
+    context_response_pairs,
+    evaluate_context_response,
+)
+from tfdialemb.files import check_writable, directory_lock, remove_leftovers
+from tfdialemb.inference_kinds import (
+    MAX_LENGTH,
+    MERGE_TURNS,
+    MIN_TURNS,
+    POOL_DIALOGUES,
+    resolve,
+)
+from tfdialemb.method_record import (
+    method_config,
+    recorded_settings,
+    write_method_config,
+)
+from tfdialemb.methods.spec import TrainingRun, all_specs, get_method
 from tfdialemb.options import define_all
+from tfdialemb.training.graph_options import apply_training_graph_options
 
 FLAGS = flags.FLAGS
 VALIDATION_KINDS = {"sr": "sentence", "dsts": "sentence", "dialogue": "dialogue", "probes": "dialogue",
@@ -41,8 +64,6 @@ TRAINING_DEFAULTS = {"batch_size": 32, "learning_rate": 5e-5, "freeze_layers": 0
 
 def define_flags(command: str) -> None:
     """The shared flags, the method selector and every option of the command's methods."""
-    from tfdialemb.methods.spec import all_specs  # pylint: disable=import-outside-toplevel
-
     specs = all_specs(command)
     names = [spec.name for spec in specs]
     flags.DEFINE_enum(SELECTOR[command], SELECTOR_DEFAULTS[command], names,
@@ -102,15 +123,11 @@ def define_flags(command: str) -> None:
 def flag_modules() -> list:
     """The modules whose flags `define_flags` defines: a command adopts their key flags, so its
     --help lists them (absl shows the main module's key flags)."""
-    from tfdialemb import options  # pylint: disable=import-outside-toplevel
-
     return [sys.modules[__name__], options, distribute]
 
 
 def main(command: str) -> int:
     """Runs the command for the spec its selector flag names; the exit status."""
-    from tfdialemb.methods.spec import all_specs, get_method  # pylint: disable=import-outside-toplevel
-
     selector = SELECTOR[command]
     names = [spec.name for spec in all_specs(command)]
     if FLAGS[selector].value is None:
@@ -202,16 +219,8 @@ def data_summary(manifest: Dict[str, Any], max_steps: int) -> str:
 def run(spec, params: Dict[str, Any]) -> int:
     """Trains `spec`'s model with `params` on --train_file; the exit status."""
     from tfdialemb.data.build import BuildOptions  # pylint: disable=import-outside-toplevel
-    from tfdialemb.data.examples import make_builder  # pylint: disable=import-outside-toplevel
-    from tfdialemb.cli import Progress, report_error, report_removed  # pylint: disable=import-outside-toplevel
-    from tfdialemb.dialogue import ErrorPolicy  # pylint: disable=import-outside-toplevel
     from tfdialemb.encoders import load_tokenizer  # pylint: disable=import-outside-toplevel
     from tfdialemb.encoders.checkpoint import load_encoder_config  # pylint: disable=import-outside-toplevel
-    from tfdialemb.encoders.config import usable_max_length  # pylint: disable=import-outside-toplevel
-    from tfdialemb.files import (  # pylint: disable=import-outside-toplevel
-        check_writable, directory_lock, remove_leftovers)
-    from tfdialemb.methods.spec import TrainingRun  # pylint: disable=import-outside-toplevel
-    from tfdialemb.model_dir import method_config, write_method_config  # pylint: disable=import-outside-toplevel
     from tfdialemb.training import data  # pylint: disable=import-outside-toplevel
 
     missing = [f"--{n}" for n in ("train_file", "model_dir", "init_checkpoint") if not getattr(FLAGS, n)]
@@ -284,10 +293,7 @@ def _train(spec, params, prepared: PreparedRun) -> int:
     import tensorflow as tf  # pylint: disable=import-outside-toplevel
 
     from tfdialemb.data.pipeline import make_dataset  # pylint: disable=import-outside-toplevel
-    from tfdialemb.cli import report_error  # pylint: disable=import-outside-toplevel
     from tfdialemb.encoders import CheckpointError, load_pretrained  # pylint: disable=import-outside-toplevel
-    from tfdialemb.training.graph_options import (  # pylint: disable=import-outside-toplevel
-        apply_training_graph_options)
     from tfdialemb.training.loop import LoopConfig, NonFiniteError, TrainingLoop  # pylint: disable=import-outside-toplevel
     from tfdialemb.training.optimizer import OptimizerConfig  # pylint: disable=import-outside-toplevel
 
@@ -381,16 +387,16 @@ def _validation(task: str, eval_file: str, tokenizer, config: Dict[str, Any]) ->
     """A validation hook: `task` on `eval_file` with the method's current encoder, embedded with
     the settings evaluation will read from the model directory's method.json."""
     # pylint: disable=import-outside-toplevel
-    from tfdialemb.dialogue_embedder import DialogueEmbedder
-    from tfdialemb.embedder import SentenceEmbedder
-    from tfdialemb.eval.context_response import check_batches, context_response_pairs, evaluate_context_response
-    from tfdialemb.eval.dialogue_embedding import evaluate_dialogue_embeddings, read_labelled_dialogues
+    from tfdialemb.eval.dialogue_embedding import (
+        evaluate_dialogue_embeddings,
+        read_labelled_dialogues,
+    )
     from tfdialemb.eval.probes import evaluate_probes
-    from tfdialemb.inference.context_response import ContextResponseEncoder
     from tfdialemb.eval.sequence_modeling import evaluate_sequence_modeling
     from tfdialemb.eval.tasks import READERS, TASKS
-    from tfdialemb.inference.settings import resolve
-    from tfdialemb.model_dir import recorded_settings
+    from tfdialemb.inference.context_response import ContextResponseEncoder
+    from tfdialemb.inference.dialogue_embedder import DialogueEmbedder
+    from tfdialemb.inference.embedder import SentenceEmbedder
 
     kind = VALIDATION_KINDS[task]
     if kind not in config["inference"] and kind != "sentence":
@@ -440,8 +446,6 @@ def _validation(task: str, eval_file: str, tokenizer, config: Dict[str, Any]) ->
 
 def stray_options(spec, command: str) -> List[str]:
     """Options of the command's other methods given on the command line."""
-    from tfdialemb.methods.spec import all_specs  # pylint: disable=import-outside-toplevel
-
     own = {o.name for o in spec.options}
     return sorted({o.name for s in all_specs(command) for o in s.options
                    if o.name not in own and FLAGS[o.name].present})

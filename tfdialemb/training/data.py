@@ -13,7 +13,7 @@ from tfdialemb.data.examples import ExampleBuilder
 from tfdialemb.data.records import DIALOGUE_LIST, MANIFEST, read_manifest
 from tfdialemb.dialogue import ErrorPolicy, check_input_file
 from tfdialemb.files import file_fingerprint
-from tfdialemb.model_dir import setting_differences
+from tfdialemb.method_record import setting_differences
 from tfdialemb.text import BertTokenizer
 
 

@@ -25,13 +25,13 @@ import tensorflow as tf
 import tf_keras
 
 from tfdialemb.cli import Progress
-from tfdialemb.files import atomic_open
 from tfdialemb.distribute import is_chief
 from tfdialemb.encoders.checkpoint import checkpoint_directory, write_model_files
+from tfdialemb.encoders.mask_dropout import draw_seeds_from
 from tfdialemb.encoders.weights import DAMAGED_CHECKPOINT_ERRORS, CheckpointError
-from tfdialemb.layers.mask_dropout import draw_seeds_from
+from tfdialemb.files import atomic_open
+from tfdialemb.method_record import METHOD_CONFIG
 from tfdialemb.methods.base import Method
-from tfdialemb.model_dir import METHOD_CONFIG
 from tfdialemb.precision import with_loss_scaling
 from tfdialemb.reports import report_json
 from tfdialemb.text import BertTokenizer

@@ -17,13 +17,6 @@ NO_DECAY = ("layer_norm", "LayerNorm", "bias")
 """BERT's convention: no weight decay on layer norms and biases."""
 
 
-THESIS_RELEASED_ADAMW = {"schedule": "one_cycle", "warmup_steps": 0, "amsgrad": True, "no_decay": ("bias",)}
-"""The augmentation thesis' released optimiser, shared by its learners (voorhs/dialogue-augmentation
-mylib/learners/generic.py `BaseLearner.configure_optimizers`): AdamW with AMSGrad, weight decay on
-every parameter but biases (`get_parameter_groups`), the one-cycle schedule (`OneCycle`, which
-warms up by itself: no linear warm-up before it)."""
-
-
 @dataclasses.dataclass(frozen=True)
 class OptimizerConfig:
     """Adam with optional decoupled weight decay, warm-up and linear decay to zero.

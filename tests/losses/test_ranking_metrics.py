@@ -1,7 +1,7 @@
 """In-batch accuracy@k and the sorting quality on hand-worked cases."""
 import numpy as np
 
-from tfdialemb.ranking_metrics import sorting_quality, top_k_hits
+from tfdialemb.losses.ranking_metrics import sorting_quality, top_k_hits
 
 
 def test_top_k_hits_by_hand():

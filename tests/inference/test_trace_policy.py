@@ -3,16 +3,16 @@ on both paths."""
 import numpy as np
 import pytest
 import tensorflow as tf
-
 import tiny_bert
 from tiny_corpus import TOKENIZER, corpus
+
 from tfdialemb.dialogue import role_ids
-from tfdialemb.dialogue_embedder import DialogueEmbedder
-from tfdialemb.embedder import SentenceEmbedder
 from tfdialemb.encoders import Encoder, EncoderConfig
+from tfdialemb.inference.dialogue_embedder import DialogueEmbedder
+from tfdialemb.inference.embedder import SentenceEmbedder
 from tfdialemb.inference.pair_scorer import PairScorer
+from tfdialemb.inference.trace_policy import TraceWhenWorthIt
 from tfdialemb.methods.fgc import FineGrainedContrastModel
-from tfdialemb.trace_policy import TraceWhenWorthIt
 
 
 class Doubler(tf.Module):

@@ -3,10 +3,10 @@ import numpy as np
 import pytest
 import tensorflow as tf
 import tf_keras
-
 import tiny_bert
+
 from tfdialemb.encoders import Encoder, EncoderConfig
-from tfdialemb.layers.mask_dropout import MaskDropout, drop_probability
+from tfdialemb.encoders.mask_dropout import MaskDropout, drop_probability
 
 
 @pytest.mark.parametrize("rate, dtype", [(0.1, tf.float32), (0.1, tf.bfloat16), (0.02, tf.float32)])

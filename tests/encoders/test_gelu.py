@@ -4,7 +4,7 @@ import math
 import numpy as np
 import tensorflow as tf
 
-from tfdialemb.layers.gelu import gelu
+from tfdialemb.encoders.gelu import gelu
 
 POINTS = np.array([-8.0, -3.5, -1.0, -0.25, 0.0, 0.3, 1.0, 2.5, 6.0])
 

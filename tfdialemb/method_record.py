@@ -1,0 +1,114 @@
+"""The record of a model directory (`method.json`, like sentence-transformers' `modules.json`):
+what a training run was, written beside its checkpoints.
+
+Training writes the method and its resolved options, the example builder and its parameters, the
+pre-processing (merged turns, minimum turns, max length, packing separator, casing, special-token
+mapping), the encoder's start and options, the training settings, and per inference kind the
+settings inference must repeat (`tfdialemb.inference_kinds`). Reading it needs no model:
+`tfdialemb.model_dir` rebuilds the trained model from it.
+"""
+import json
+import os
+from typing import Any, Dict, List, Mapping, Optional
+
+from tfdialemb.files import atomic_open
+from tfdialemb.inference_kinds import KIND_SETTINGS
+
+METHOD_CONFIG = "method.json"
+FORMAT_VERSION = 1
+COMPARED_ON_RESUME = ("method", "params", "builder", "preprocessing", "encoder_options")
+"""What a resumed run must share with the run that wrote the directory; training settings
+(steps, learning rate, ...) may change between runs."""
+
+
+def method_config(spec, params: Mapping[str, Any], manifest: Mapping[str, Any], tokenizer,
+                  encoder_options: Mapping[str, Any], training: Mapping[str, Any]) -> Dict[str, Any]:
+    """The `method.json` of a run of `spec` (a `tfdialemb.methods.spec.MethodSpec`) on the build
+    described by `manifest`."""
+    preprocessing = {
+        "merge_consecutive_turns": manifest["merge_consecutive_turns"],
+        "min_turns": manifest["min_turns"],
+        "max_length": manifest["max_length"],
+        "dialogue_separator": manifest.get("dialogue_separator", "[SEP]"),
+        "lower_case": tokenizer.lower_case,
+        "special_tokens": dict(tokenizer.special_tokens),
+    }
+    declared = spec.inference_settings(params)
+    inference = {}
+    for kind in spec.offers:
+        settings = {"max_length": manifest["max_length"]}
+        if "merge_consecutive_turns" in KIND_SETTINGS[kind]:
+            settings["merge_consecutive_turns"] = manifest["merge_consecutive_turns"]
+        settings.update(declared.get(kind, {}))
+        inference[kind] = settings
+    return {
+        "format_version": FORMAT_VERSION,
+        "method": spec.name,
+        "paper": spec.paper,
+        "params": dict(params),
+        "builder": manifest["builder"],
+        "preprocessing": preprocessing,
+        "encoder_options": dict(encoder_options),
+        "training": dict(training),
+        "inference": inference,
+    }
+
+
+def read_method_config(directory: str) -> Optional[Dict[str, Any]]:
+    """The `method.json` of `directory`, or None when it has none (any other checkpoint)."""
+    path = os.path.join(directory, METHOD_CONFIG)
+    if not os.path.isfile(path):
+        return None
+    try:
+        with open(path, encoding="utf-8") as f:
+            config = json.load(f)
+    except (OSError, ValueError) as e:
+        raise ValueError(f"{path}: unreadable ({e})") from None
+    if not isinstance(config, dict) or config.get("format_version") != FORMAT_VERSION:
+        raise ValueError(f"{path}: format_version {config.get('format_version') if isinstance(config, dict) else None} "
+                         f"is not {FORMAT_VERSION}")
+    return config
+
+
+def trained_method_name(directory: str) -> Optional[str]:
+    """The method a tfdialemb model directory was trained with, or None."""
+    config = read_method_config(directory) if directory and os.path.isdir(directory) else None
+    return config["method"] if config else None
+
+
+def write_method_config(directory: str, config: Mapping[str, Any]) -> None:
+    """Writes `config` as DIR/method.json; a directory written by another run must describe the
+    same method, options and build, or a ValueError names what differs."""
+    existing = read_method_config(directory)
+    if existing is not None:
+        differ = setting_differences({key: existing.get(key) for key in COMPARED_ON_RESUME},
+                                     {key: config.get(key) for key in COMPARED_ON_RESUME})
+        if differ:
+            raise ValueError(f"{directory}: holds a model trained otherwise ({'; '.join(differ)}); use a new "
+                             "--model_dir, or the same flags to resume")
+    with atomic_open(os.path.join(directory, METHOD_CONFIG)) as f:
+        f.write(json.dumps(config, indent=2, ensure_ascii=False) + "\n")
+
+
+def setting_differences(there: Mapping[str, Any], now: Mapping[str, Any], prefix: str = "") -> List[str]:
+    """"name: A there, B now" for each setting that differs, nested dictionaries compared key by
+    key (`params.temperature: 0.1 there, 0.2 now`), so a refused resume names only what changed."""
+    differences = []
+    for key in list(there) + [k for k in now if k not in there]:
+        name = f"{prefix}{key}"
+        before, after = there.get(key), now.get(key)
+        if isinstance(before, Mapping) and isinstance(after, Mapping):
+            differences.extend(setting_differences(before, after, f"{name}."))
+        elif before != after:
+            differences.append(f"{name}: {before} there, {after} now")
+    return differences
+
+
+def recorded_settings(config: Mapping[str, Any], kind: str) -> Dict[str, Any]:
+    """The settings `config` records for inference `kind`: the kind's own when the method offers
+    it, else only the pre-processing every dialogue kind repeats."""
+    if kind in config["inference"]:
+        return dict(config["inference"][kind])
+    if "merge_consecutive_turns" not in KIND_SETTINGS[kind]:
+        return {}
+    return {"merge_consecutive_turns": config["preprocessing"]["merge_consecutive_turns"]}
