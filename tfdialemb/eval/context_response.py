@@ -88,6 +88,7 @@ class ContextResponseEvaluator(Evaluator):
                       "batch (the thesis: 128).", lower_bound=2),
                Option("pair_seed", 0, "Seed of the response drawn from each dialogue."))
     primary_metric = "accuracy@5"
+    headline = (("accuracy@1", "accuracy@1"), ("accuracy@5", "accuracy@5"))
 
     def __call__(self, source, eval_file, options):
         encoder = source.runtime(self.kind)

@@ -169,6 +169,10 @@ class DialogueEvaluator(Evaluator):
     options = (LABEL_KEY, PLOT_DIR, Option("runs", 10, "Seeded KMeans runs (lda: LDA fits) and random pairings "
                                            "averaged.", lower_bound=1))
     primary_metric = "purity"
+    headline = (("purity", "DC purity"), ("spearman", "SR Spearman"), ("map", "DR MAP"),
+                ("adjusted_alignment", "alignment"), ("uniformity", "uniformity"))
+    """dial2vec Table 2: domain categorization purity, semantic relatedness Spearman, dialogue retrieval MAP."""
+    per_view = "views"
 
     def check(self, options):
         if not options.label_key:
@@ -182,8 +186,12 @@ class DialogueEvaluator(Evaluator):
 
         if source.assigns:
             assign_views = source.assign_views(captured)
-            metrics = evaluate_dialogue_assignments(
-                eval_file, options.label_key, lambda dialogues: keep_labels(dialogues) or assign_views(dialogues))
+
+            def assign_and_keep(dialogues):
+                keep_labels(dialogues)
+                return assign_views(dialogues)
+
+            metrics = evaluate_dialogue_assignments(eval_file, options.label_key, assign_and_keep)
         else:
             embed_views = source.dialogue_views()
 

@@ -64,5 +64,6 @@ def evaluate_dialogue_sts(path: str, embed: Embed) -> Dict[str, float]:
 class DialogueStsEvaluator(SentenceTaskEvaluator):
     name = "dsts"
     primary_metric = "spearman"
+    headline = (("spearman", "Spearman"), ("pearson", "Pearson"))
     score = staticmethod(evaluate_dialogue_sts)
     read = staticmethod(read_correlated_pairs)

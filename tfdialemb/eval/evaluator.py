@@ -63,6 +63,11 @@ class Evaluator:
     """Setting flag → what to give instead, when the task does not read it."""
     primary_metric: str = ""
     greater_is_better: bool = True
+    headline: Tuple[Tuple[str, str], ...] = ()
+    """(metric key, column name) of the metrics its paper reports under the paper's names, the
+    columns of `evaluate`'s comparison table (default: the primary metric)."""
+    per_view: Optional[str] = None
+    """The key of `metrics` holding one set of metrics per view (or representation): a row each."""
 
     def check(self, options: OptionValues) -> None:
         """A ValueError naming an option value (or combination) the task cannot use."""
@@ -78,6 +83,11 @@ class Evaluator:
         does not validate on this task. `options` hold `label_key`, `seed` and `batch_size`."""
         del eval_file, settings, options
         return None
+
+    def columns(self, metrics: Mapping[str, Any]) -> List[Tuple[str, str]]:
+        """The table's columns for one row's metrics (a task adds those whose keys its flags set)."""
+        del metrics
+        return list(self.headline or ((self.primary_metric, self.primary_metric),))
 
     @property
     def selection(self) -> Tuple[str, str]:

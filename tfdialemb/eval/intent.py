@@ -81,6 +81,7 @@ class IntentEvaluator(ProbeTaskEvaluator):
     kind = "sentence"
     options = ProbeTaskEvaluator.options + (LABEL_KEY, FIT_FILE)
     primary_metric = "accuracy"
+    headline = (("accuracy", "accuracy"), ("macro_f1", "macro F1"))
 
     def check(self, options):
         check_probe_split(options)

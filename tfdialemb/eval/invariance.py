@@ -232,6 +232,12 @@ def evaluate_invariance(path: str, embed: EmbedRepresentations, sampling: str = 
     }
 
 
+def knn_key(metrics: Mapping[str, Any]) -> Optional[str]:
+    """The k-NN accuracy's key in an invariance report's metrics of one representation
+    ("5nn_accuracy" for --invariance_knn=5), or None."""
+    return next((key for key in metrics if key.endswith("nn_accuracy")), None)
+
+
 def probed_layers(values: Sequence[str]) -> List[int]:
     """--hidden_layers as negative ints, or a ValueError naming the bad value."""
     try:
@@ -270,6 +276,13 @@ class InvarianceEvaluator(ProbeTaskEvaluator):
     setting_hints = {"pooling": ": pick the dialogue's pooling with --probe_view"}
     primary_metric = "logreg_accuracy"
     greater_is_better = False
+    headline = (("logreg_accuracy", "LogReg"), ("cosine_centroid_accuracy", "centroid"))
+    per_view = "representations"
+
+    def columns(self, metrics):
+        """LogReg, the --invariance_knn k-NN accuracy, the centroid's."""
+        knn = knn_key(metrics)
+        return [self.headline[0]] + ([(knn, knn.replace("nn_accuracy", "-NN"))] if knn else []) + [self.headline[1]]
 
     def check(self, options):
         probed_layers(options.hidden_layers)

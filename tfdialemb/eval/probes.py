@@ -94,6 +94,11 @@ class DomainProbesEvaluator(ProbeTaskEvaluator):
         Option("ndcg_k", THESIS_K, "The retrieval cut-off of nDCG@k (thesis: 100).", lower_bound=1))
     setting_hints = {"pooling": ": pick the dialogue's pooling with --probe_view"}
     primary_metric = "accuracy"
+    headline = (("accuracy", "accuracy"), ("macro_f1", "macro F1"), ("purity", "purity"), ("v_measure", "V-measure"))
+
+    def columns(self, metrics):
+        """The headline, then nDCG at the --ndcg_k scored."""
+        return list(self.headline) + [(key, key.replace("ndcg", "nDCG")) for key in metrics if key.startswith("ndcg@")]
 
     def check(self, options):
         if not options.label_key:

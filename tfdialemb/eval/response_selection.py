@@ -216,6 +216,8 @@ class ResponseSelectionEvaluator(PairTaskEvaluator):
                                   "instead of leaving them out (as taesunwhang/UMS-ResSel does)."))
     runtime_method = "score"
     primary_metric = "r10@1"
+    headline = (("r10@1", "R10@1"), ("r10@2", "R10@2"), ("r10@5", "R10@5"), ("r2@1", "R2@1"), ("map", "MAP"),
+                ("mrr", "MRR"), ("p@1", "P@1"))
 
     def __call__(self, source, eval_file, options):
         metrics = evaluate_response_selection(eval_file, self.pairs(source, options),
@@ -235,6 +237,8 @@ class PairSimilarityEvaluator(PairTaskEvaluator):
     runtime_method = "represent"
     primary_metric = "ins_similarity"
     greater_is_better = False
+    headline = (("ins_similarity", "Ins"), ("cat_similarity", "Cat"))
+    per_view = "views"
 
     def __call__(self, source, eval_file, options):
         metrics = evaluate_pair_similarity(eval_file, self.pairs(source, options), self.block_size(options))

@@ -115,5 +115,6 @@ def evaluate_semantic_retrieval(path: str, embed: Embed) -> Dict[str, float]:
 class SemanticRetrievalEvaluator(SentenceTaskEvaluator):
     name = "sr"
     primary_metric = "map"
+    headline = (("map", "MAP"), ("mrr", "MRR"), ("p@1", "P@1"), ("p@5", "P@5"), ("r@10", "R@10"))  # Table 2
     score = staticmethod(evaluate_semantic_retrieval)
     read = staticmethod(read_ranked_queries)

@@ -16,6 +16,7 @@ _sequence_model_batch), which `ties="optimistic"` (`--rank_ties=optimistic`) rep
 Every distinct text (the 2-4 before-space variants of each history utterance, the after-space
 text of each candidate) is encoded once, in one call to `encode`.
 """
+import re
 from typing import Dict, Iterable, List, Optional
 
 import numpy as np
@@ -106,6 +107,11 @@ class SequenceModelingEvaluator(CurvedTaskEvaluator):
     options = CurvedTaskEvaluator.options + (
         Option("k_last_rows", None, "c3l modes: only the k last rows of the triangle.", lower_bound=1, kind=int),
         Option("history_lengths", tuple(str(h) for h in range(2, 11)), "History lengths scored.", kind=list))
+
+    def columns(self, metrics):
+        """The average rank per history length scored, then overall."""
+        lengths = sorted(int(m.group(1)) for m in map(re.compile(r"avg_rank_h(\d+)$").match, metrics) if m)
+        return [(f"avg_rank_h{h}", f"avg. rank h={h}") for h in lengths] + [("avg_rank", "avg. rank")]
 
     def score(self, source, eval_file, encode, mode, options):
         try:

@@ -227,6 +227,7 @@ class ShortTermPlanningEvaluator(CurvedTaskEvaluator):
 
     name = "stp"
     options = CurvedTaskEvaluator.options + (SCORER,)
+    headline = tuple((f"hits@{k}", f"hits@{k}") for k in HITS_AT) + (("avg_rank", "avg. rank"),)
 
     def check(self, options):
         if options.curved_mode and options.curved_mode not in MODES:
