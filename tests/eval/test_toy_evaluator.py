@@ -2,9 +2,6 @@
 no edit to the library: the commands run in subprocesses that import this module and register it
 first, as a user's own package would. Its metric is re-derived here turn by turn in plain Python."""
 import json
-import os
-import subprocess
-import sys
 from typing import Callable, List, Sequence, Tuple
 
 import numpy as np
@@ -13,9 +10,8 @@ import pytest
 from tfdialemb.dialogue import Dialogue, Turn, read_dialogues, write_dialogues
 from tfdialemb.eval.evaluator import Evaluator, get_evaluator, register_evaluator, unregister_evaluator
 from tfdialemb.options import Option
+from registered_commands import run_registered
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-TESTS = os.path.dirname(HERE)
 TOY_K = Option("toy_k", 1, "Cut-off of the toy's hits@k.", lower_bound=1)
 
 
@@ -69,23 +65,8 @@ def toy_registered():
     unregister_evaluator(NextTurnHitsEvaluator.name)
 
 
-LAUNCHER = """
-import sys
-sys.path[:0] = [{tests!r}, {here!r}]
-import test_toy_evaluator
-test_toy_evaluator.register_toy()
-from tfdialemb import {command}
-sys.argv = [{command!r}] + sys.argv[1:]
-{command}.run()
-"""
-
-
 def _command(command, *flags, status=0):
-    result = subprocess.run(
-        [sys.executable, "-c", LAUNCHER.format(tests=TESTS, here=HERE, command=command), *flags],
-        capture_output=True, text=True, timeout=300, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
-    assert result.returncode == status, result.stderr[-3000:]
-    return result
+    return run_registered(__file__, command, *flags, status=status)
 
 
 def expected_hits(path, embed, k):
@@ -120,7 +101,8 @@ def test_an_evaluator_defined_in_a_test_runs_through_evaluate_and_training_valid
     write_dialogues(corpus(n=6, seed=7), str(tmp_path / "pairs.jsonl"))
     pairs_file = str(tmp_path / "pairs.jsonl")
 
-    _command("evaluate", "--task=toy_next_turn_hits", f"--eval_file={pairs_file}", f"--init_checkpoint={hf_safetensors_dir}",
+    _command("evaluate", "--task=toy_next_turn_hits", f"--eval_file={pairs_file}",
+             f"--init_checkpoint={hf_safetensors_dir}",
              "--toy_k=2", "--max_length=16", f"--output={tmp_path / 'report.json'}")
     report = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
     untrained = load(hf_safetensors_dir, "sentence", {"max_length": 16})

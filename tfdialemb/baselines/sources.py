@@ -81,7 +81,8 @@ class EncoderSource:
         """A ValueError naming the checkpoint flags it needs or cannot use."""
         has_checkpoint = bool(options.model_dir or options.init_checkpoint or options.saved_model)
         if not cls.uses_encoder and has_checkpoint:
-            raise ValueError(f"--embedding={cls.name} uses no encoder: drop --model_dir/--init_checkpoint/--saved_model")
+            raise ValueError(f"--embedding={cls.name} uses no encoder: "
+                             "drop --model_dir/--init_checkpoint/--saved_model")
         if cls.uses_encoder and not has_checkpoint:
             raise ValueError(f"--embedding={cls.name} needs --model_dir, --init_checkpoint or --saved_model")
 

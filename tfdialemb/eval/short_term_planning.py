@@ -236,5 +236,6 @@ class ShortTermPlanningEvaluator(CurvedTaskEvaluator):
     def score(self, source, eval_file, encode, mode, options):
         scorer = getattr(options, SCORER.name)
         source.embedding.update(c3l_stp_scorer=scorer)
-        return evaluate_short_term_planning(eval_file, encode, mode=mode, speaker_tokens=source.settings["speaker_tokens"],
-                                            scorer=scorer, ties=options.rank_ties)
+        return evaluate_short_term_planning(eval_file, encode, mode=mode,
+                                            speaker_tokens=source.settings["speaker_tokens"], scorer=scorer,
+                                            ties=options.rank_ties)
