@@ -15,6 +15,8 @@ from tfdialemb.files import atomic_open
 from tfdialemb.inference_kinds import KIND_SETTINGS
 
 METHOD_CONFIG = "method.json"
+VALIDATION_HISTORY = "validation.jsonl"
+"""One JSON line per validation of a training run: {"step": N, metric: value, ...}."""
 FORMAT_VERSION = 1
 COMPARED_ON_RESUME = ("method", "params", "builder", "preprocessing", "encoder_options")
 """What a resumed run must share with the run that wrote the directory; training settings

@@ -18,7 +18,8 @@ PAPER, RELEASED = "paper", "released"
 
 @dataclasses.dataclass(frozen=True)
 class Option:
-    """One named value; its type is its default's type (bool, int, float, str)."""
+    """One named value; its type is its default's type (bool, int, float, str), or `list`: a tuple
+    of strings as default, comma-separated on the command line."""
 
     name: str
     default: Any
@@ -52,6 +53,8 @@ class Option:
                                upper_bound=self.upper_bound, flag_values=flag_values)
         elif self.kind is str:
             flags.DEFINE_string(self.name, self.default, text, flag_values=flag_values)
+        elif self.kind is list:
+            flags.DEFINE_list(self.name, list(self.default), text, flag_values=flag_values)
         else:
             raise TypeError(f"option {self.name!r}: unsupported kind {self.kind}")
 

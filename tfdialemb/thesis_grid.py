@@ -36,7 +36,7 @@ from tfdialemb.augment.operations import MODEL_FLAGS, required_model_flags
 from tfdialemb.augment.presets import PRESETS
 from tfdialemb.cli import parse_flags
 from tfdialemb.command_steps import evaluation_metrics, run_once, run_step
-from tfdialemb.eval.table import knn_key
+from tfdialemb.eval.invariance import knn_key
 from tfdialemb.files import atomic_open
 
 FLAGS = flags.FLAGS

@@ -5,9 +5,6 @@ user's own package would.
 """
 import dataclasses
 import json
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -19,9 +16,8 @@ from tfdialemb.data.records import SEQUENCE
 from tfdialemb.methods.base import Method
 from tfdialemb.methods.spec import MethodSpec, register_method, unregister_method
 from tfdialemb.options import Option
+from registered_commands import run_registered
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-TESTS = os.path.dirname(HERE)
 
 
 class NextTurnBuilder(ExampleBuilder):
@@ -91,23 +87,8 @@ def toy_registered():
     unregister_method(NextTurnSpec.name)
 
 
-LAUNCHER = """
-import sys
-sys.path[:0] = [{tests!r}, {here!r}]
-import test_toy_method
-test_toy_method.register_toy()
-from tfdialemb import {command}
-sys.argv = [{command!r}] + sys.argv[1:]
-{command}.run()
-"""
-
-
 def _command(command, *flags):
-    result = subprocess.run(
-        [sys.executable, "-c", LAUNCHER.format(tests=TESTS, here=HERE, command=command), *flags],
-        capture_output=True, text=True, timeout=300, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
-    assert result.returncode == 0, result.stderr[-3000:]
-    return result
+    return run_registered(__file__, command, *flags)
 
 
 def test_a_method_defined_in_a_test_trains_evaluates_and_exports(tmp_path, hf_safetensors_dir):

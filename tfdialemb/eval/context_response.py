@@ -16,7 +16,9 @@ from typing import Dict, List, Sequence, Tuple
 import numpy as np
 
 from tfdialemb.dialogue import drop_short, merge_consecutive_turns, read_dialogues
+from tfdialemb.eval.evaluator import Evaluator, register_evaluator
 from tfdialemb.losses.ranking_metrics import top_k_hits
+from tfdialemb.options import Option
 
 KS = (1, 5)
 
@@ -73,3 +75,32 @@ def evaluate_context_response(path: str, encoder, batch_size: int = 128, seed: i
     check_batches(path, len(contexts), batch_size)
     report = in_batch_accuracy(encoder.embed_contexts(contexts), encoder.embed_responses(responses), batch_size)
     return {**report, "pairs": len(contexts), "batches": -(-len(contexts) // batch_size)}
+
+
+@register_evaluator
+class ContextResponseEvaluator(Evaluator):
+    """`context_response`: in-batch accuracy@1 and @5 of a trained context-response model's
+    projections, one (context, response) pair per dialogue drawn as training draws them."""
+
+    name = "context_response"
+    kind = "context_response"
+    options = (Option("pairs_per_batch", 128, "Pairs per batch, each context ranking every response of its "
+                      "batch (the thesis: 128).", lower_bound=2),
+               Option("pair_seed", 0, "Seed of the response drawn from each dialogue."))
+    primary_metric = "accuracy@5"
+    headline = (("accuracy@1", "accuracy@1"), ("accuracy@5", "accuracy@5"))
+
+    def __call__(self, source, eval_file, options):
+        encoder = source.runtime(self.kind)
+        merge = source.settings["merge_consecutive_turns"]
+        source.embedding.update(context=encoder.context, max_length=encoder.max_length, merge_consecutive_turns=merge)
+        metrics = evaluate_context_response(eval_file, encoder, batch_size=options.pairs_per_batch,
+                                            seed=options.pair_seed, merge_turns=merge)
+        return {"embedding": source.embedding, "metrics": metrics}
+
+    def validation(self, eval_file, settings, options):
+        merge = settings["merge_consecutive_turns"]
+        contexts, _ = context_response_pairs(eval_file, options.seed, merge)
+        check_batches(eval_file, len(contexts), options.batch_size)
+        return lambda runtime: evaluate_context_response(eval_file, runtime, batch_size=options.batch_size,
+                                                         seed=options.seed, merge_turns=merge)

@@ -8,12 +8,18 @@ instead of embedding it (the paper's LDA, Sec. 4.3) gets domain categorization o
 (`evaluate_dialogue_assignments`).
 """
 import dataclasses
+import json
+import os
 from typing import Any, Callable, Dict, Hashable, List, Mapping, Sequence, Union
 
 import numpy as np
 
 from tfdialemb.dialogue import Dialogue, read_dialogues
 from tfdialemb.eval import dialogue_metrics
+from tfdialemb.eval.evaluator import Evaluator, register_evaluator
+from tfdialemb.eval.task_options import LABEL_KEY, PLOT_DIR
+from tfdialemb.method_record import VALIDATION_HISTORY
+from tfdialemb.options import Option
 
 EmbedViews = Callable[[Sequence[Dialogue]], Mapping[str, np.ndarray]]
 """Dialogues in, {view name: float [N, H]} out, one row per dialogue in input order."""
@@ -149,3 +155,89 @@ def evaluate_dialogue_embeddings(path: str, label_key: str, embed_views: EmbedVi
                                      alignment_variant=alignment_variant)
                   for name, embeddings in views.items()},
     }
+
+
+@register_evaluator
+class DialogueEvaluator(Evaluator):
+    """`dialogue`: dial2vec's metrics of every view of the dialogue embedding (or LDA's topic
+    assignments), plus a 2-D projection per view under --plot_dir and, for a model directory
+    holding a validation history with alignment and uniformity, its trajectory over training."""
+
+    name = "dialogue"
+    kind = "dialogue"
+    embeddings = ("encoder", "glove", "tfidf", "lda", "doc2vec", "plm_mean", "utterance_average")
+    options = (LABEL_KEY, PLOT_DIR, Option("runs", 10, "Seeded KMeans runs (lda: LDA fits) and random pairings "
+                                           "averaged.", lower_bound=1))
+    primary_metric = "purity"
+    headline = (("purity", "DC purity"), ("spearman", "SR Spearman"), ("map", "DR MAP"),
+                ("adjusted_alignment", "alignment"), ("uniformity", "uniformity"))
+    """dial2vec Table 2: domain categorization purity, semantic relatedness Spearman, dialogue retrieval MAP."""
+    per_view = "views"
+
+    def check(self, options):
+        if not options.label_key:
+            raise ValueError(f"--task={self.name} needs --label_key (the key of `labels` naming the domain)")
+
+    def __call__(self, source, eval_file, options):
+        captured = {}
+
+        def keep_labels(dialogues):
+            captured["labels"] = [d.labels[options.label_key] for d in dialogues]
+
+        if source.assigns:
+            assign_views = source.assign_views(captured)
+
+            def assign_and_keep(dialogues):
+                keep_labels(dialogues)
+                return assign_views(dialogues)
+
+            metrics = evaluate_dialogue_assignments(eval_file, options.label_key, assign_and_keep)
+        else:
+            embed_views = source.dialogue_views()
+
+            def embed_and_keep(dialogues):
+                captured["views"] = embed_views(dialogues)
+                keep_labels(dialogues)
+                return captured["views"]
+
+            metrics = evaluate_dialogue_embeddings(eval_file, options.label_key, embed_and_keep,
+                                                   runs=options.runs, spearman_repeats=options.runs)
+        report = {"label_key": options.label_key, "embedding": source.embedding, "metrics": metrics}
+        if options.plot_dir:
+            report["plots"] = self.plots(source, captured, metrics, options)
+        return report
+
+    @staticmethod
+    def plots(source, captured: dict, metrics: dict, options) -> List[str]:
+        """The projection of each view and the alignment-uniformity trajectory; the paths written."""
+        from tfdialemb.eval import plots  # pylint: disable=import-outside-toplevel  (matplotlib)
+
+        written = []
+        for view, vectors in captured["views"].items():
+            path = os.path.join(options.plot_dir, f"projection-{view}.png")
+            plots.plot_projection(vectors, captured["labels"], path, title=f"{view} ({source.name})")
+            written.append(path)
+        history = os.path.join(source.model.directory, VALIDATION_HISTORY) if source.model else ""
+        if options.model_dir and os.path.isfile(history):
+            with open(history, encoding="utf-8") as f:
+                points = [row for row in map(json.loads, f)  # an undefined value is null
+                          if row.get("adjusted_alignment") is not None and row.get("uniformity") is not None]
+            if points:
+                path = os.path.join(options.plot_dir, "alignment_uniformity.png")
+                # The trajectory follows the embedding the model serves (the validation's).
+                final = [{"label": f"final {view}", **values} for view, values in metrics["views"].items()
+                         if view == source.settings.get("dialogue_pooling")]
+                plots.plot_alignment_uniformity(points, path, labelled_points=final)
+                written.append(path)
+        return written
+
+    def validation(self, eval_file, settings, options):
+        read_labelled_dialogues(eval_file, options.label_key)
+        pooling = settings["dialogue_pooling"]
+
+        def score(runtime):
+            report = evaluate_dialogue_embeddings(
+                eval_file, options.label_key, lambda dialogues: {pooling: runtime.embed(dialogues)[pooling]}, runs=3)
+            return report["views"][pooling]
+
+        return score

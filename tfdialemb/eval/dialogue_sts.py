@@ -15,7 +15,9 @@ import numpy as np
 from tfdialemb.converters.dialoguecse_eval import MAX_SCORE, MIN_SCORE, convert_sts
 from tfdialemb.dialogue import DialogueFormatError
 from tfdialemb.eval import metrics
+from tfdialemb.eval.evaluator import register_evaluator
 from tfdialemb.eval.inputs import Embed, embed_distinct, read_eval_records
+from tfdialemb.eval.sentence_task import SentenceTaskEvaluator
 from tfdialemb.similarity import cosine_matrix
 
 
@@ -56,3 +58,12 @@ def evaluate_dialogue_sts(path: str, embed: Embed) -> Dict[str, float]:
     return {"spearman": metrics.spearman(gold, predicted),
             "pearson": metrics.pearson(gold, predicted),
             "pairs": len(pairs)}
+
+
+@register_evaluator
+class DialogueStsEvaluator(SentenceTaskEvaluator):
+    name = "dsts"
+    primary_metric = "spearman"
+    headline = (("spearman", "Spearman"), ("pearson", "Pearson"))
+    score = staticmethod(evaluate_dialogue_sts)
+    read = staticmethod(read_correlated_pairs)

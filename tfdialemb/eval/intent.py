@@ -21,7 +21,10 @@ from tfdialemb.dialogue import read_dialogues
 from tfdialemb.eval import classifier_probes
 from tfdialemb.eval.dialogue_embedding import checked_label
 from tfdialemb.eval.inputs import embed_distinct
+from tfdialemb.eval.evaluator import register_evaluator
 from tfdialemb.eval.probe_split import DEFAULT_TEST_FRACTION, probe_parts, split_codes
+from tfdialemb.eval.probe_task import ProbeTaskEvaluator
+from tfdialemb.eval.task_options import FIT_FILE, LABEL_KEY, check_probe_split
 
 DEFAULT_LABEL_KEY = "intent"
 
@@ -67,3 +70,35 @@ def evaluate_intent(eval_path: str, embed: Callable[[Sequence[str]], np.ndarray]
                         "test_utterances": len(test_codes),
                         "intents": int(max(fit_codes.max(), test_codes.max())) + 1,
                         "skipped_unlabelled": skipped}}
+
+
+@register_evaluator
+class IntentEvaluator(ProbeTaskEvaluator):
+    """`intent`: utterances classified with the sentence embedding (--pooling), every turn labelled by
+    its own field --label_key (default intent) or else by its dialogue's labels[--label_key]."""
+
+    name = "intent"
+    kind = "sentence"
+    options = ProbeTaskEvaluator.options + (LABEL_KEY, FIT_FILE)
+    primary_metric = "accuracy"
+    headline = (("accuracy", "accuracy"), ("macro_f1", "macro F1"))
+
+    def check(self, options):
+        check_probe_split(options)
+
+    def probe(self, source, eval_file, options):
+        encode = source.sentences()
+        label_key = options.label_key or DEFAULT_LABEL_KEY
+        source.embedding.update(pooling=source.settings["pooling"], max_length=source.settings["max_length"])
+        embedded = {}
+
+        def embed_texts(texts):
+            vectors = encode(texts)
+            embedded.update(zip(texts, vectors))
+            return vectors
+
+        result = evaluate_intent(eval_file, embed_texts, label_key=label_key, fit_path=options.fit_file,
+                                 test_fraction=options.probe_test_fraction, seed=options.probe_seed)
+        texts, labels, _, _ = read_utterances(eval_file, label_key)
+        return {"label_key": label_key, "embedding": source.embedding, **result}, (
+            np.stack([embedded[text] for text in texts]), labels)

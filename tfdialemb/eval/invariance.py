@@ -47,8 +47,12 @@ from tfdialemb.dialogue import Dialogue, read_dialogues
 from tfdialemb.eval import classifier_probes
 from tfdialemb.eval.dialogue_embedding import checked_views
 from tfdialemb.eval.dialogue_metrics import unit_rows
+from tfdialemb.eval.evaluator import register_evaluator
 from tfdialemb.eval.probe_split import DEFAULT_TEST_FRACTION, held_out_split
+from tfdialemb.eval.probe_task import ProbeTaskEvaluator
+from tfdialemb.eval.task_options import PROBE_VIEW, probe_view
 from tfdialemb.layers.dialogue_views import hidden_state_name
+from tfdialemb.options import Option
 
 NONE = "none"
 CLASSES = (NONE,) + tuple(op for op in OPERATIONS if op != "translate")
@@ -226,3 +230,77 @@ def evaluate_invariance(path: str, embed: EmbedRepresentations, sampling: str = 
             "representations": {name: probes(x) for name, x in representations.items()},
         },
     }
+
+
+def knn_key(metrics: Mapping[str, Any]) -> Optional[str]:
+    """The k-NN accuracy's key in an invariance report's metrics of one representation
+    ("5nn_accuracy" for --invariance_knn=5), or None."""
+    return next((key for key in metrics if key.endswith("nn_accuracy")), None)
+
+
+def probed_layers(values: Sequence[str]) -> List[int]:
+    """--hidden_layers as negative ints, or a ValueError naming the bad value."""
+    try:
+        layers = [int(value) for value in values]
+    except ValueError:
+        raise ValueError(f"--hidden_layers must be negative integers such as -2,-3,-4, got {values}") from None
+    if any(layer >= 0 for layer in layers):
+        raise ValueError(f"--hidden_layers counts from the top: -1 is the last layer, got {values}")
+    return layers
+
+
+@register_evaluator
+class InvarianceEvaluator(ProbeTaskEvaluator):
+    """`invariance`: each view's augmentation predicted from the final embedding (the --probe_view)
+    and the hidden states --hidden_layers; lower accuracy is more invariant."""
+
+    name = "invariance"
+    kind = "dialogue"
+    reads = "augmented_file"
+    reads_description = "originals and their views"
+    options = ProbeTaskEvaluator.options + (
+        PROBE_VIEW,
+        Option("augmented_file", None, "Canonical JSONL of originals and their augmented views "
+               "(`python -m tfdialemb.augment`).", kind=str),
+        Option("hidden_layers", ("-2", "-3", "-4"), "The lower layers probed besides the final embedding, counted "
+               "from the top (-1 the last; thesis Table 5: -2,-3,-4); empty: none.", kind=list),
+        Option("hidden_state_pooling", "mean", "Pool a hidden layer by mean whatever the view (the released "
+               "embed_domain_dataset.py's hidden_state[k]), or as --probe_view does the last (view).",
+               choices=HIDDEN_STATE_POOLINGS),
+        Option("invariance_embeddings", "raw", "Fit logistic regression and k-NN on the raw embeddings (released "
+               "scatter-analysis.py dump_scores) or on L2-normalised ones.", choices=EMBEDDINGS),
+        Option("invariance_sampling", "released", "released (one view drawn per source dialogue, "
+               "scatter-analysis.py aug_prediction) or all_views (every view, split by source); both use only "
+               "sources with a view of every class.", choices=SAMPLINGS),
+        Option("invariance_knn", THESIS_K, "Neighbours of the k-NN probe (thesis Tables 4-5: 5).", lower_bound=1))
+    setting_hints = {"pooling": ": pick the dialogue's pooling with --probe_view"}
+    primary_metric = "logreg_accuracy"
+    greater_is_better = False
+    headline = (("logreg_accuracy", "LogReg"), ("cosine_centroid_accuracy", "centroid"))
+    per_view = "representations"
+
+    def columns(self, metrics):
+        """LogReg, the --invariance_knn k-NN accuracy, the centroid's."""
+        knn = knn_key(metrics)
+        return [self.headline[0]] + ([(knn, knn.replace("nn_accuracy", "-NN"))] if knn else []) + [self.headline[1]]
+
+    def check(self, options):
+        probed_layers(options.hidden_layers)
+
+    def probe(self, source, eval_file, options):
+        layers = probed_layers(options.hidden_layers)
+        embed_views = source.dialogue_views(hidden_layers=layers)
+        view = probe_view(options, source.settings)
+        source.embedding.update(view=view, hidden_layers=layers,
+                                hidden_state_pooling=layer_pooling(view, options.hidden_state_pooling))
+        evaluated = []
+
+        def embed_representations(dialogues):
+            probed = representations(embed_views(dialogues), view, layers, options.hidden_state_pooling)
+            evaluated.append((probed["embedding"], [view_class(d) for d in dialogues]))
+            return probed
+
+        result = evaluate_invariance(eval_file, embed_representations, sampling=options.invariance_sampling,
+                                     test_fraction=options.probe_test_fraction, seed=options.probe_seed,
+                                     k=options.invariance_knn, embeddings=options.invariance_embeddings)
+        return {"embedding": source.embedding, **result}, evaluated[0]

@@ -31,7 +31,11 @@ from tfdialemb.eval import classifier_probes
 from tfdialemb.eval.dialogue_embedding import read_labelled_dialogues
 from tfdialemb.eval.dialogue_metrics import purity, unit_rows
 from tfdialemb.eval.ndcg import THESIS_K, retrieval_ndcg
+from tfdialemb.eval.evaluator import register_evaluator
 from tfdialemb.eval.probe_split import DEFAULT_TEST_FRACTION, probe_parts, split_codes
+from tfdialemb.eval.probe_task import ProbeTaskEvaluator
+from tfdialemb.eval.task_options import FIT_FILE, LABEL_KEY, PROBE_VIEW, check_probe_split, probe_view
+from tfdialemb.options import Option
 
 EmbedDialogues = Callable[[Sequence[Dialogue]], np.ndarray]
 """Dialogues in, one embedding row per dialogue out, in input order."""
@@ -76,3 +80,49 @@ def evaluate_probes(eval_path: str, label_key: str, embed: EmbedDialogues, fit_p
             "metrics": {"fit_dialogues": len(parts.fit_x), "test_dialogues": len(parts.test_x),
                         "skipped_unlabelled": evaluated.skipped_unlabelled,
                         **domain_probes(parts.fit_x, parts.fit_labels, parts.test_x, parts.test_labels, k=k)}}
+
+
+@register_evaluator
+class DomainProbesEvaluator(ProbeTaskEvaluator):
+    """`probes`: the domain probes of the dialogue embedding's --probe_view (the whole dialogue as
+    one sequence), fitted on --fit_file or on the rest of a seeded split of the eval file."""
+
+    name = "probes"
+    kind = "dialogue"
+    options = ProbeTaskEvaluator.options + (
+        LABEL_KEY, FIT_FILE, PROBE_VIEW,
+        Option("ndcg_k", THESIS_K, "The retrieval cut-off of nDCG@k (thesis: 100).", lower_bound=1))
+    setting_hints = {"pooling": ": pick the dialogue's pooling with --probe_view"}
+    primary_metric = "accuracy"
+    headline = (("accuracy", "accuracy"), ("macro_f1", "macro F1"), ("purity", "purity"), ("v_measure", "V-measure"))
+
+    def columns(self, metrics):
+        """The headline, then nDCG at the --ndcg_k scored."""
+        return list(self.headline) + [(key, key.replace("ndcg", "nDCG")) for key in metrics if key.startswith("ndcg@")]
+
+    def check(self, options):
+        if not options.label_key:
+            raise ValueError(f"--task={self.name} needs --label_key (the key of `labels` naming the domain)")
+        check_probe_split(options)
+
+    def probe(self, source, eval_file, options):
+        embed_views = source.dialogue_views()
+        view = probe_view(options, source.settings)
+        source.embedding.update(view=view)
+        evaluated = []
+
+        def embed(dialogues):
+            vectors = embed_views(dialogues)[view]
+            evaluated.append((vectors, [d.labels[options.label_key] for d in dialogues]))
+            return vectors
+
+        result = evaluate_probes(eval_file, options.label_key, embed, fit_path=options.fit_file, k=options.ndcg_k,
+                                 test_fraction=options.probe_test_fraction, seed=options.probe_seed)
+        return {"label_key": options.label_key, "embedding": source.embedding, **result}, evaluated[0]
+
+    def validation(self, eval_file, settings, options):
+        read_labelled_dialogues(eval_file, options.label_key)
+        pooling = settings["dialogue_pooling"]
+        return lambda runtime: evaluate_probes(eval_file, options.label_key,
+                                               lambda dialogues: runtime.embed(dialogues)[pooling],
+                                               seed=options.seed)["metrics"]

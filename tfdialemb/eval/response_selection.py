@@ -37,7 +37,9 @@ import numpy as np
 from tfdialemb.converters.response_selection import BLOCK_SIZE, convert_response_selection
 from tfdialemb.dialogue import DialogueFormatError
 from tfdialemb.eval import metrics
+from tfdialemb.eval.evaluator import Evaluator, register_evaluator
 from tfdialemb.eval.inputs import is_jsonl, read_eval_records
+from tfdialemb.options import Option
 
 RECALL_AT = (1, 2, 5)
 Score = Callable[[Sequence[Sequence[str]], Sequence[str]], np.ndarray]
@@ -179,3 +181,65 @@ def evaluate_pair_similarity(path: str, represent: Represent, block_size: Option
         }
     return {"views": views, "blocks": len(blocks), "same_context_pairs": sum(n * (n - 1) // 2 for n in sizes),
             "positive_pairs": int(labels.sum()), "negative_pairs": int((labels == 0).sum())}
+
+
+class PairTaskEvaluator(Evaluator):
+    """A trained cross-encoder (an `fgc` model's head, its recorded --fgc_input) over each context's
+    block of candidates."""
+
+    kind = "selection"
+    runtime_method = ""
+    """The PairScorer method run over the pairs: score or represent."""
+
+    def pairs(self, source, options):
+        """run_pairs(contexts, responses) with the model's runtime, loaded when first called."""
+        def run_pairs(contexts, responses):
+            scorer = source.runtime(self.kind)
+            source.embedding.update(fgc_input=source.settings["fgc_input"], max_length=scorer.max_length)
+            return getattr(scorer, self.runtime_method)(contexts, responses, batch_size=options.batch_size,
+                                                        on_batch=source.progress(len(responses), "pairs"))
+        return run_pairs
+
+    @staticmethod
+    def block_size(options) -> Optional[int]:
+        """--block_size when given; else a converted file's blocks, or the released files' 10."""
+        return options.block_size if BLOCK_SIZE.name in options.given else None
+
+
+@register_evaluator
+class ResponseSelectionEvaluator(PairTaskEvaluator):
+    """`response_selection`: r10@1, r10@2, r10@5, r2@1, map, mrr, p@1 of the scores of each block's
+    candidates; blocks without a positive are left out and counted unless --keep_empty_blocks."""
+
+    name = "response_selection"
+    options = (BLOCK_SIZE, Option("keep_empty_blocks", False, "Score candidate blocks without a positive as 0 "
+                                  "instead of leaving them out (as taesunwhang/UMS-ResSel does)."))
+    runtime_method = "score"
+    primary_metric = "r10@1"
+    headline = (("r10@1", "R10@1"), ("r10@2", "R10@2"), ("r10@5", "R10@5"), ("r2@1", "R2@1"), ("map", "MAP"),
+                ("mrr", "MRR"), ("p@1", "P@1"))
+
+    def __call__(self, source, eval_file, options):
+        metrics = evaluate_response_selection(eval_file, self.pairs(source, options),
+                                              keep_empty_blocks=options.keep_empty_blocks,
+                                              block_size=self.block_size(options))
+        return {"embedding": source.embedding, "metrics": metrics}
+
+
+@register_evaluator
+class PairSimilarityEvaluator(PairTaskEvaluator):
+    """`fgc_similarity`, FGC's Table 7: the mean cosine of the pair representations (s_[CLS] and the
+    projection z) between candidates of one context (Ins, lower: the candidates told apart) and
+    between all positive and all negative pairs (Cat)."""
+
+    name = "fgc_similarity"
+    options = (BLOCK_SIZE,)
+    runtime_method = "represent"
+    primary_metric = "ins_similarity"
+    greater_is_better = False
+    headline = (("ins_similarity", "Ins"), ("cat_similarity", "Cat"))
+    per_view = "views"
+
+    def __call__(self, source, eval_file, options):
+        metrics = evaluate_pair_similarity(eval_file, self.pairs(source, options), self.block_size(options))
+        return {"embedding": source.embedding, "metrics": metrics}

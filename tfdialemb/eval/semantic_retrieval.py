@@ -21,7 +21,9 @@ import numpy as np
 from tfdialemb.converters.dialoguecse_eval import convert_sr
 from tfdialemb.dialogue import Dialogue, DialogueFormatError
 from tfdialemb.eval import metrics
+from tfdialemb.eval.evaluator import register_evaluator
 from tfdialemb.eval.inputs import Embed, embed_distinct, read_eval_records
+from tfdialemb.eval.sentence_task import SentenceTaskEvaluator
 from tfdialemb.similarity import cosine_matrix
 
 PRECISION_AT = (1, 2, 5, 10)
@@ -107,3 +109,12 @@ def evaluate_semantic_retrieval(path: str, embed: Embed) -> Dict[str, float]:
                for name, metric in RANKING_METRICS.items()}
     results.update(queries=len(queries), skipped_queries=skipped)
     return results
+
+
+@register_evaluator
+class SemanticRetrievalEvaluator(SentenceTaskEvaluator):
+    name = "sr"
+    primary_metric = "map"
+    headline = (("map", "MAP"), ("mrr", "MRR"), ("p@1", "P@1"), ("p@5", "P@5"), ("r@10", "R@10"))  # Table 2
+    score = staticmethod(evaluate_semantic_retrieval)
+    read = staticmethod(read_ranked_queries)

@@ -16,6 +16,7 @@ _sequence_model_batch), which `ties="optimistic"` (`--rank_ties=optimistic`) rep
 Every distinct text (the 2-4 before-space variants of each history utterance, the after-space
 text of each candidate) is encoded once, in one call to `encode`.
 """
+import re
 from typing import Dict, Iterable, List, Optional
 
 import numpy as np
@@ -23,9 +24,12 @@ import numpy as np
 from tfdialemb.text.curved_format import after_text
 from tfdialemb.dialogue import merge_consecutive_turns, read_dialogues
 from tfdialemb.eval import metrics
+from tfdialemb.eval.curved_task import CurvedTaskEvaluator
+from tfdialemb.eval.evaluator import register_evaluator
 from tfdialemb.eval.inputs import embed_distinct
 from tfdialemb.inference.sequence_scorer import (Encode, SequenceScorer, before_variants,
                                                  check_mode)
+from tfdialemb.options import Option
 
 
 def _history_lengths(history_lengths: Iterable[int], mode: str) -> List[int]:
@@ -92,3 +96,35 @@ def evaluate_sequence_modeling(path: str, encode: Encode, mode: str = "c3l",
     results["avg_rank"] = float(np.mean([results[f"avg_rank_h{h}"] for h in depths]))
     results["single_candidate_lengths"] = sum(reached[h] == 1 for h in lengths)
     return results
+
+
+@register_evaluator
+class SequenceModelingEvaluator(CurvedTaskEvaluator):
+    """`sequence_modeling`: the average rank of the true next utterance among all next utterances at
+    the same history length, per --history_lengths and overall."""
+
+    name = "sequence_modeling"
+    options = CurvedTaskEvaluator.options + (
+        Option("k_last_rows", None, "c3l modes: only the k last rows of the triangle.", lower_bound=1, kind=int),
+        Option("history_lengths", tuple(str(h) for h in range(2, 11)), "History lengths scored.", kind=list))
+
+    def columns(self, metrics):
+        """The average rank per history length scored, then overall."""
+        lengths = sorted(int(m.group(1)) for m in map(re.compile(r"avg_rank_h(\d+)$").match, metrics) if m)
+        return [(f"avg_rank_h{h}", f"avg. rank h={h}") for h in lengths] + [("avg_rank", "avg. rank")]
+
+    def score(self, source, eval_file, encode, mode, options):
+        try:
+            lengths = [int(h) for h in options.history_lengths]
+        except ValueError:
+            raise ValueError(f"--history_lengths must be integers, got {options.history_lengths}") from None
+        merge = source.settings["merge_consecutive_turns"]
+        source.embedding.update(k_last_rows=options.k_last_rows, merge_consecutive_turns=merge)
+        return evaluate_sequence_modeling(eval_file, encode, mode=mode, k_last_rows=options.k_last_rows,
+                                          history_lengths=lengths, speaker_tokens=source.settings["speaker_tokens"],
+                                          merge_turns=merge, ties=options.rank_ties)
+
+    def validation(self, eval_file, settings, options):
+        return lambda runtime: evaluate_sequence_modeling(eval_file, runtime.embed, mode=settings["curved"],
+                                                          speaker_tokens=settings["speaker_tokens"],
+                                                          merge_turns=settings["merge_consecutive_turns"])

@@ -34,6 +34,8 @@ import numpy as np
 
 from tfdialemb.text.curved_format import after_text, before_text, speaker_token
 from tfdialemb.dialogue import DialogueFormatError, ErrorPolicy, iter_lines
+from tfdialemb.eval.curved_task import CurvedTaskEvaluator
+from tfdialemb.eval.evaluator import register_evaluator
 from tfdialemb.eval.inputs import embed_distinct
 from tfdialemb.eval.metrics import PESSIMISTIC, check_ties, rank_of
 from tfdialemb.inference.sequence_scorer import SPACES, Encode
@@ -216,3 +218,24 @@ def evaluate_short_term_planning(path: str, encode: Encode, mode: str = "c3l",
     results.update(records=sum(len(group) for group in ranks.values()),
                    dropped_distractors=dropped, distractor_sources=sorted(sources))
     return results
+
+
+@register_evaluator
+class ShortTermPlanningEvaluator(CurvedTaskEvaluator):
+    """`stp`: hits@5/10/25/50 and the average rank of the true next utterance towards a goal, on a
+    set built by `python -m data_prep.build_stp_set`."""
+
+    name = "stp"
+    options = CurvedTaskEvaluator.options + (SCORER,)
+    headline = tuple((f"hits@{k}", f"hits@{k}") for k in HITS_AT) + (("avg_rank", "avg. rank"),)
+
+    def check(self, options):
+        if options.curved_mode and options.curved_mode not in MODES:
+            raise ValueError(f"--task=stp scores with --curved_mode in {', '.join(MODES)}, not {options.curved_mode}")
+
+    def score(self, source, eval_file, encode, mode, options):
+        scorer = getattr(options, SCORER.name)
+        source.embedding.update(c3l_stp_scorer=scorer)
+        return evaluate_short_term_planning(eval_file, encode, mode=mode,
+                                            speaker_tokens=source.settings["speaker_tokens"], scorer=scorer,
+                                            ties=options.rank_ties)

@@ -19,11 +19,7 @@ from tfdialemb.cli import Progress, report_error, report_removed
 from tfdialemb.data.examples import make_builder
 from tfdialemb.dialogue import ErrorPolicy
 from tfdialemb.encoders.config import usable_max_length
-from tfdialemb.eval.context_response import (
-    check_batches,
-    context_response_pairs,
-    evaluate_context_response,
-)
+from tfdialemb.eval.evaluator import OptionValues, get_evaluator, validation_tasks
 from tfdialemb.files import check_writable, directory_lock, remove_leftovers
 from tfdialemb.inference_kinds import (
     MAX_LENGTH,
@@ -37,20 +33,11 @@ from tfdialemb.method_record import (
     recorded_settings,
     write_method_config,
 )
-from tfdialemb.methods.spec import TrainingRun, all_specs, get_method
+from tfdialemb.methods.spec import HEAD_KINDS, TrainingRun, all_specs, get_method
 from tfdialemb.options import define_all
 from tfdialemb.training.graph_options import apply_training_graph_options
 
 FLAGS = flags.FLAGS
-VALIDATION_KINDS = {"sr": "sentence", "dsts": "sentence", "dialogue": "dialogue", "probes": "dialogue",
-                    "sequence_modeling": "triple", "context_response": "context_response"}
-"""Validation task → the inference kind whose recorded settings embed its texts."""
-SELECTION_METRICS = {"sr": ("map", "max"), "dsts": ("spearman", "max"), "dialogue": ("purity", "max"),
-                     "probes": ("accuracy", "max"), "sequence_modeling": ("avg_rank", "min"),
-                     "context_response": ("accuracy@5", "max")}
-"""Validation task → the metric that selects the best weights, and which way is better (the
-triple-encoders paper selects on the validation set's average rank; the augmentation thesis reports
-its domain classification first, and the released learner validates with these probes)."""
 SELECTOR = {"train": "method", "pretrain": "objective"}
 """The flag that names the spec, per command."""
 SELECTOR_DEFAULTS = {"train": None, "pretrain": "mlm"}
@@ -98,8 +85,9 @@ def define_flags(command: str) -> None:
                          "TensorBoard (MODEL_DIR/train), every N steps.", lower_bound=1)
     flags.DEFINE_integer("num_shards", 4, "Shards when building --train_file (>= number of workers).",
                          lower_bound=1)
-    flags.DEFINE_enum("validate_task", "sr", sorted(VALIDATION_KINDS),
-                      "Validation task (with --validate_file); dialogue: dial2vec's metrics of the "
+    flags.DEFINE_enum("validate_task", "sr", validation_tasks(),
+                      "Validation task (with --validate_file), an evaluator of `evaluate` (its primary metric "
+                      "keeps the best weights); dialogue: dial2vec's metrics of the "
                       "dialogue embedding the method serves, labels[--validate_label_key] the domain; "
                       "probes: the augmentation thesis' domain probes of that embedding (logistic regression "
                       "accuracy, KMeans purity, nDCG@100), a seeded quarter of the file held out; "
@@ -343,7 +331,7 @@ def _train(spec, params, prepared: PreparedRun) -> int:
                                      "weight_decay": FLAGS.weight_decay, **spec.optimizer_settings(params)}),
         checkpoint_every=FLAGS.checkpoint_every, log_every=FLAGS.log_every,
         validate_every=FLAGS.validate_every, jit_compile=FLAGS.jit_compile,
-        keep_best=SELECTION_METRICS[FLAGS.validate_task] if validate else None, seed=FLAGS.seed)
+        keep_best=get_evaluator(FLAGS.validate_task).selection if validate else None, seed=FLAGS.seed)
     print(f"building the {spec.name} model from {FLAGS.init_checkpoint}", flush=True)
     try:
         loop = TrainingLoop(prepared.strategy, build_method, dataset_fn, tokenizer, loop_config, validate)
@@ -384,62 +372,27 @@ def merge_auxiliary(dataset, auxiliary_dataset):
 
 
 def _validation(task: str, eval_file: str, tokenizer, config: Dict[str, Any]) -> Callable:
-    """A validation hook: `task` on `eval_file` with the method's current encoder, embedded with
-    the settings evaluation will read from the model directory's method.json."""
-    # pylint: disable=import-outside-toplevel
-    from tfdialemb.eval.dialogue_embedding import (
-        evaluate_dialogue_embeddings,
-        read_labelled_dialogues,
-    )
-    from tfdialemb.eval.probes import evaluate_probes
-    from tfdialemb.eval.sequence_modeling import evaluate_sequence_modeling
-    from tfdialemb.eval.tasks import READERS, TASKS
-    from tfdialemb.inference.context_response import ContextResponseEncoder
-    from tfdialemb.inference.dialogue_embedder import DialogueEmbedder
-    from tfdialemb.inference.embedder import SentenceEmbedder
+    """A validation hook: the evaluator of `task` on `eval_file` with the method's current model,
+    embedded with the settings evaluation will read from the model directory's method.json."""
+    from tfdialemb.inference.kinds import RUNTIMES  # pylint: disable=import-outside-toplevel  (Model Garden)
 
-    kind = VALIDATION_KINDS[task]
+    evaluator = get_evaluator(task)
+    kind = evaluator.kind
     if kind not in config["inference"] and kind != "sentence":
         raise ValueError(f"--validate_task={task} embeds with a {kind} model; {config['method']} offers "
                          f"{', '.join(config['inference']) or 'sentence embeddings only'}")
     settings, _ = resolve(kind, recorded_settings(config, kind), {}, FLAGS.model_dir)
-    # A set that cannot be scored fails now, not after training.
-    if task in ("dialogue", "probes"):
-        read_labelled_dialogues(eval_file, FLAGS.validate_label_key)
-    elif task == "context_response":
-        contexts, _ = context_response_pairs(eval_file, FLAGS.seed, settings["merge_consecutive_turns"])
-        check_batches(eval_file, len(contexts), FLAGS.batch_size)
-    elif task in READERS:
-        READERS[task](eval_file)
-    embedders: Dict[int, Any] = {}
-    embedder_class = DialogueEmbedder if kind == "dialogue" else SentenceEmbedder
+    options = OptionValues({"label_key": FLAGS.validate_label_key, "seed": FLAGS.seed, "batch_size": FLAGS.batch_size})
+    score = evaluator.validation(eval_file, settings, options)  # a set that cannot be scored fails now
+    runtimes: Dict[int, Any] = {}
 
     def validate(method, step):
         del step
-        if task == "context_response":
-            # The method's own projectors, traced once per model.
-            if id(method) not in embedders:
-                embedders[id(method)] = ContextResponseEncoder.from_settings(method, tokenizer, settings)
-            return evaluate_context_response(eval_file, embedders[id(method)], batch_size=FLAGS.batch_size,
-                                             seed=FLAGS.seed, merge_turns=settings["merge_consecutive_turns"])
-        # One embedder per encoder, so its graph is traced once, not at every validation.
-        if id(method.encoder) not in embedders:
-            embedders[id(method.encoder)] = embedder_class.from_settings(method.encoder, tokenizer, settings)
-        embedder = embedders[id(method.encoder)]
-        if task == "sequence_modeling":
-            return evaluate_sequence_modeling(eval_file, embedder.embed, mode=settings["curved"],
-                                              speaker_tokens=settings["speaker_tokens"],
-                                              merge_turns=settings["merge_consecutive_turns"])
-        if task not in ("dialogue", "probes"):
-            return TASKS[task](eval_file, embedder.embed)
-        pooling = settings["dialogue_pooling"]
-        if task == "probes":
-            return evaluate_probes(eval_file, FLAGS.validate_label_key,
-                                   lambda dialogues: embedder.embed(dialogues)[pooling], seed=FLAGS.seed)["metrics"]
-        report = evaluate_dialogue_embeddings(
-            eval_file, FLAGS.validate_label_key,
-            lambda dialogues: {pooling: embedder.embed(dialogues)[pooling]}, runs=3)
-        return report["views"][pooling]
+        # One runtime per model (its encoder, or the method itself for a trained head), traced once.
+        model = method if kind in HEAD_KINDS else method.encoder
+        if id(model) not in runtimes:
+            runtimes[id(model)] = RUNTIMES[kind].from_settings(model, tokenizer, settings)
+        return score(runtimes[id(model)])
 
     return validate
 

@@ -30,7 +30,7 @@ from tfdialemb.encoders.checkpoint import checkpoint_directory, write_model_file
 from tfdialemb.encoders.mask_dropout import draw_seeds_from
 from tfdialemb.encoders.weights import DAMAGED_CHECKPOINT_ERRORS, CheckpointError
 from tfdialemb.files import atomic_open
-from tfdialemb.method_record import METHOD_CONFIG
+from tfdialemb.method_record import METHOD_CONFIG, VALIDATION_HISTORY
 from tfdialemb.methods.base import Method
 from tfdialemb.precision import with_loss_scaling
 from tfdialemb.reports import report_json
@@ -38,8 +38,6 @@ from tfdialemb.text import BertTokenizer
 from tfdialemb.training.optimizer import OptimizerConfig, create_optimizer
 
 _log = logging.getLogger(__name__)
-VALIDATION_HISTORY = "validation.jsonl"
-"""One JSON line per validation: {"step": N, metric: value, ...}."""
 BEST_DIR = "best"
 """MODEL_DIR/best: a model directory of its own holding the best validated weights."""
 BEST_RECORD = "best.json"
