@@ -59,9 +59,9 @@ def test_augcl_trains_evaluates_and_exports(tmp_path, hf_safetensors_dir):
     history = [json.loads(line) for line in (model_dir / "validation.jsonl").read_text(encoding="utf-8").splitlines()]
     assert [row["step"] for row in history] == [3]
 
-    report = json.loads(_run("tfdialemb.evaluate", "--task=dialogue", f"--eval_file={tmp_path / 'eval.jsonl'}",
-                             "--label_key=domain", f"--model_dir={model_dir}", "--runs=3",
-                             f"--output={tmp_path / 'report.json'}").stdout)
+    _run("tfdialemb.evaluate", "--task=dialogue", f"--eval_file={tmp_path / 'eval.jsonl'}", "--label_key=domain",
+         f"--model_dir={model_dir}", "--runs=3", f"--output={tmp_path / 'report.json'}")
+    report = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
     assert report["method"] == "augcl"
     assert {k: report["embedding"][k] for k in ("speaker_prefix", "final_separator", "dialogue_pooling")} == {
         "speaker_prefix": True, "final_separator": True, "dialogue_pooling": "cls"}
@@ -97,9 +97,9 @@ def test_augcl_validates_with_the_thesis_domain_probes(tmp_path, hf_safetensors_
     [row] = [json.loads(line) for line in (model_dir / "validation.jsonl").read_text(encoding="utf-8").splitlines()]
     best = json.loads((model_dir / "best" / "best.json").read_text(encoding="utf-8"))
     assert (best["step"], best["metric"], best["value"]) == (2, "accuracy", row["accuracy"])
-    report = json.loads(_run("tfdialemb.evaluate", "--task=probes", f"--eval_file={tmp_path / 'dev.jsonl'}",
-                             "--label_key=domain", f"--model_dir={model_dir}", "--probe_seed=0",
-                             f"--output={tmp_path / 'probes.json'}").stdout)
+    _run("tfdialemb.evaluate", "--task=probes", f"--eval_file={tmp_path / 'dev.jsonl'}", "--label_key=domain",
+         f"--model_dir={model_dir}", "--probe_seed=0", f"--output={tmp_path / 'probes.json'}")
+    report = json.loads((tmp_path / "probes.json").read_text(encoding="utf-8"))
     for metric in ("accuracy", "purity", "ndcg@100"):
         assert row[metric] == pytest.approx(report["metrics"][metric], abs=1e-6), metric
     assert (row["fit_dialogues"], row["test_dialogues"]) == (18, 6)
