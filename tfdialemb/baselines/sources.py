@@ -145,7 +145,8 @@ class FittedSource(EncoderSource):
     required = "fit_file"
 
     def fit(self, corpus: np.ndarray):
-        raise NotImplementedError
+        """The fitted transform of `corpus`'s embeddings."""
+        raise TypeError(f"{type(self).__name__} must define fit()")
 
     def sentences(self):
         encode = super().sentences()

@@ -41,4 +41,4 @@ class CurvedTaskEvaluator(Evaluator):
 
     def score(self, source, eval_file, encode, mode, options):
         """The metrics; what else it scores with is recorded in `source.embedding`."""
-        raise NotImplementedError
+        raise TypeError(f"{type(self).__name__} must define score()")

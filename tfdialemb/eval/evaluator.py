@@ -75,7 +75,7 @@ class Evaluator:
 
     def __call__(self, source, eval_file: str, options: OptionValues) -> Dict[str, Any]:
         """The report's task fields ("embedding", "metrics", ...) of `source` on `eval_file`."""
-        raise NotImplementedError
+        raise TypeError(f"{type(self).__name__} must define __call__()")
 
     def validation(self, eval_file: str, settings: Mapping[str, Any],
                    options: OptionValues) -> Optional[Callable[[Any], Dict[str, float]]]:

@@ -18,7 +18,7 @@ class ProbeTaskEvaluator(Evaluator):
     options = (PLOT_DIR,) + PROBE_SPLIT
 
     def probe(self, source, eval_file: str, options) -> Tuple[Dict[str, Any], Tuple[np.ndarray, Sequence]]:
-        raise NotImplementedError
+        raise TypeError(f"{type(self).__name__} must define probe()")
 
     def __call__(self, source, eval_file, options):
         from tfdialemb.eval import plots  # pylint: disable=import-outside-toplevel  (matplotlib)
