@@ -92,10 +92,10 @@ def main(argv):
 
 
 def _checkpoint_embedder():
-    from tfdialemb.inference.embedder import SentenceEmbedder  # pylint: disable=import-outside-toplevel
+    from tfdialemb.inference.kinds import load  # pylint: disable=import-outside-toplevel
 
     given = {name: FLAGS[name].value for name in ("pooling", "max_length") if FLAGS[name].present}
-    return SentenceEmbedder.load(FLAGS.model_dir or FLAGS.init_checkpoint, normalize=FLAGS.normalize, **given)
+    return load(FLAGS.model_dir or FLAGS.init_checkpoint, "sentence", given, normalize=FLAGS.normalize)
 
 
 def _saved_model_embedder():

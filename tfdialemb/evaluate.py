@@ -48,7 +48,7 @@ from tfdialemb.files import check_output
 from tfdialemb.inference_kinds import (
     FGC_INPUT,
     FINAL_SEPARATOR,
-    KIND_SETTINGS,
+    KINDS,
     MAX_LENGTH,
     MERGE_TURNS,
     NUM_ROLES,
@@ -102,7 +102,7 @@ def settings_kind() -> Optional[str]:
 
 def given_settings(kind: Optional[str]) -> Dict[str, object]:
     """The settings flags given on the command line that `kind` reads."""
-    names = KIND_SETTINGS[kind] if kind else ()
+    names = KINDS[kind].settings if kind else ()
     return {name: FLAGS[name].value for name in names if name in FLAGS and FLAGS[name].present}
 
 

@@ -67,16 +67,13 @@ from tfdialemb.cli import guarded, parse_flags, read_lines, report_error, report
 from tfdialemb.dialogue import read_dialogues
 from tfdialemb.encoders.checkpoint import latest_own_checkpoint
 from tfdialemb.files import check_writable, lock_holder, remove_stale_staging
-from tfdialemb.inference.context_response import ContextResponseEncoder
-from tfdialemb.inference.dialogue_embedder import DialogueEmbedder
-from tfdialemb.inference.embedder import SentenceEmbedder
-from tfdialemb.inference.pair_scorer import PairScorer
+from tfdialemb.inference.kinds import runtime
 from tfdialemb.inference_kinds import (
     CURVED,
     DIALOGUE_POOLING,
     FGC_INPUT,
     FINAL_SEPARATOR,
-    KIND_SETTINGS,
+    KINDS,
     MAX_LENGTH,
     MERGE_TURNS,
     NORMALIZE,
@@ -88,17 +85,9 @@ from tfdialemb.inference_kinds import (
 )
 from tfdialemb.methods.spec import get_method
 from tfdialemb.model_dir import ModelSource
-from tfdialemb.serving import (
-    context_response,
-    dialogue,
-    layout,
-    selection,
-    sentence,
-    triple,
-)
+from tfdialemb.serving import layout, sentence
+from tfdialemb.serving.kinds import SERVABLES
 
-NORMALIZED_KINDS = ("sentence", "dialogue")
-"""The kinds whose embeddings --normalize scales to unit length."""
 DEFAULT_WARMUP_DIALOGUES = os.path.join(os.path.dirname(__file__), "resources", "warmup_dialogues.jsonl")
 EXPORT_SETTINGS = (POOLING, MAX_LENGTH, SEPARATOR, NUM_ROLES, SPEAKER_TOKENS, MERGE_TURNS, CURVED, FGC_INPUT,
                    SPEAKER_PREFIX, FINAL_SEPARATOR, DIALOGUE_POOLING)
@@ -108,10 +97,8 @@ FLAGS = flags.FLAGS
 
 def define_flags() -> None:
     """The command's flags, defined only when it runs: importing the library defines none."""
-    flags.DEFINE_enum("kind", None, list(MODELS), "What to serve: sentence embeddings, dial2vec "
-                      "dialogue embeddings, triple-encoder / CCL incremental scoring, a trained "
-                      "cross-encoder's response-selection scores or a trained context-response model's "
-                      "context and response vectors (default: what a trained model "
+    flags.DEFINE_enum("kind", None, list(KINDS), "What to serve: " + ", ".join(
+        f"{name} ({kind.summary})" for name, kind in KINDS.items()) + " (default: what a trained model "
                       "directory offers first, else sentence).")
     flags.DEFINE_string("model_dir", None, "Trained tfdialemb model directory to export.")
     flags.DEFINE_string("init_checkpoint", None, "Any loadable checkpoint, e.g. an untrained BERT.")
@@ -120,66 +107,25 @@ def define_flags() -> None:
                          "numeric subdirectory of --export_dir, else 1).", lower_bound=1)
     for setting in EXPORT_SETTINGS:
         setting.define()
-    NORMALIZE.define(f"{', '.join(NORMALIZED_KINDS)}: {NORMALIZE.help}")
+    NORMALIZE.define(f"{', '.join(name for name, kind in KINDS.items() if kind.normalizable)}: {NORMALIZE.help}")
     flags.adopt_module_key_flags(options)
     precision.define_flags(default_policy="float32")
     flags.DEFINE_string("warmup_sentences", sentence.DEFAULT_WARMUP_SENTENCES,
                         "sentence: UTF-8 text file, one typical request sentence per line, "
                         "replayed by TF Serving when it loads the model.")
-    flags.DEFINE_string("warmup_dialogues", DEFAULT_WARMUP_DIALOGUES, "dialogue, triple: canonical "
+    flags.DEFINE_string("warmup_dialogues", DEFAULT_WARMUP_DIALOGUES, "the other kinds: canonical "
                         "JSONL dialogues for the warm-up requests.")
     flags.mark_flags_as_required(["export_dir"])
     flags.mark_flags_as_mutual_exclusive(["model_dir", "init_checkpoint"], required=True)
 
 
-def _warmup_dialogues() -> list:
+def _warmup_inputs(what: str) -> list:
+    """The warm-up sentences or dialogues (`ServedKind.warmup`) from their flag's file."""
+    if what == "sentences":
+        return read_lines(FLAGS.warmup_sentences)
     if not os.path.isfile(FLAGS.warmup_dialogues):
         raise FileNotFoundError(f"{FLAGS.warmup_dialogues}: warm-up file does not exist")
     return list(read_dialogues(FLAGS.warmup_dialogues))
-
-
-def _sentence_model(source, settings):
-    """(servable, what its warm-up holds) of --kind=sentence."""
-    sentences = read_lines(FLAGS.warmup_sentences)
-    embedder = SentenceEmbedder.from_settings(source.pretrained.encoder, source.pretrained.tokenizer, settings,
-                                              normalize=FLAGS.normalize)
-    return sentence.sentence_servable(embedder, sentences), f"{len(sentences)} sentences"
-
-
-def _dialogue_model(source, settings):
-    """--kind=dialogue; role and turn embeddings are used when the checkpoint has both tables."""
-    dialogues = _warmup_dialogues()
-    embedder = DialogueEmbedder.from_settings(source.pretrained.encoder, source.pretrained.tokenizer, settings,
-                                              normalize=FLAGS.normalize)
-    return dialogue.dialogue_servable(embedder, dialogues), f"{len(dialogues)} dialogues"
-
-
-def _triple_model(source, settings):
-    """--kind=triple; its warm-up requests carry vectors the model computes."""
-    dialogues = _warmup_dialogues()
-    embedder = SentenceEmbedder.from_settings(source.pretrained.encoder, source.pretrained.tokenizer, settings)
-    servable = triple.triple_servable(embedder, dialogues, settings["curved"], settings["speaker_tokens"])
-    return servable, f"{len(servable.records)} requests from {len(dialogues)} dialogues"
-
-
-def _selection_model(source, settings):
-    """--kind=selection: the trained cross-encoder and its selection head."""
-    dialogues = _warmup_dialogues()
-    scorer = PairScorer.from_settings(source.trained.model, source.trained.tokenizer, settings)
-    servable = selection.selection_servable(scorer, dialogues)
-    return servable, f"{len(servable.records)} requests from {len(dialogues)} dialogues"
-
-
-def _context_response_model(source, settings):
-    """--kind=context_response: the trained encoder and its two projectors."""
-    dialogues = _warmup_dialogues()
-    encoder = ContextResponseEncoder.from_settings(source.trained.model, source.trained.tokenizer, settings)
-    servable = context_response.context_response_servable(encoder, dialogues)
-    return servable, f"{len(servable.records)} requests from {len(dialogues)} dialogues"
-
-
-MODELS = {"sentence": _sentence_model, "dialogue": _dialogue_model, "triple": _triple_model,
-          "selection": _selection_model, "context_response": _context_response_model}
 
 
 def export_kind(source) -> str:
@@ -216,8 +162,8 @@ def main(argv):
     try:
         source = ModelSource(FLAGS.model_dir or FLAGS.init_checkpoint)
         kind = export_kind(source)
-        stray = [s.name for s in EXPORT_SETTINGS if FLAGS[s.name].present and s.name not in KIND_SETTINGS[kind]]
-        stray += ["normalize"] if FLAGS.normalize and kind not in NORMALIZED_KINDS else []
+        stray = [s.name for s in EXPORT_SETTINGS if FLAGS[s.name].present and s.name not in KINDS[kind].settings]
+        stray += ["normalize"] if FLAGS.normalize and not KINDS[kind].normalizable else []
         if stray:
             raise ValueError(f"{', '.join('--' + n for n in stray)} do(es) not apply to --kind={kind}")
         settings = source.settings(kind, {s.name: FLAGS[s.name].value for s in EXPORT_SETTINGS
@@ -231,7 +177,10 @@ def main(argv):
         check_writable(FLAGS.export_dir)
         version = FLAGS.version or layout.next_version(FLAGS.export_dir)
         layout.version_dir(FLAGS.export_dir, version)  # fails before the slow load
-        servable, warmup = MODELS[kind](source, settings)
+        served = SERVABLES[kind]
+        inputs = _warmup_inputs(served.warmup)
+        options = {"normalize": FLAGS.normalize} if KINDS[kind].normalizable else {}
+        servable = served.build(runtime(source, kind, settings, **options), settings, inputs)
         target = layout.write_version(*servable, FLAGS.export_dir, version)
     except (OSError, ValueError) as e:
         return report_error(e)
@@ -241,7 +190,7 @@ def main(argv):
         print(f"weights: step {checkpoint_step(source.trained.checkpoint)} of {source.directory}")
     for name, function in servable.signatures.items():
         print(f"signature {layout.describe_signature(name, function)}")
-    print(f"warm-up: {warmup} in {os.path.join(target, layout.WARMUP_FILE)}")
+    print(f"warm-up: {served.describe_warmup(servable, inputs)} in {os.path.join(target, layout.WARMUP_FILE)}")
     return 0
 
 

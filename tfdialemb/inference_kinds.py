@@ -1,5 +1,7 @@
-"""The choices inference must repeat from training, per inference kind, and how a command settles
-them: recorded in the model directory (`method.json`), given on the command line, or defaulted.
+"""The inference kinds (`KINDS`: what a model serves, the settings each reads, its default length,
+whether it needs a trained head), the choices inference must repeat from training, and how a
+command settles them: recorded in the model directory (`method.json`), given on the command line,
+or defaulted.
 
 A trained model directory records, for each kind it serves, the settings it was trained with;
 a flag that contradicts a recorded setting is refused with both values named, except the
@@ -8,6 +10,7 @@ warning. A checkpoint without a record (an untrained encoder) takes the flags or
 These options are declared once here and used by `train` (as method options), `evaluate` and
 `export`.
 """
+import dataclasses
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from tfdialemb.options import Option
@@ -51,17 +54,37 @@ CONTEXT = Option("context", 3, "Utterances before a response that a context-resp
 SETTINGS = {o.name: o for o in (POOLING, MAX_LENGTH, SEPARATOR, NUM_ROLES, SPEAKER_TOKENS,
                                 MERGE_TURNS, CURVED, FGC_INPUT, CONTEXT, SPEAKER_PREFIX, FINAL_SEPARATOR,
                                 DIALOGUE_POOLING)}
-KIND_SETTINGS = {
-    "sentence": ("pooling", "max_length"),
-    "dialogue": ("separator", "num_roles", "max_length", "merge_consecutive_turns", "speaker_prefix",
-                 "final_separator", "dialogue_pooling"),
-    "triple": ("curved", "speaker_tokens", "pooling", "max_length", "merge_consecutive_turns"),
-    "selection": ("fgc_input", "max_length"),
-    "context_response": ("context", "max_length", "merge_consecutive_turns"),
-}
-"""The settings each inference kind reads."""
-DEFAULT_MAX_LENGTH = {"sentence": 128, "dialogue": 512, "triple": 512, "selection": 512,
-                      "context_response": 512}
+
+
+@dataclasses.dataclass(frozen=True)
+class InferenceKind:
+    """One thing a model serves. `tfdialemb.inference.kinds.RUNTIMES` adds the class that computes
+    it and `tfdialemb.serving.kinds.SERVABLES` the SavedModel that serves it, keyed by `name`."""
+    name: str
+    summary: str
+    settings: Tuple[str, ...]
+    """The settings it reads (names in SETTINGS)."""
+    default_max_length: int
+    needs_head: bool = False
+    """Built from a method's trained model, heads included; otherwise from the encoder alone, so
+    any checkpoint serves it."""
+    normalizable: bool = False
+    """--normalize scales its embeddings to unit length."""
+
+
+KINDS = {kind.name: kind for kind in (
+    InferenceKind("sentence", "sentence embeddings", ("pooling", "max_length"), 128, normalizable=True),
+    InferenceKind("dialogue", "dial2vec dialogue embeddings",
+                  ("separator", "num_roles", "max_length", "merge_consecutive_turns", "speaker_prefix",
+                   "final_separator", "dialogue_pooling"), 512, normalizable=True),
+    InferenceKind("triple", "triple-encoder / CCL incremental scores",
+                  ("curved", "speaker_tokens", "pooling", "max_length", "merge_consecutive_turns"), 512),
+    InferenceKind("selection", "a trained cross-encoder's response-selection scores", ("fgc_input", "max_length"),
+                  512, needs_head=True),
+    InferenceKind("context_response", "a trained context-response model's context and response vectors",
+                  ("context", "max_length", "merge_consecutive_turns"), 512, needs_head=True),
+)}
+"""What a trained model can serve, by name; a method spec's `offers` lists the ones it serves."""
 OVERRIDABLE = ("max_length", "pooling", "dialogue_pooling")
 
 
@@ -72,8 +95,8 @@ def resolve(kind: str, recorded: Optional[Mapping[str, Any]], given: Mapping[str
     value that contradicts a recorded one, unless the setting is OVERRIDABLE."""
     settings, warnings = {}, []
     recorded = dict(recorded or {})
-    for name in KIND_SETTINGS[kind]:
-        default = DEFAULT_MAX_LENGTH[kind] if name == "max_length" else SETTINGS[name].default
+    for name in KINDS[kind].settings:
+        default = KINDS[kind].default_max_length if name == "max_length" else SETTINGS[name].default
         stored = recorded.get(name)
         if name in given and given[name] is not None:
             value = given[name]

@@ -12,7 +12,7 @@ import os
 from typing import Any, Dict, List, Mapping, Optional
 
 from tfdialemb.files import atomic_open
-from tfdialemb.inference_kinds import KIND_SETTINGS
+from tfdialemb.inference_kinds import KINDS
 
 METHOD_CONFIG = "method.json"
 VALIDATION_HISTORY = "validation.jsonl"
@@ -39,7 +39,7 @@ def method_config(spec, params: Mapping[str, Any], manifest: Mapping[str, Any], 
     inference = {}
     for kind in spec.offers:
         settings = {"max_length": manifest["max_length"]}
-        if "merge_consecutive_turns" in KIND_SETTINGS[kind]:
+        if "merge_consecutive_turns" in KINDS[kind].settings:
             settings["merge_consecutive_turns"] = manifest["merge_consecutive_turns"]
         settings.update(declared.get(kind, {}))
         inference[kind] = settings
@@ -111,6 +111,6 @@ def recorded_settings(config: Mapping[str, Any], kind: str) -> Dict[str, Any]:
     it, else only the pre-processing every dialogue kind repeats."""
     if kind in config["inference"]:
         return dict(config["inference"][kind])
-    if "merge_consecutive_turns" not in KIND_SETTINGS[kind]:
+    if "merge_consecutive_turns" not in KINDS[kind].settings:
         return {}
     return {"merge_consecutive_turns": config["preprocessing"]["merge_consecutive_turns"]}

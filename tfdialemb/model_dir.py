@@ -12,9 +12,9 @@ import logging
 import os
 from typing import Any, Dict, Mapping, Optional, Tuple
 
-from tfdialemb.inference_kinds import KIND_SETTINGS, resolve
+from tfdialemb.inference_kinds import KINDS, resolve
 from tfdialemb.method_record import METHOD_CONFIG, read_method_config, recorded_settings
-from tfdialemb.methods.spec import HEAD_KINDS, MethodSpec, all_specs, get_method
+from tfdialemb.methods.spec import MethodSpec, all_specs, get_method
 
 
 @dataclasses.dataclass
@@ -90,7 +90,7 @@ class ModelSource:
     def settings(self, kind: str, given: Mapping[str, Any]) -> Dict[str, Any]:
         """The `kind` settings from the flags given, the record and the defaults; warnings for
         overridden records go to the log."""
-        if kind in HEAD_KINDS and (self.method is None or kind not in get_method(self.method).offers):
+        if KINDS[kind].needs_head and (self.method is None or kind not in get_method(self.method).offers):
             offering = [spec.name for spec in all_specs() if kind in spec.offers]
             what = f"a {self.method} model" if self.method else "not a trained model directory"
             raise ValueError(f"{self.directory}: {what}; {kind} scores need a trained head: give the "
@@ -100,6 +100,13 @@ class ModelSource:
         for warning in warnings:
             logging.getLogger(__name__).warning("%s", warning)
         return settings
+
+    def serving_parts(self, kind: str) -> Tuple[Any, Any]:
+        """(model, tokenizer) a `kind` runtime is built from: the trained method, heads included,
+        for a kind that needs a head, else the encoder."""
+        if KINDS[kind].needs_head:
+            return self.trained.model, self.trained.tokenizer
+        return self.pretrained.encoder, self.pretrained.tokenizer
 
     def __enter__(self) -> "ModelSource":
         return self
@@ -133,10 +140,10 @@ def inference_parts(pretrained, kind: str, given: Mapping[str, Any]) -> Tuple[An
     reads) or a loaded `Pretrained` (nothing recorded), with the same `given` settings
     (`tfdialemb.inference_kinds` names; None: not given) either way. A TypeError names a
     setting `kind` does not read."""
-    unknown = sorted(set(given) - set(KIND_SETTINGS[kind]))
+    unknown = sorted(set(given) - set(KINDS[kind].settings))
     if unknown:
         hint = "; the dialogue's pooling is dialogue_pooling" if kind == "dialogue" and "pooling" in unknown else ""
-        raise TypeError(f"the {kind} settings are {', '.join(KIND_SETTINGS[kind])}, not "
+        raise TypeError(f"the {kind} settings are {', '.join(KINDS[kind].settings)}, not "
                         f"{', '.join(unknown)}{hint}")
     if isinstance(pretrained, (str, os.PathLike)):
         source = ModelSource(pretrained)

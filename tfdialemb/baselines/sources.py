@@ -29,8 +29,7 @@ from tfdialemb.eval.task_options import FIT_FILE
 from tfdialemb.inference.dialogue_embedder import DialogueEmbedder
 from tfdialemb.inference.embedder import SentenceEmbedder
 from tfdialemb.inference.kinds import RUNTIMES
-from tfdialemb.inference_kinds import DEFAULT_MAX_LENGTH, KIND_SETTINGS
-from tfdialemb.methods.spec import HEAD_KINDS
+from tfdialemb.inference_kinds import KINDS
 from tfdialemb.options import Option
 from tfdialemb.serving.exported_embedder import ExportedSentenceEmbedder
 
@@ -74,7 +73,7 @@ class EncoderSource:
     @classmethod
     def settings_read(cls, kind: Optional[str]) -> Tuple[str, ...]:
         """The settings flags it reads."""
-        return KIND_SETTINGS[kind] if kind else ()
+        return KINDS[kind].settings if kind else ()
 
     @classmethod
     def check(cls, options) -> None:
@@ -133,9 +132,7 @@ class EncoderSource:
     def runtime(self, kind: str):
         """The model's runtime of `kind` (`tfdialemb.inference.kinds.RUNTIMES`), a trained head's for
         the kinds that need one."""
-        parts = self.model.trained if kind in HEAD_KINDS else self.model.pretrained
-        model = parts.model if kind in HEAD_KINDS else parts.encoder
-        return RUNTIMES[kind].from_settings(model, parts.tokenizer, self.settings)
+        return RUNTIMES[kind].from_settings(*self.model.serving_parts(kind), self.settings)
 
 
 class FittedSource(EncoderSource):
@@ -250,7 +247,7 @@ class PlmMeanSource(EncoderSource):
         def embed_views(dialogues):
             encoder = load_transformers_encoder(options.init_checkpoint)
             embedder = PlmMeanDialogueEmbedder(encoder, getattr(options, PLM_INPUT.name),
-                                               options.max_length or DEFAULT_MAX_LENGTH["dialogue"])
+                                               options.max_length or KINDS["dialogue"].default_max_length)
             self.embedding.update(model_type=encoder.model_type, **{PLM_INPUT.name: embedder.input_layout},
                                   max_length=embedder.max_length)
             return embedder.embed_views(dialogues, batch_size=max(1, options.batch_size // 4),

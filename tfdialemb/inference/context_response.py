@@ -63,7 +63,7 @@ class ContextResponseEncoder(tf.Module):
         with the context size and max length recorded there."""
         source = ModelSource(directory)
         settings = source.settings("context_response", {})
-        return cls.from_settings(source.trained.model, source.trained.tokenizer, settings)
+        return cls.from_settings(*source.serving_parts("context_response"), settings)
 
     def _inputs(self, texts: tf.Tensor, name: str):
         """Ids and mask of `texts`, the signature input `name`; a text without a token is refused."""

@@ -1,8 +1,7 @@
 """The runtime of each inference kind, and `load`: a model directory opened as one of them.
 
-The kinds, their settings and defaults are `tfdialemb.inference_kinds`; this table adds the class
-that serves each. A kind that needs a trained head (`HEAD_KINDS`) is built from the method's
-rebuilt model, any other from the encoder alone, so any checkpoint serves it.
+The kinds, their settings and defaults are `tfdialemb.inference_kinds.KINDS`; this table adds
+the class that computes each (`tfdialemb.serving.kinds` adds the SavedModel that serves it).
 """
 import os
 from typing import Any, Mapping, Optional, Union
@@ -11,7 +10,6 @@ from tfdialemb.inference.context_response import ContextResponseEncoder
 from tfdialemb.inference.dialogue_embedder import DialogueEmbedder
 from tfdialemb.inference.embedder import SentenceEmbedder
 from tfdialemb.inference.pair_scorer import PairScorer
-from tfdialemb.methods.spec import HEAD_KINDS
 from tfdialemb.model_dir import ModelSource
 
 RUNTIMES = {
@@ -21,7 +19,7 @@ RUNTIMES = {
     "selection": PairScorer,
     "context_response": ContextResponseEncoder,
 }
-"""Kind → the class whose `from_settings(model or encoder, tokenizer, settings, ...)` serves it
+"""Kind → the class whose `from_settings(model or encoder, tokenizer, settings, ...)` computes it
 (the triple-encoder's scores are computed from its sentence embeddings)."""
 
 
@@ -32,9 +30,9 @@ def load(source: Union[ModelSource, str, os.PathLike], kind: str, given: Optiona
     (e.g. `normalize`, `hidden_layers`)."""
     if not isinstance(source, ModelSource):
         source = ModelSource(source)
-    settings = source.settings(kind, dict(given or {}))
-    if kind in HEAD_KINDS:
-        model, tokenizer = source.trained.model, source.trained.tokenizer
-    else:
-        model, tokenizer = source.pretrained.encoder, source.pretrained.tokenizer
-    return RUNTIMES[kind].from_settings(model, tokenizer, settings, **options)
+    return runtime(source, kind, source.settings(kind, dict(given or {})), **options)
+
+
+def runtime(source: ModelSource, kind: str, settings: Mapping[str, Any], **options):
+    """The `kind` runtime of `source` with `settings` already resolved (`ModelSource.settings`)."""
+    return RUNTIMES[kind].from_settings(*source.serving_parts(kind), settings, **options)

@@ -46,7 +46,7 @@ class PairScorer(tf.Module):
         its recorded pair layout and max length (`max_length` overrides the record, with a warning)."""
         source = ModelSource(path)
         settings = source.settings("selection", {"max_length": max_length})
-        return cls.from_settings(source.trained.model, source.trained.tokenizer, settings)
+        return cls.from_settings(*source.serving_parts("selection"), settings)
 
     @classmethod
     def from_settings(cls, model, tokenizer: BertTokenizer, settings) -> "PairScorer":

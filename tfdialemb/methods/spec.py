@@ -23,15 +23,9 @@ import importlib
 import pkgutil
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
+from tfdialemb.inference_kinds import KINDS
 from tfdialemb.options import Option, Switch
 
-INFERENCE_KINDS = ("sentence", "dialogue", "triple", "selection", "context_response")
-"""What a trained model can serve: sentence embeddings, dialogue embeddings, incremental
-triple-encoder / CCL scores (any encoder serves these three), response-selection scores of a
-cross-encoder with a trained head, and context / response embeddings through a context-response
-model's projectors (only a method that offers them). A spec's `offers` puts its own first."""
-HEAD_KINDS = ("selection", "context_response")
-"""The kinds that need a method's trained head, not just an encoder."""
 
 Params = Mapping[str, Any]
 
@@ -60,6 +54,8 @@ class MethodSpec:
     preprocessing: Mapping[str, Any] = {"merge_consecutive_turns": True, "min_turns": 2}
     """Defaults of the dialogue pre-processing applied before building examples."""
     offers: Tuple[str, ...] = ("sentence",)
+    """The kinds of `tfdialemb.inference_kinds.KINDS` it serves, its own first (what export and
+    evaluate use when no --kind is given)."""
     bench_defaults: Mapping[str, Any] = {"batch": 16, "dialogues": 500, "max_length": 64, "steps": 5,
                                          "warmup": 1}
     """`python -m tfdialemb.bench --method=NAME` settings left unset: dialogues built, batch,
@@ -183,10 +179,10 @@ def register_method(spec_class):
         raise ValueError(f"{type(spec).__name__} has no name")
     if spec.name in _SPECS and type(_SPECS[spec.name]) is not type(spec):
         raise ValueError(f"a method named {spec.name!r} is already registered")
-    unknown = sorted(set(spec.offers) - set(INFERENCE_KINDS))
+    unknown = sorted(set(spec.offers) - set(KINDS))
     if unknown:
         raise ValueError(f"method {spec.name!r} offers unknown inference kinds {unknown}; "
-                         f"known: {INFERENCE_KINDS}")
+                         f"known: {tuple(KINDS)}")
     _SPECS[spec.name] = spec
     return spec_class
 

@@ -22,6 +22,7 @@ from tfdialemb.encoders.config import usable_max_length
 from tfdialemb.eval.evaluator import OptionValues, get_evaluator, validation_tasks
 from tfdialemb.files import check_writable, directory_lock, remove_leftovers
 from tfdialemb.inference_kinds import (
+    KINDS,
     MAX_LENGTH,
     MERGE_TURNS,
     MIN_TURNS,
@@ -33,7 +34,7 @@ from tfdialemb.method_record import (
     recorded_settings,
     write_method_config,
 )
-from tfdialemb.methods.spec import HEAD_KINDS, TrainingRun, all_specs, get_method
+from tfdialemb.methods.spec import TrainingRun, all_specs, get_method
 from tfdialemb.options import define_all
 from tfdialemb.training.graph_options import apply_training_graph_options
 
@@ -389,7 +390,7 @@ def _validation(task: str, eval_file: str, tokenizer, config: Dict[str, Any]) ->
     def validate(method, step):
         del step
         # One runtime per model (its encoder, or the method itself for a trained head), traced once.
-        model = method if kind in HEAD_KINDS else method.encoder
+        model = method if KINDS[kind].needs_head else method.encoder
         if id(model) not in runtimes:
             runtimes[id(model)] = RUNTIMES[kind].from_settings(model, tokenizer, settings)
         return score(runtimes[id(model)])
