@@ -99,12 +99,13 @@ def test_c3l_directory(trained):
     root, model = trained["root"], trained["c3l"]
     common = ("--task=sequence_modeling", f"--eval_file={root / 'train.jsonl'}", f"--model_dir={model}",
               "--history_lengths=2,3")
-    plain, tokens, mode, exported, other_curve = _results(
+    plain, tokens, mode, exported, other_curve, former_name = _results(
         _start("tfdialemb.evaluate", *common, f"--output={root / 's.json'}"),
         _start("tfdialemb.evaluate", *common, "--speaker_tokens", f"--output={root / 't.json'}"),
         _start("tfdialemb.evaluate", *common, "--curved_mode=ccl", f"--output={root / 'm.json'}"),
         _start("tfdialemb.export", f"--model_dir={model}", f"--export_dir={root / 'triple'}"),
-        _start("tfdialemb.export", f"--model_dir={model}", f"--export_dir={root / 'other'}", "--curved=ccl"))
+        _start("tfdialemb.export", f"--model_dir={model}", f"--export_dir={root / 'other'}", "--curved=ccl"),
+        _start("tfdialemb.export", f"--model_dir={model}", f"--export_dir={root / 'former'}", "--kind=triple"))
     assert plain.returncode == 0, plain.stderr[-3000:]
     report = json.loads((root / "s.json").read_text(encoding="utf-8"))
     assert report["method"] == "c3l"
@@ -113,9 +114,11 @@ def test_c3l_directory(trained):
     assert "speaker_tokens=false" in tokens.stderr
     assert mode.returncode == 2 and "--curved_mode=ccl does not score a c3l model" in mode.stderr
     assert exported.returncode == 0, exported.stderr[-3000:]
-    assert "kind: triple" in exported.stdout and "score_maxsim" in exported.stdout
+    assert "kind: curved" in exported.stdout and "score_maxsim" in exported.stdout
     assert "b1 float32" in exported.stdout  # no speaker tokens: one b1 / b2 variant
     assert other_curve.returncode == 2 and "--curved=ccl contradicts" in other_curve.stderr
+    assert former_name.returncode == 0, former_name.stderr[-3000:]
+    assert "kind: curved" in former_name.stdout and "--kind=triple is now --kind=curved" in former_name.stderr
 
 
 def _recorded_sentence_embeddings(model, texts):

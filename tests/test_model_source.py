@@ -11,3 +11,18 @@ def test_the_loaded_encoder_is_freed_when_the_block_ends(hf_safetensors_dir):
         assert encoder() is not None
     assert encoder() is None
     assert source.pretrained.encoder is not None  # loaded again on next use
+
+
+def test_a_record_written_under_the_former_kind_name_reads_as_the_curved_kind(tmp_path):
+    import json
+
+    from tfdialemb.method_record import METHOD_CONFIG, read_method_config, recorded_settings
+
+    settings = {"curved": "c3l", "speaker_tokens": False, "pooling": "mean", "max_length": 64,
+                "merge_consecutive_turns": True}
+    (tmp_path / METHOD_CONFIG).write_text(json.dumps({
+        "format_version": 1, "method": "c3l", "preprocessing": {"merge_consecutive_turns": True},
+        "inference": {"triple": settings, "sentence": {"pooling": "mean", "max_length": 64}}}), encoding="utf-8")
+    config = read_method_config(str(tmp_path))
+    assert sorted(config["inference"]) == ["curved", "sentence"]
+    assert recorded_settings(config, "curved") == settings

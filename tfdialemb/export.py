@@ -1,7 +1,7 @@
 r"""Exports a TF Serving SavedModel: strings in, embeddings or scores out.
 
   python -m tfdialemb.export (--model_dir=DIR | --init_checkpoint=DIR) --export_dir=DIR \
-      [--kind=sentence|dialogue|triple|selection|context_response] [--version=N] [--max_length=N] [kind's flags]
+      [--kind=sentence|dialogue|curved|selection|context_response] [--version=N] [--max_length=N] [kind's flags]
 
 --model_dir is a trained tfdialemb model: its method.json names what it serves (the default
 --kind) and the settings inference repeats from training (--separator, --num_roles,
@@ -26,7 +26,8 @@ send raw text. Kinds:
             one speaker merged in the graph when the model was trained so; the role and turn
             embeddings are used when the checkpoint has them; --normalize scales every output to
             unit length.
-  triple    (`serving.triple`) stateless incremental scoring, the client holding the state:
+  curved    (`serving.curved`) triple-encoder (C3L) / CCL stateless incremental scoring, the
+            client holding the state (`--kind=triple`, its former name, is accepted with a warning):
             encode_context, encode_candidates, score (Eq. 3), score_maxsim, score_bi;
             --curved=ccl: encode_context, encode_candidates, score_bi. --speaker_tokens,
             --pooling, --max_length (default 512).
@@ -41,12 +42,12 @@ send raw text. Kinds:
             float32 [B, P]; unit vectors whose dot product is the model's similarity. --max_length
             (recorded, default 512).
 
-Dialogue, triple, selection and context_response warm-ups use the dialogues of --warmup_dialogues
+Dialogue, curved, selection and context_response warm-ups use the dialogues of --warmup_dialogues
 (canonical JSONL; default: the packaged `resources/warmup_dialogues.jsonl`, four demo dialogues). A --max_length beyond the
 encoder's position embeddings is lowered to them, with a warning. N/ appears complete or not at
 all, and an existing version is never overwritten. Besides core TensorFlow ops the graphs use
 tensorflow-text's RegexSplitWithOffsets, NormalizeUTF8, FastWordpieceTokenizeWithOffsets and
-(sentence, triple) TFText>RoundRobinTrim: TF Serving's model server links them; Python code must
+(sentence, curved) TFText>RoundRobinTrim: TF Serving's model server links them; Python code must
 `import tensorflow_text` before `tf.saved_model.load`.
 
 A trained --model_dir serves only the kinds its method offers, is refused while a training run
@@ -74,6 +75,8 @@ from tfdialemb.inference_kinds import (
     FGC_INPUT,
     FINAL_SEPARATOR,
     KINDS,
+    RENAMED_KINDS,
+    current_kind,
     MAX_LENGTH,
     MERGE_TURNS,
     NORMALIZE,
@@ -97,7 +100,7 @@ FLAGS = flags.FLAGS
 
 def define_flags() -> None:
     """The command's flags, defined only when it runs: importing the library defines none."""
-    flags.DEFINE_enum("kind", None, list(KINDS), "What to serve: " + ", ".join(
+    flags.DEFINE_enum("kind", None, list(KINDS) + list(RENAMED_KINDS), "What to serve: " + ", ".join(
         f"{name} ({kind.summary})" for name, kind in KINDS.items()) + " (default: what a trained model "
                       "directory offers first, else sentence).")
     flags.DEFINE_string("model_dir", None, "Trained tfdialemb model directory to export.")
@@ -131,13 +134,14 @@ def _warmup_inputs(what: str) -> list:
 def export_kind(source) -> str:
     """--kind, else what the trained model offers first, else sentence; a kind the trained
     model's method does not offer is refused."""
+    given = current_kind(FLAGS.kind)
     if not source.method:
-        return FLAGS.kind or "sentence"
+        return given or "sentence"
     offers = get_method(source.method).offers
-    if FLAGS.kind and FLAGS.kind not in offers:
+    if given and given not in offers:
         raise ValueError(f"{source.directory}: a {source.method} model serves --kind={' or '.join(offers)}, "
-                         f"not --kind={FLAGS.kind}")
-    return FLAGS.kind or offers[0]
+                         f"not --kind={given}")
+    return given or offers[0]
 
 
 def check_not_training(source) -> None:

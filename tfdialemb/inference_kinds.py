@@ -11,6 +11,7 @@ These options are declared once here and used by `train` (as method options), `e
 `export`.
 """
 import dataclasses
+import logging
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from tfdialemb.options import Option
@@ -19,7 +20,7 @@ POOLING = Option("pooling", "mean", "Token pooling of the last layer for sentenc
                  choices=("mean", "cls"))
 MAX_LENGTH = Option("max_length", None, "Tokens per input, special tokens included; longer inputs "
                     "are truncated (default: the model's recorded length, else per kind: "
-                    "sentence 128, dialogue and triple 512).", lower_bound=3, kind=int)
+                    "sentence 128, the other kinds 512).", lower_bound=3, kind=int)
 SEPARATOR = Option("separator", "sep", "Token between the turns of a packed dialogue: [SEP] or "
                    "[EOU].", choices=("sep", "eou"))
 SPEAKER_PREFIX = Option("speaker_prefix", False, "Write each turn of a packed dialogue as \"{speaker index} "
@@ -77,7 +78,7 @@ KINDS = {kind.name: kind for kind in (
     InferenceKind("dialogue", "dial2vec dialogue embeddings",
                   ("separator", "num_roles", "max_length", "merge_consecutive_turns", "speaker_prefix",
                    "final_separator", "dialogue_pooling"), 512, normalizable=True),
-    InferenceKind("triple", "triple-encoder / CCL incremental scores",
+    InferenceKind("curved", "triple-encoder (C3L) / CCL incremental scores",
                   ("curved", "speaker_tokens", "pooling", "max_length", "merge_consecutive_turns"), 512),
     InferenceKind("selection", "a trained cross-encoder's response-selection scores", ("fgc_input", "max_length"),
                   512, needs_head=True),
@@ -85,6 +86,18 @@ KINDS = {kind.name: kind for kind in (
                   ("context", "max_length", "merge_consecutive_turns"), 512, needs_head=True),
 )}
 """What a trained model can serve, by name; a method spec's `offers` lists the ones it serves."""
+RENAMED_KINDS = {"triple": "curved"}
+"""Former kind names: `--kind` and a `method.json` written before the rename accept them for one
+release (the flag with a warning)."""
+
+
+def current_kind(name: Optional[str]) -> Optional[str]:
+    """`name`, or the kind a former name in RENAMED_KINDS now has, with a warning to the log."""
+    if name in RENAMED_KINDS:
+        logging.getLogger(__name__).warning("--kind=%s is now --kind=%s; the old name will be refused in "
+                                            "the next release", name, RENAMED_KINDS[name])
+        return RENAMED_KINDS[name]
+    return name
 OVERRIDABLE = ("max_length", "pooling", "dialogue_pooling")
 
 

@@ -67,7 +67,7 @@ class NextTurnSpec(MethodSpec):
     offers = ("sentence",)
 
     def make_model(self, encoder, params):
-        return NextTurnModel(encoder, params["toy_temperature"])
+        return NextTurnModel(encoder, params.toy_temperature)
 
     def inference_settings(self, params):
         return {"sentence": {"pooling": "mean"}}

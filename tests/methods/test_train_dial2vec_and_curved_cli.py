@@ -92,7 +92,7 @@ def test_ccl_with_nli_then_c3l_from_the_ccl_model(tmp_path, hf_safetensors_dir):
     assert [row["step"] for row in history] == [1, 2]
     assert (best["step"], best["value"]) == (1 + ranks.index(min(ranks)), min(ranks))
     kept = load_method(str(c3l / "best"))
-    settings = kept.config["inference"]["triple"]
+    settings = kept.config["inference"]["curved"]
     embedder = SentenceEmbedder.from_settings(kept.model.encoder, kept.tokenizer, settings)
     again = evaluate_sequence_modeling(str(tmp_path / "train.jsonl"), embedder.embed, mode="c3l",
                                        speaker_tokens=settings["speaker_tokens"],

@@ -14,7 +14,7 @@ CURVED_MODE = Option("curved_mode", None, "How candidates are scored: Eq. 3 (c3l
 class CurvedTaskEvaluator(Evaluator):
     """Subclasses score with `mode(source, options)`, a sentence encoder and the recorded speaker tokens."""
 
-    kind = "triple"
+    kind = "curved"
     options = (CURVED_MODE, RANK_TIES)
     primary_metric = "avg_rank"
     greater_is_better = False
@@ -23,7 +23,7 @@ class CurvedTaskEvaluator(Evaluator):
     def mode(source, options) -> str:
         """--curved_mode, checked against a trained curved model; by default the model's own scoring
         (ccl for a CCL model, else c3l)."""
-        curved = (source.model.recorded("triple") or {}).get("curved")
+        curved = (source.model.recorded("curved") or {}).get("curved")
         if options.curved_mode is None:
             return "ccl" if curved == "ccl" else "c3l"
         if curved and options.curved_mode not in CURVED_MODES[curved]:

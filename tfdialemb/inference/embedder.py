@@ -55,7 +55,7 @@ class SentenceEmbedder(tf.Module):
     @classmethod
     def from_settings(cls, encoder: Encoder, tokenizer: BertTokenizer, settings,
                       normalize: bool = False) -> "SentenceEmbedder":
-        """From the `sentence` (or `triple`) settings of `tfdialemb.inference_kinds`."""
+        """From the `sentence` (or `curved`) settings of `tfdialemb.inference_kinds`."""
         return cls(encoder, tokenizer, pooling=settings["pooling"], max_length=settings["max_length"],
                    normalize=normalize)
 

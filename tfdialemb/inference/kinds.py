@@ -15,12 +15,12 @@ from tfdialemb.model_dir import ModelSource
 RUNTIMES = {
     "sentence": SentenceEmbedder,
     "dialogue": DialogueEmbedder,
-    "triple": SentenceEmbedder,
+    "curved": SentenceEmbedder,
     "selection": PairScorer,
     "context_response": ContextResponseEncoder,
 }
 """Kind → the class whose `from_settings(model or encoder, tokenizer, settings, ...)` computes it
-(the triple-encoder's scores are computed from its sentence embeddings)."""
+(the curved kind's triple-encoder / CCL scores are computed from its sentence embeddings)."""
 
 
 def load(source: Union[ModelSource, str, os.PathLike], kind: str, given: Optional[Mapping[str, Any]] = None,

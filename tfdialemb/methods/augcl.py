@@ -141,66 +141,66 @@ class AugclSpec(MethodSpec):
     def resolve(self, given=None):
         """The options' values; --on_the_fly, when not given, follows --augment_set's "-m" mark."""
         params = super().resolve(given)
-        if params["augment_set"] and ON_THE_FLY.name not in (given or {}):
-            params[ON_THE_FLY.name] = get_preset(params["augment_set"]).on_the_fly
+        if params.augment_set and ON_THE_FLY.name not in (given or {}):
+            params = dataclasses.replace(params, on_the_fly=get_preset(params.augment_set).on_the_fly)
         return params
 
     def builder_params(self, params):
-        return {"max_roles": params["num_roles"], "min_views": 0 if params["on_the_fly"] else 1,
-                "drop_over_length": params["drop_long_dialogues"]}
+        return {"max_roles": params.num_roles, "min_views": 0 if params.on_the_fly else 1,
+                "drop_over_length": params.drop_long_dialogues}
 
     def make_model(self, encoder, params):
-        return AugclModel(encoder, pooling=params["pooling"], loss_variant=params["augcl_loss"],
-                          temperature=params["temperature"], emb_dropout=params["emb_dropout"],
-                          gather_negatives=params["gather_negatives"])
+        return AugclModel(encoder, pooling=params.pooling, loss_variant=params.augcl_loss,
+                          temperature=params.temperature, emb_dropout=params.emb_dropout,
+                          gather_negatives=params.gather_negatives)
 
     def check(self, params, run):
         warnings = []
-        if params["augcl_loss"] == "thesis" and params["temperature"] != RELEASED_TEMPERATURE:
-            warnings.append(f"--temperature={params['temperature']} is unused: --augcl_loss=thesis has no temperature")
-        preset = get_preset(params["augment_set"]) if params["augment_set"] else None
-        if preset and preset.on_the_fly != params["on_the_fly"]:
+        if params.augcl_loss == "thesis" and params.temperature != RELEASED_TEMPERATURE:
+            warnings.append(f"--temperature={params.temperature} is unused: --augcl_loss=thesis has no temperature")
+        preset = get_preset(params.augment_set) if params.augment_set else None
+        if preset and preset.on_the_fly != params.on_the_fly:
             warnings.append(f"--augment_set={preset.name} {'mixes' if preset.on_the_fly else 'does not mix'} the "
                             f"on-the-fly transforms in thesis Table 1; this run trains with --on_the_fly="
-                            f"{str(params['on_the_fly']).lower()}")
+                            f"{str(params.on_the_fly).lower()}")
         return warnings
 
     def unused_options(self, params):
-        unused = () if params["augment_set"] else tuple(o.name for o in AUGMENTATION_OPTIONS
+        unused = () if params.augment_set else tuple(o.name for o in AUGMENTATION_OPTIONS
                                                         if o.name != AUGMENT_SET.name)
-        return unused + ((AUGCL_TEMPERATURE.name,) if params["augcl_loss"] == "thesis" else ())
+        return unused + ((AUGCL_TEMPERATURE.name,) if params.augcl_loss == "thesis" else ())
 
     def training_file(self, train_file, data_dir, params, run):
         """--train_file, or with --augment_set its augmented file, written once beside `data_dir`
         (DATA_DIR-augmented/)."""
-        if not params["augment_set"]:
+        if not params.augment_set:
             return train_file
 
         given = {name: params[name] for name in augment_flags.flag_names()}
         # Beside the build's directory, which the build creates whole.
         augmented_dir = f"{data_dir}-augmented"
-        output = os.path.join(augmented_dir, f"augmented-{params['augment_set']}.jsonl")
-        wanted = augmentation_plan(train_file, output, params["augment_set"], given, run.seed,
-                                   params["augment_views"]).fingerprint()
+        output = os.path.join(augmented_dir, f"augmented-{params.augment_set}.jsonl")
+        wanted = augmentation_plan(train_file, output, params.augment_set, given, run.seed,
+                                   params.augment_views).fingerprint()
         record = output + ".flags.json"
         if os.path.isfile(output) and os.path.isfile(record):
             with open(record, encoding="utf-8") as f:
                 if json.load(f) == wanted:
                     return output
         os.makedirs(augmented_dir, exist_ok=True)
-        augment_to(train_file, output, params["augment_set"], given, seed=run.seed, views=params["augment_views"],
+        augment_to(train_file, output, params.augment_set, given, seed=run.seed, views=params.augment_views,
                    overwrite=True)
         with atomic_open(record) as f:
             json.dump(wanted, f, indent=1, sort_keys=True)
         return output
 
     def batches(self, dataset, tokenizer, params, run):
-        return add_contrastive_pairs(dataset, run.seed, tokenizer, run.max_length, params["num_roles"],
-                                     params["on_the_fly"], params["pair"])
+        return add_contrastive_pairs(dataset, run.seed, tokenizer, run.max_length, params.num_roles,
+                                     params.on_the_fly, params.pair)
 
     def optimizer_settings(self, params):
-        return dict(RELEASED_OPTIMIZER) if params["augcl_optimizer"] == "released" else {}
+        return dict(RELEASED_OPTIMIZER) if params.augcl_optimizer == "released" else {}
 
     def inference_settings(self, params):
-        return {"dialogue": {**LAYOUT, "num_roles": params["num_roles"], "dialogue_pooling": params["pooling"]},
-                "sentence": {"pooling": params["pooling"]}}
+        return {"dialogue": {**LAYOUT, "num_roles": params.num_roles, "dialogue_pooling": params.pooling},
+                "sentence": {"pooling": params.pooling}}

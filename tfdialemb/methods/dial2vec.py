@@ -164,28 +164,28 @@ class Dial2vecSpec(MethodSpec):
     bench_defaults = {"batch": 2, "dialogues": 500, "max_length": 512, "steps": 5, "warmup": 1}
 
     def builder_params(self, params):
-        return {"negatives": params["negatives"], "negative_role": NEGATIVE_ROLE[params["dial2vec_kept_role"]],
-                "negative_pool": params["dial2vec_negative_pool"], "max_roles": params["num_roles"]}
+        return {"negatives": params.negatives, "negative_role": NEGATIVE_ROLE[params.dial2vec_kept_role],
+                "negative_pool": params.dial2vec_negative_pool, "max_roles": params.num_roles}
 
     def build_options(self, params):
-        return {"dialogue_separator": f"[{params['separator'].upper()}]"}
+        return {"dialogue_separator": f"[{params.separator.upper()}]"}
 
     def encoder_options(self, params):
-        if not params["role_turn_embeddings"]:
+        if not params.role_turn_embeddings:
             return {}
         return {"role_vocab_size": ROLE_VOCAB_SIZE, "turn_vocab_size": TURN_VOCAB_SIZE}
 
     def make_model(self, encoder, params):
-        return Dial2vecModel(encoder, negatives=params["negatives"], temperature=params["temperature"],
-                             window=params["window"], num_roles=params["num_roles"],
-                             role_turn_embeddings=params["role_turn_embeddings"],
-                             loss_variant=params["dial2vec_loss"])
+        return Dial2vecModel(encoder, negatives=params.negatives, temperature=params.temperature,
+                             window=params.window, num_roles=params.num_roles,
+                             role_turn_embeddings=params.role_turn_embeddings,
+                             loss_variant=params.dial2vec_loss)
 
     def inference_settings(self, params):
-        return {"dialogue": {"separator": params["separator"], "num_roles": params["num_roles"]}}
+        return {"dialogue": {"separator": params.separator, "num_roles": params.num_roles}}
 
     def bench_sequences(self, batch, params):
         """Every sample of every dialogue ([B·S, T]), as the step encodes them."""
-        samples = params["negatives"] + 1
+        samples = params.negatives + 1
         return default_bench_sequences({"samples": batch["samples"][:, :samples],
                                         "samples_mask": batch["samples_mask"][:, :samples]})

@@ -291,42 +291,42 @@ class FgcSpec(MethodSpec):
     bench_defaults = {"batch": 8, "dialogues": 200, "max_length": 128, "steps": 5, "warmup": 1}
 
     def builder_params(self, params):
-        return {"negatives": params["fgc_negatives"], "words": params["fgc_words"]}
+        return {"negatives": params.fgc_negatives, "words": params.fgc_words}
 
     def check(self, params, run):
-        if params["synonyms"] != "embedding" and not os.path.isfile(params["synonyms"]):
-            raise ValueError(f"--synonyms={params['synonyms']}: no such file (or use `embedding`)")
+        if params.synonyms != "embedding" and not os.path.isfile(params.synonyms):
+            raise ValueError(f"--synonyms={params.synonyms}: no such file (or use `embedding`)")
         return []
 
     def make_model(self, encoder, params):
         return FineGrainedContrastModel(
-            encoder, temperature=params["temperature"], contrast_weight=params["contrast_weight"],
-            ivc_weight=params["ivc_weight"], cvc_weight=params["cvc_weight"],
-            reduction=params["fgc_reduction"], cvc_similarity=params["cvc_similarity"],
-            ivc_anchors=params["ivc_anchors"], select_on_augmented=params["select_on_augmented"])
+            encoder, temperature=params.temperature, contrast_weight=params.contrast_weight,
+            ivc_weight=params.ivc_weight, cvc_weight=params.cvc_weight,
+            reduction=params.fgc_reduction, cvc_similarity=params.cvc_similarity,
+            ivc_anchors=params.ivc_anchors, select_on_augmented=params.select_on_augmented)
 
     def unused_options(self, params):
-        ivc, cvc = (params["contrast_weight"] * params[name] for name in ("ivc_weight", "cvc_weight"))
+        ivc, cvc = (params.contrast_weight * params[name] for name in ("ivc_weight", "cvc_weight"))
         unused = [] if ivc else [IVC_ANCHORS.name]
         unused += [] if cvc else [CVC_SIMILARITY.name]
         unused += [] if ivc or cvc else [FGC_TEMPERATURE.name, REDUCTION.name]
-        if not augmented_views_used(ivc, cvc, params["select_on_augmented"]):
+        if not augmented_views_used(ivc, cvc, params.select_on_augmented):
             unused += [AUG_STRENGTH.name, AUG_AT_LEAST_ONE.name, SYNONYMS.name]
         return tuple(unused)
 
     def inference_settings(self, params):
-        return {"selection": {"fgc_input": params["fgc_input"]}}
+        return {"selection": {"fgc_input": params.fgc_input}}
 
     def batches(self, dataset, tokenizer, params, run):
-        layout = PairLayout.of(tokenizer, run.max_length, params["fgc_input"])
+        layout = PairLayout.of(tokenizer, run.max_length, params.fgc_input)
         augment = None
-        if augmented_views_used(params["contrast_weight"] * params["ivc_weight"],
-                                params["contrast_weight"] * params["cvc_weight"], params["select_on_augmented"]):
+        if augmented_views_used(params.contrast_weight * params.ivc_weight,
+                                params.contrast_weight * params.cvc_weight, params.select_on_augmented):
             augment = functools.partial(
                 augmentation.augment_responses,
                 continuation=tf.constant(augmentation.continuation_pieces(tokenizer.vocab)),
-                synonyms=tf.constant(synonym_table(run.init_checkpoint, params["synonyms"])),
-                strength=params["aug_strength"], at_least_one=params["aug_at_least_one"])
+                synonyms=tf.constant(synonym_table(run.init_checkpoint, params.synonyms)),
+                strength=params.aug_strength, at_least_one=params.aug_at_least_one)
 
         def views(batch, seed):
             return pair_views(batch, seed, layout, tokenizer.pad_id, augment)

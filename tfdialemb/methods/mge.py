@@ -178,14 +178,14 @@ class MgeSpec(MethodSpec):
                 "global_clipnorm": 3.0}
 
     def builder_params(self, params):
-        return {"negatives": params["negatives"], "context_before": params["turns"],
-                "context_after": params["turns"]}
+        return {"negatives": params.negatives, "context_before": params.turns,
+                "context_after": params.turns}
 
     def make_model(self, encoder, params):
         return MatchingGuidedEmbeddingModel(
-            encoder, turns=params["turns"], negatives=params["negatives"],
-            aggregation=params["aggregation"], temperature=params["temperature"],
-            variant=params["mge_variant"], context_split=params["context_split"])
+            encoder, turns=params.turns, negatives=params.negatives,
+            aggregation=params.aggregation, temperature=params.temperature,
+            variant=params.mge_variant, context_split=params.context_split)
 
     def inference_settings(self, params):
         return {"sentence": {"pooling": "mean"}}
@@ -194,7 +194,7 @@ class MgeSpec(MethodSpec):
         """The very sequences MGE encodes: the chosen context turns and the candidates used."""
         context, context_mask, _ = select_context(
             batch["context_before"], batch["context_before_mask"], batch["context_after"],
-            batch["context_after_mask"], params["turns"], params["context_split"])
-        candidates, candidates_mask = leading_candidates(batch, params["negatives"])
+            batch["context_after_mask"], params.turns, params.context_split)
+        candidates, candidates_mask = leading_candidates(batch, params.negatives)
         return default_bench_sequences({"context": context, "context_mask": context_mask,
                                         "candidates": candidates, "candidates_mask": candidates_mask})

@@ -95,7 +95,7 @@ class MlmSpec(MethodSpec):
     offers = ("sentence",)
 
     def builder_params(self, params):
-        return {"unit": params["unit"]}
+        return {"unit": params.unit}
 
     def make_model(self, encoder, params):
         return MaskedLanguageModel(encoder)
@@ -104,8 +104,8 @@ class MlmSpec(MethodSpec):
         special = [tokenizer.token_id(t) for t in BERT_SPECIAL_TOKENS]
         special += [tokenizer.token_id(t) for t in tokenizer.special_tokens]
         return add_masks(dataset, run.seed, vocab_size=tokenizer.vocab_size, mask_id=tokenizer.mask_id,
-                         special_ids=special, mask_prob=params["mask_prob"],
-                         max_predictions=params["max_predictions"])
+                         special_ids=special, mask_prob=params.mask_prob,
+                         max_predictions=params.max_predictions)
 
     def after_build(self, model, params, run):
         load_masked_lm_head(model.masked_lm, run.init_checkpoint)

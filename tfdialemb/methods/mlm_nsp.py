@@ -103,7 +103,7 @@ class MlmNspSpec(MethodSpec):
     offers = ("sentence",)
 
     def builder_params(self, params):
-        return {"short_context_prob": params["short_context_prob"]}
+        return {"short_context_prob": params.short_context_prob}
 
     def make_model(self, encoder, params):
         return PostTrainingModel(encoder)
@@ -112,7 +112,7 @@ class MlmNspSpec(MethodSpec):
         layout = PairLayout.of(tokenizer, run.max_length, LAYOUT)
         mask = dict(vocab_size=tokenizer.vocab_size, mask_id=tokenizer.mask_id,
                     special_ids=[tokenizer.token_id(t) for t in BERT_SPECIAL_TOKENS],
-                    mask_prob=params["mask_prob"], max_predictions=params["max_predictions"])
+                    mask_prob=params.mask_prob, max_predictions=params.max_predictions)
         return map_with_batch_seeds(dataset, run.seed,
                                     lambda batch, seed: post_training_batch(batch, seed, layout,
                                                                             tokenizer.pad_id, **mask))

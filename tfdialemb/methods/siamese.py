@@ -109,7 +109,7 @@ class _SiameseSpec(MethodSpec):
     variant = ""
 
     def make_model(self, encoder, params):
-        return SiameseModel(encoder, variant=self.variant, negatives=params["negatives"],
+        return SiameseModel(encoder, variant=self.variant, negatives=params.negatives,
                             temperature=params.get("temperature", TEMPERATURE.default))
 
     def inference_settings(self, params):
@@ -125,7 +125,7 @@ class SiameseSingleSpec(_SiameseSpec):
     options = (NEGATIVES,)
 
     def builder_params(self, params):
-        return {"negatives": params["negatives"]}
+        return {"negatives": params.negatives}
 
 
 @register_method
@@ -137,4 +137,4 @@ class SiameseMultiSpec(_SiameseSpec):
     options = (TURNS, NEGATIVES, TEMPERATURE)
 
     def builder_params(self, params):
-        return {"negatives": params["negatives"], "context_turns": params["turns"]}
+        return {"negatives": params.negatives, "context_turns": params.turns}

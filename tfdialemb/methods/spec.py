@@ -7,17 +7,20 @@ A spec says everything the commands need to know about a method, so `train`, `ev
   - `options`: the method's own hyper-parameters, each an absl flag of `train` with the paper's
     value as default; `Switch` options pick the paper or the released code (the table of docs/methods/overview.md);
   - `defaults`: the paper's values of the shared training flags (batch size, learning rate, ...);
-  - `make_model(encoder, params)`: the trainable `Method`, heads included;
+  - `make_model(encoder, params)`: the trainable `Method`, heads included; `params`, here and in
+    every hook, is the method's typed config (`config_type`, a frozen dataclass of its options read
+    as `params.temperature` or `params["temperature"]`), recorded in method.json as a dictionary;
   - `training_file`, `build_options`, `encoder_options`, `batches`, `auxiliary`, `after_build`,
     `check`, `unused_options`: the optional hooks of the shared training run;
   - `offers` and `inference_settings`: what the trained model serves (`sentence`, `dialogue`,
-    `triple` embeddings or scores, `selection` scores) and the choices inference must repeat from training; these are
+    `curved` (triple-encoder / CCL) scores, `selection` scores) and the choices inference must repeat from training; these are
     recorded in the model directory (`tfdialemb.method_record`) so evaluation and export read them.
 
 A method module defines its model and its spec and registers the spec with `register_method`;
 every module of `tfdialemb.methods` is imported on first lookup, so a new file is all it takes.
 Code outside the package registers its own spec the same way before calling the commands' `run`.
 """
+import collections.abc
 import dataclasses
 import importlib
 import pkgutil
@@ -28,6 +31,26 @@ from tfdialemb.options import Option, Switch
 
 
 Params = Mapping[str, Any]
+
+
+class MethodConfig(collections.abc.Mapping):
+    """Base of a method's typed options (`MethodSpec.config_type`, as Model Garden's ModelConfig): a
+    frozen dataclass with one field per option, read as attributes (`config.temperature`) or by
+    name (`config["temperature"]`, the flag's name and the key `method.json` records)."""
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in self.__dataclass_fields__:
+            raise KeyError(name)
+        return getattr(self, name)
+
+    def __iter__(self):
+        return iter(self.__dataclass_fields__)
+
+    def __len__(self) -> int:
+        return len(self.__dataclass_fields__)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.items())})"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -141,15 +164,26 @@ class MethodSpec:
                 return option
         raise KeyError(f"method {self.name!r} has no option {name!r}")
 
-    def resolve(self, given: Optional[Params] = None) -> Dict[str, Any]:
-        """Every option's value: `given` where set, else the option's default; unknown names
-        are refused."""
+    def config_type(self) -> type:
+        """The frozen `MethodConfig` dataclass of this spec's options (`<Name>Config`), made once
+        per spec class from `options`: each field typed and defaulted as its option."""
+        spec_class = type(self)
+        if "_config_type" not in spec_class.__dict__:
+            fields = [(o.name, o.kind, dataclasses.field(default=o.default)) for o in self.options]
+            name = "".join(part.title() for part in self.name.split("_")) + "Config"
+            spec_class._config_type = dataclasses.make_dataclass(name, fields, bases=(MethodConfig,), frozen=True,
+                                                                 eq=False)
+        return spec_class._config_type
+
+    def resolve(self, given: Optional[Params] = None) -> MethodConfig:
+        """Every option's value as this method's `config_type`: `given` where set, else the
+        option's default; unknown names are refused."""
         given = dict(given or {})
         unknown = sorted(set(given) - {o.name for o in self.options})
         if unknown:
             raise ValueError(f"method {self.name!r} has no options {unknown}; it takes "
                              f"{sorted(o.name for o in self.options)}")
-        return {o.name: given.get(o.name, o.default) for o in self.options}
+        return self.config_type()(**{o.name: given.get(o.name, o.default) for o in self.options})
 
 
 def default_bench_sequences(batch: Mapping) -> List[Tuple[Any, Any]]:

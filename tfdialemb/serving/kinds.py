@@ -6,7 +6,7 @@ The kinds themselves are `tfdialemb.inference_kinds.KINDS`; a test keeps the thr
 import dataclasses
 from typing import Any, Callable, Mapping, Sequence
 
-from tfdialemb.serving import context_response, dialogue, layout, selection, sentence, triple
+from tfdialemb.serving import context_response, curved, dialogue, layout, selection, sentence
 
 
 @dataclasses.dataclass(frozen=True)
@@ -31,7 +31,7 @@ SERVABLES = {
                            one_request_per_input=True),
     "dialogue": ServedKind("dialogues", lambda runtime, settings, inputs: dialogue.dialogue_servable(runtime, inputs),
                            one_request_per_input=True),
-    "triple": ServedKind("dialogues", lambda runtime, settings, inputs: triple.triple_servable(
+    "curved": ServedKind("dialogues", lambda runtime, settings, inputs: curved.curved_servable(
         runtime, inputs, settings["curved"], settings["speaker_tokens"])),
     "selection": ServedKind("dialogues",
                             lambda runtime, settings, inputs: selection.selection_servable(runtime, inputs)),

@@ -140,7 +140,7 @@ class _CurvedSpec(MethodSpec):
 
     paper = "Triple-encoders (Erker et al., 2024)"
     defaults = CURVED_DEFAULTS
-    offers = ("triple", "sentence")
+    offers = ("curved", "sentence")
     bench_defaults = {"batch": 32, "dialogues": 500, "max_length": 64, "steps": 5, "warmup": 1}
 
     @property
@@ -148,25 +148,25 @@ class _CurvedSpec(MethodSpec):
         return self.name
 
     def builder_params(self, params):
-        return {"window": params["curved_window"], "last_window": params["ccl_windows"] == "paper",
-                "speaker_tokens": params["speaker_tokens"]}
+        return {"window": params.curved_window, "last_window": params.ccl_windows == "paper",
+                "speaker_tokens": params.speaker_tokens}
 
     def make_model(self, encoder, params):
-        schedule = params["nli_schedule"] if params["nli_file"] else "sum"
+        schedule = params.nli_schedule if params.nli_file else "sum"
         return CurvedContrastiveModel(encoder, variant=self.name, nli_schedule=schedule)
 
     def unused_options(self, params):
-        return () if params["nli_file"] else (NLI_SCHEDULE.name, NLI_LABELS.name)
+        return () if params.nli_file else (NLI_SCHEDULE.name, NLI_LABELS.name)
 
     def auxiliary(self, params, run):
-        if not params["nli_file"]:
+        if not params.nli_file:
             return None
-        pairs = nli.read_nli(params["nli_file"], params["ccl_nli_labels"])
+        pairs = nli.read_nli(params.nli_file, params.ccl_nli_labels)
         return lambda context, tokenizer: nli.nli_dataset(pairs, tokenizer, run.batch_size, run.max_length,
                                                           run.seed, context)
 
     def inference_settings(self, params):
-        return {"triple": {"curved": self.name, "speaker_tokens": params["speaker_tokens"], "pooling": "mean"},
+        return {"curved": {"curved": self.name, "speaker_tokens": params.speaker_tokens, "pooling": "mean"},
                 "sentence": {"pooling": "mean"}}
 
 
@@ -186,7 +186,7 @@ class C3lSpec(_CurvedSpec):
     options = (WINDOW, WINDOWS, SPEAKER_TOKENS, NLI_FILE, NLI_SCHEDULE, NLI_LABELS, C3L_LABELS)
 
     def builder_params(self, params):
-        return {**super().builder_params(params), "labels": params["c3l_labels"]}
+        return {**super().builder_params(params), "labels": params.c3l_labels}
 
     def check(self, params, run):
         if trained_method_name(run.init_checkpoint) != "ccl":

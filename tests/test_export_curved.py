@@ -1,4 +1,4 @@
-"""`tfdialemb.export --kind=triple`: a client that holds the vectors itself and calls only the
+"""`tfdialemb.export --kind=curved`: a client that holds the vectors itself and calls only the
 SavedModel's signatures scores like SequenceScorer and like re-encoding the whole history."""
 import os
 import subprocess
@@ -14,7 +14,7 @@ from tfdialemb.dialogue import Dialogue, Turn
 from tfdialemb.encoders import load_pretrained
 from tfdialemb.inference.embedder import SentenceEmbedder
 from tfdialemb.inference.sequence_scorer import SequenceScorer
-from tfdialemb.serving import triple
+from tfdialemb.serving import curved
 
 DIALOGUE = ["hello", "how are you", "fine thanks", "good morning", "book a taxi", "need hotel",
             "please help", "the cafe"]
@@ -31,7 +31,7 @@ def exported(tmp_path_factory, hf_safetensors_dir):
     library writes version 1, a triple-encoder warmed up on DIALOGUE."""
     export_dir = tmp_path_factory.mktemp("triple_export") / "models"
     command = subprocess.Popen(
-        [sys.executable, "-m", "tfdialemb.export", "--kind=triple", "--curved=ccl",
+        [sys.executable, "-m", "tfdialemb.export", "--kind=curved", "--curved=ccl",
          f"--init_checkpoint={hf_safetensors_dir}", f"--export_dir={export_dir}", "--version=2",
          f"--max_length={MAX_LENGTH}"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -40,7 +40,7 @@ def exported(tmp_path_factory, hf_safetensors_dir):
                                                 max_length=MAX_LENGTH)
     warmup = [Dialogue("d", tuple(Turn("ab"[i % 2], u) for i, u in enumerate(DIALOGUE))),
               Dialogue("e", (Turn("a", CANDIDATES[0]),))]
-    c3l_dir = triple.export_triple_model(embedder, str(export_dir), warmup, version=1)
+    c3l_dir = curved.export_curved_model(embedder, str(export_dir), warmup, version=1)
     stdout, stderr = command.communicate(timeout=300)
     assert command.returncode == 0, stderr[-3000:]
     dirs = {"c3l": c3l_dir, "ccl": str(export_dir / "2")}
@@ -100,7 +100,7 @@ def test_context_texts_are_the_training_formats(exported):
     for name, prefix in (("b1_even", "[B1] [E] [B] "), ("b2_odd", "[B2] [O] [B] ")):
         np.testing.assert_allclose(encoded[name], embed([prefix + u for u in utterances]),
                                    atol=1e-5, err_msg=name)
-    plain = triple.triple_module(exported["embedder"], "c3l", speaker_tokens=False)
+    plain = curved.curved_module(exported["embedder"], "c3l", speaker_tokens=False)
     encoded = plain.signature_functions["encode_context"](tf.constant(utterances))
     assert sorted(encoded) == ["b1", "b2"]
     np.testing.assert_allclose(encoded["b2"], embed(["[B2] [B] " + u for u in utterances]),
@@ -117,13 +117,13 @@ def test_context_texts_are_the_training_formats(exported):
 def test_history_rows_pick_parity_by_distance_to_the_end():
     # h = 3: u2 is the most recent (distance 1) -> odd, u1 (distance 2) -> even, u0 -> odd.
     even, odd = np.zeros([3, 2]), np.arange(6.0).reshape(3, 2) + 1
-    rows = triple.history_rows({"b1_even": even, "b1_odd": odd}, "b1")
+    rows = curved.history_rows({"b1_even": even, "b1_odd": odd}, "b1")
     np.testing.assert_array_equal(rows, [[1, 2], [0, 0], [5, 6]])
-    np.testing.assert_array_equal(triple.history_rows({"b2": odd}, "b2"), odd)
+    np.testing.assert_array_equal(curved.history_rows({"b2": odd}, "b2"), odd)
     with pytest.raises(ValueError, match="context needs 'b2'"):
-        triple.history_rows({"b1_even": even, "b1_odd": odd}, "b2")
+        curved.history_rows({"b1_even": even, "b1_odd": odd}, "b2")
     with pytest.raises(ValueError, match="curved must be one of"):
-        triple.context_variants("c3l_maxsim")
+        curved.context_variants("c3l_maxsim")
 
 
 def test_bad_inputs_fail_clearly(exported):

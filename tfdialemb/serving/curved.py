@@ -1,4 +1,4 @@
-r"""Triple-encoder (C3L) and CCL incremental scoring SavedModel (`--kind=triple`; triple-encoders paper Sec. 4,
+r"""Triple-encoder (C3L) and CCL incremental scoring SavedModel (`--kind=curved`; triple-encoders paper Sec. 4,
 Eq. 3, Appendix B; UKPLab/acl2024-triple-encoders
 triple_encoders/TripleEncodersForConversationalSequenceModeling.py).
 
@@ -114,7 +114,7 @@ def _triangle(b1: tf.Tensor, b2: tf.Tensor, k_last_rows: tf.Tensor):
         return tf.cast(b1, tf.float64), tf.cast(b2, tf.float64), first
 
 
-def triple_module(embedder: SentenceEmbedder, curved: str = "c3l",
+def curved_module(embedder: SentenceEmbedder, curved: str = "c3l",
                   speaker_tokens: bool = True) -> tf.Module:
     """The object to save, with `signature_functions`: one per name of `SIGNATURES[curved]`."""
     variants = context_variants(curved, speaker_tokens)
@@ -166,7 +166,7 @@ def triple_module(embedder: SentenceEmbedder, curved: str = "c3l",
 
 
 def warmup_records(module: tf.Module, dialogues: Sequence[Dialogue]) -> list:
-    """Serialized PredictionLogs for every signature of `module` (a `triple_module`): the first
+    """Serialized PredictionLogs for every signature of `module` (a `curved_module`): the first
     dialogue's turns are the history, every dialogue's last turn a candidate. Encoding requests
     come alone and batched; score requests carry the vectors the module gives the history, for
     each of WARMUP_K_LAST_ROWS."""
@@ -194,16 +194,16 @@ def warmup_records(module: tf.Module, dialogues: Sequence[Dialogue]) -> list:
     return records
 
 
-def triple_servable(embedder: SentenceEmbedder, warmup_dialogues: Sequence[Dialogue],
+def curved_servable(embedder: SentenceEmbedder, warmup_dialogues: Sequence[Dialogue],
                     curved: str = "c3l", speaker_tokens: bool = True) -> layout.Servable:
     """The serving module, its signatures and warm-up records that run each of them."""
-    module = triple_module(embedder, curved, speaker_tokens)
+    module = curved_module(embedder, curved, speaker_tokens)
     return layout.Servable(module, module.signature_functions, warmup_records(module, warmup_dialogues))
 
 
-def export_triple_model(embedder: SentenceEmbedder, export_dir: str,
+def export_curved_model(embedder: SentenceEmbedder, export_dir: str,
                         warmup_dialogues: Sequence[Dialogue], curved: str = "c3l",
                         speaker_tokens: bool = True, version: Optional[int] = None) -> str:
     """Writes `export_dir/<version>/` and returns its path (see `layout.write_version`)."""
-    return layout.write_version(*triple_servable(embedder, warmup_dialogues, curved, speaker_tokens),
+    return layout.write_version(*curved_servable(embedder, warmup_dialogues, curved, speaker_tokens),
                                 export_dir, version)
