@@ -54,7 +54,7 @@ class _Unsaveable:
 
 def test_progress_counts_to_the_total():
     stream = io.StringIO()
-    progress = Progress(5, "sentences", stream=stream)
+    progress = Progress(5, "sentences", stream=stream, terminal=True)
     progress.advance(3)
     progress.advance(2)
     assert "5/5 sentences" in stream.getvalue() and stream.getvalue().endswith("\n")
@@ -65,7 +65,7 @@ def test_progress_counts_to_the_total():
 
 def test_progress_without_a_total_counts_until_finished():
     stream = io.StringIO()
-    progress = Progress(None, "dialogues", stream=stream, interval=0.0)
+    progress = Progress(None, "dialogues", stream=stream, interval=0.0, terminal=True)
     for _ in range(4):
         progress.advance(1)
     progress.finish()
@@ -76,7 +76,7 @@ def test_progress_names_one_item_in_the_time_per_item(monkeypatch):
     clock = iter([0.0, 1.0, 5.0])  # start; the first dialogue, then 4 s for the second
     monkeypatch.setattr("tfdialemb.cli.time.perf_counter", lambda: next(clock))
     stream = io.StringIO()
-    progress = Progress(None, "dialogues read into mge examples", stream=stream, interval=0.0)
+    progress = Progress(None, "dialogues read into mge examples", stream=stream, interval=0.0, terminal=True)
     progress.advance(1)
     progress.advance(1)
     assert stream.getvalue().endswith("2 dialogues read into mge examples 4.0 s/dialogue")
@@ -86,7 +86,7 @@ def test_progress_measures_time_left_after_the_first_item_and_prints_messages_on
     clock = iter([0.0, 30.0, 32.0, 33.0, 34.0])  # start; item 1 takes 30 s (a trace), then 2 s each
     monkeypatch.setattr("tfdialemb.cli.time.perf_counter", lambda: next(clock))
     stream = io.StringIO()
-    progress = Progress(10, "steps", stream=stream, interval=0.0)
+    progress = Progress(10, "steps", stream=stream, interval=0.0, terminal=True)
     progress.advance(1, "loss 2.0000")
     assert stream.getvalue().endswith("1/10 steps, time left unknown, loss 2.0000")
     progress.advance(1, "loss 1.5000")
@@ -98,6 +98,27 @@ def test_progress_measures_time_left_after_the_first_item_and_prints_messages_on
     assert lines[-3].strip() == "" and lines[-1].startswith("[======") and "\n" not in lines[-1]  # redrawn
     progress.advance(1)
     assert stream.getvalue().endswith("3/10 steps 2.0 s/step, 14s left, loss 1.5000")
+
+
+def test_progress_written_to_a_log_is_whole_lines_at_most_every_log_interval(monkeypatch):
+    clock = iter([0.0, 1.0, 2.0, 40.0, 41.0, 75.0, 75.0])  # start; steps at 1, 2, 40, 41, 75 s; the finish
+    monkeypatch.setattr("tfdialemb.cli.time.perf_counter", lambda: next(clock))
+    stream = io.StringIO()
+    progress = Progress(None, "steps", stream=stream, log_interval=30.0)
+    assert not progress.terminal  # a StringIO is not a terminal
+    progress.advance(1, "loss 2.0")  # 1 s: the first line
+    progress.advance(1, "loss 1.9")  # 2 s: within 30 s of it, not written
+    progress.message("step 2: validation 0.5")
+    progress.advance(1, "loss 1.8")  # 40 s: written
+    progress.advance(1, "loss 1.7")  # 41 s: not written
+    progress.advance(1, "loss 1.6")  # 75 s: written
+    progress.finish()
+    assert "\r" not in stream.getvalue()
+    assert stream.getvalue().splitlines() == [
+        "1 steps, loss 2.0", "step 2: validation 0.5",
+        "3 steps 19.5 s/step, loss 1.8",  # 2 steps in the 39 s after the first
+        "5 steps 18.5 s/step, loss 1.6",  # 4 in 74 s
+        "5 steps 18.5 s/step, loss 1.6"]  # the finish
 
 
 def test_atomic_directory_appears_complete_or_not_at_all(tmp_path):

@@ -349,3 +349,28 @@ def test_a_command_prints_neither_notice(tmp_path, hf_safetensors_dir):
     assert result.returncode == 0, result.stderr[-3000:]
     assert "cuInit" not in result.stderr and "oneDNN" not in result.stderr
     assert "2/2 sentences" in result.stderr  # the command's own progress passes
+
+
+def test_a_terminal_behind_the_filter_is_still_known_as_one(tmp_path):
+    """A progress bar redraws its line only on a terminal: the filter's pipe must not hide it."""
+    report = SCRIPT_START + AS_A_COMMAND + "print(os.isatty(2), quiet.stderr_is_terminal(), file=sys.stderr)\n"
+    controller, terminal = os.openpty()
+    process = subprocess.Popen([sys.executable, "-c", report], stdout=subprocess.DEVNULL, stderr=terminal)
+    os.close(terminal)
+    shown = b""
+    while True:
+        ready, _, _ = select.select([controller], [], [], 60)
+        assert ready, "the terminal went silent"
+        try:
+            data = os.read(controller, 65536)
+        except OSError:  # every writer has closed the terminal
+            break
+        if not data:
+            break
+        shown += data
+    os.close(controller)
+    assert process.wait(timeout=60) == 0
+    assert shown.decode().split() == ["False", "True"]  # fd 2 is the filter's pipe; the terminal is behind it
+    with open(tmp_path / "err", "wb") as err:
+        subprocess.run([sys.executable, "-c", report], stdout=subprocess.DEVNULL, stderr=err, timeout=60, check=True)
+    assert (tmp_path / "err").read_text().split() == ["False", "False"]

@@ -27,25 +27,29 @@ class Progress:
 
     The rate and the time left are measured from the first item on, so the first item's one-off
     costs (a graph trace, a warm cache) do not stretch the estimate; until a second item is done
-    the time left is unknown. Redraws at most every `interval` seconds, so per-item calls stay
-    cheap; `message` prints a line of its own without gluing it to the bar.
+    the time left is unknown. On a terminal it redraws its line at most every `interval` seconds,
+    so per-item calls stay cheap; `message` prints a line of its own without gluing it to the bar.
+    Written to a file or a pipe (`cmd > log 2>&1`), where a redrawn line would pile up as one
+    endless line, it writes the bar as a whole line at most every `log_interval` seconds, and the
+    last one when it finishes.
     """
 
     line_open = False
     """Whether a bar is drawn on stderr without its closing newline (a message must start below)."""
 
     def __init__(self, total: Optional[int], unit: str = "items", stream=None, interval: float = 0.2,
-                 item: Optional[str] = None):
+                 item: Optional[str] = None, terminal: Optional[bool] = None, log_interval: float = 30.0):
         self.total = total
         self.unit = unit
         self.item = item or unit.split()[0].removesuffix("s")
         self.done = 0
         self.start = time.perf_counter()
         self.stream = stream or sys.stderr
-        self.interval = interval
+        self.terminal = _reaches_terminal(self.stream) if terminal is None else terminal
+        self.interval = interval if self.terminal else log_interval
         self.note = ""
         self._first: Optional[tuple] = None  # (items done, time) when the first advance came
-        self._drawn = 0.0
+        self._drawn: Optional[float] = None  # when the bar was last written
         self._width = 0
         self._finished = False
 
@@ -58,21 +62,26 @@ class Progress:
             self._first = (self.done, now)
         if self.total is not None and self.done >= self.total:
             self.finish()
-        elif now - self._drawn >= self.interval:
+        elif self._drawn is None or now - self._drawn >= self.interval:
             self._draw(now)
 
     def message(self, text: str) -> None:
-        """Prints `text` on a line of its own above the bar, then redraws the bar."""
+        """Prints `text` on a line of its own above the bar, then redraws the bar (on a terminal)."""
+        if not self.terminal:
+            self.stream.write(text + "\n")
+            self.stream.flush()
+            return
         self.stream.write("\r" + " " * self._width + "\r" + text + "\n")
         self._width = 0
-        if not self._finished and self._drawn:
+        if not self._finished and self._drawn is not None:
             self._draw(time.perf_counter())
         self.stream.flush()
 
     def finish(self) -> None:
         if not self._finished:
             self._draw(time.perf_counter())
-            self.stream.write("\n")
+            if self.terminal:
+                self.stream.write("\n")
             self.stream.flush()
             self._finished = True
             Progress.line_open = False
@@ -104,10 +113,24 @@ class Progress:
             line = f"[{'=' * filled}{'.' * (width - filled)}] {self.done}/{self.total} {self.unit}{speed}, {left}"
         if self.note:
             line += f", {self.note}"
+        if not self.terminal:
+            self.stream.write(line + "\n")
+            self.stream.flush()
+            return
         self.stream.write("\r" + line + " " * max(0, self._width - len(line)))
         self._width = len(line)
         self.stream.flush()
         Progress.line_open = self.stream is sys.stderr
+
+
+def _reaches_terminal(stream) -> bool:
+    """Whether `stream` writes to a terminal (standard error: through the quiet filter too)."""
+    if stream is sys.stderr:
+        return quiet.stderr_is_terminal()
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError, OSError):
+        return False
 
 
 def claim_output(path: str) -> None:

@@ -301,9 +301,25 @@ def _answer(fd: int) -> None:
         pass
 
 
+_stderr_terminal: Optional[bool] = None
+"""Whether standard error was a terminal before the filter took it over (None: not taken over)."""
+
+
+def stderr_is_terminal() -> bool:
+    """Whether what the command writes to standard error reaches a terminal, the filter between
+    them or not (a progress bar redraws its line there, and writes whole lines to a log)."""
+    if _stderr_terminal is not None:
+        return _stderr_terminal
+    try:
+        return os.isatty(2)
+    except OSError:
+        return False
+
+
 def start_filter() -> bool:
     """Routes file descriptor 2, and 1 when it writes to the same place, through a forked filter
     process (see the module docstring); False, with nothing changed, when that is not possible."""
+    global _stderr_terminal  # pylint: disable=global-statement
     opened = []
 
     def new(fd: int) -> int:
@@ -337,6 +353,7 @@ def start_filter() -> bool:
             os._exit(0)  # pylint: disable=protected-access
     for fd in (data_read, target, requests_read, replies_write):
         os.close(fd)
+    _stderr_terminal = os.isatty(2)
     for fd in routed:
         os.dup2(data_write, fd)
     os.close(data_write)
