@@ -3,9 +3,10 @@
 Written to a file by `python -m data_prep.make_demo_corpus`; read directly by the demo and the
 benchmarks. The demo has to train every method and evaluate domain clustering, dialogue retrieval and
 intent-based semantic retrieval (SR) without downloading a corpus, so this module writes one from
-tables: 8 domains (hotel, restaurant, taxi, train, weather, shopping, tech_support, banking), each
-with one to three tasks whose flow runs through greeting, the request, slot questions and answers,
-the agent's proposal, the user's confirmation or rejection, follow-up questions and closing.
+tables (the tasks in `DOMAINS`, their wording in `templates.json` beside this module): 8 domains
+(hotel, restaurant, taxi, train, weather, shopping, tech_support, banking), each with one to three
+tasks whose flow runs through greeting, the request, slot questions and answers, the agent's
+proposal, the user's confirmation or rejection, follow-up questions and closing.
 
 - Speakers are "user" and "agent"; every turn has the field "intent" (e.g. "book_hotel",
   "ask_date", "inform_date", "confirm") and every dialogue the labels {"domain": name}.
@@ -24,6 +25,8 @@ shorter corpus is a prefix of a longer one with the same seed.
 """
 import dataclasses
 import functools
+import json
+import os
 import random
 import re
 import string
@@ -129,518 +132,74 @@ DOMAINS = (
     )),
 )
 
-# Paraphrases by intent, worded to fit every domain that uses the intent. A rendered utterance
-# gets its first letter capitalised, so a template may start with a slot.
-TEMPLATES: Dict[str, Tuple[str, ...]] = {
-    # Openings and closings, shared by all domains.
-    "greet": ("Hi.", "Hello there.", "Hi, good morning.", "Hey!", "Good afternoon.", "Hello!",
-              "Hi there, hope you're well.", "Hi, I hope you can help me.", "Good evening.",
-              "Hello, good morning.", "Hey there.", "Morning!", "Hi, this is {name}.",
-              "Hello, my name is {name}."),
-    "offer_help": ("Hello, how can I help you today?", "Hi! What can I do for you?",
-                   "Good day, how may I assist you?", "Welcome! How can I help?",
-                   "Hi there, what do you need today?",
-                   "Hello, thanks for getting in touch. What can I do for you?"),
-    "thank": ("Thank you so much.", "Thanks!", "Great, thanks for your help.", "Thanks a lot.",
-              "Perfect, thank you.", "That's very helpful, thanks.", "Cheers, I appreciate it.",
-              "Thank you, that's great.", "Awesome, thanks!", "Many thanks.",
-              "Brilliant, thank you very much.", "Thanks, you've been very helpful.",
-              "Wonderful, thanks so much.", "Okay, thank you.", "Great, thank you!"),
-    "welcome": ("You're welcome!", "My pleasure.", "Happy to help.", "No problem at all.",
-                "Glad I could help.", "Anytime!"),
-    "goodbye": ("Goodbye!", "Bye, have a nice day.", "Have a great day, goodbye.",
-                "Take care, bye!", "See you, bye.", "Have a good one!", "Bye!", "Bye for now.",
-                "Cheers, bye.", "All the best, bye.", "Talk to you later, bye."),
-    "ask_more": ("Is there anything else I can help you with?", "Anything else?",
-                 "Can I help with anything else today?", "Is there something else you need?",
-                 "Do you need anything else?"),
-    "no_more": ("No, that's all.", "Nope, that's everything.", "No thanks, that's it.",
-                "That's all for now.", "No, I'm all set.", "No, that's everything, thanks.",
-                "Nothing else, thank you.", "I think that's it.", "No, you've covered it all.",
-                "Not today, thanks."),
-    "hold": ("One moment, please.", "Let me check that for you.",
-             "Just a second while I look that up.", "Please hold on a moment.",
-             "Give me a moment to check.", "Let me see what I can find."),
-    "confirm": ("Yes, that's right.", "Yes, please.", "That sounds good.", "Perfect, go ahead.",
-                "Yes, that works for me.", "Correct.", "Sure, let's do that.", "Yes, let's do it.",
-                "Great, let's go with that.", "Yes, exactly.", "That's perfect.",
-                "Okay, sounds great.", "Yes, do it.", "Alright, go for it.", "Yep, that's fine."),
-    "deny": ("No, that's not quite right.", "Hmm, no.", "No, I don't think so.",
-             "That doesn't work for me.", "Actually, no.", "No, sorry."),
-    "booking_done": ("Done! Your reference number is {reference}.",
-                     "You're all booked. The reference is {reference}.",
-                     "I've made the booking, reference {reference}.",
-                     "Booking confirmed. Please note your reference: {reference}.",
-                     "All set, your confirmation code is {reference}."),
-    "request_done": ("That's done. Your reference number is {reference}.",
-                     "All processed, the reference is {reference}.",
-                     "I've taken care of it. Reference: {reference}.",
-                     "Everything is done, and your case number is {reference}.",
-                     "Completed. You'll get a confirmation email with reference {reference}."),
-    # Slot questions and answers, each shared by two or more domains or tasks.
-    "ask_date": ("What date would you like?", "Which day?", "For what date?",
-                 "What day works for you?", "And on which date?"),
-    "inform_date": ("{date}, please.", "{date} would be great.", "It's for {date}.",
-                    "I was thinking {date}.", "Let's say {date}.", "{date} works best for me."),
-    "ask_time": ("What time?", "At what time?", "What time would suit you?",
-                 "What time should I put down?", "And the time?"),
-    "inform_time": ("At {time}, please.", "{time} would be ideal.", "Around {time}.",
-                    "Let's say {time}.", "{time}, if possible.", "Could we do {time}?"),
-    "ask_people": ("How many people?", "For how many guests?", "How many of you will there be?",
-                   "And how many people is that for?", "How many in your party?"),
-    "inform_people": ("{people} people.", "For {people}, please.", "There will be {people} of us.",
-                      "It's for {people} people.", "We are {people}.", "Just {people} of us."),
-    "ask_name": ("Can I have your name, please?", "Could I get your full name?", "And your name?",
-                 "May I have your name?", "Who am I speaking with?"),
-    "inform_name": ("It's {name}.", "{name}.", "My name is {name}.", "The name is {name}.",
-                    "Sure, it's {name}.", "This is {name}."),
-    "ask_area": ("Which part of town?", "Any preferred area?",
-                 "Where in the city would you like it?", "Do you have an area in mind?",
-                 "Which area do you prefer?"),
-    "inform_area": ("Somewhere in {area}.", "{area} would be nice.", "Preferably {area}.",
-                    "I'd like {area}.", "In {area}, please.", "Anywhere in {area} is fine."),
-    "ask_origin": ("Where are you leaving from?", "Where will you be departing from?",
-                   "What's your starting point?", "Where from?", "Where are you starting?"),
-    "inform_origin": ("From {origin}.", "I'm leaving from {origin}.", "{origin}.",
-                      "Starting at {origin}.", "I'll be at {origin}."),
-    "ask_destination": ("Where are you going?", "And where to?", "What's your destination?",
-                        "Where would you like to go?", "Where are you headed?"),
-    "inform_destination": ("To {destination}.", "I'm going to {destination}.",
-                           "{destination}, please.", "I need to get to {destination}.",
-                           "Heading to {destination}."),
-    "ask_price": ("How much is it?", "What's the price?", "How much will that cost?",
-                  "What does it cost?", "Is it expensive?"),
-    "inform_price": ("It's {price}.", "That comes to {price}.", "The price is {price}.",
-                     "It costs {price}.", "{price} in total."),
-    "ask_address": ("What's the address?", "Where exactly is it?", "Could you give me the address?",
-                    "Where is it located?", "Can you tell me where it is?"),
-    "inform_address": ("It's at {address}.", "The address is {address}.",
-                       "You'll find it at {address}.", "{address}.", "It's located at {address}."),
-    "ask_phone": ("What's their phone number?", "Can I get a contact number?",
-                  "Do you have a phone number?", "How can I reach them?",
-                  "Is there a number I can call?"),
-    "inform_phone": ("The number is {phone}.", "You can call them on {phone}.", "It's {phone}.",
-                     "Their phone number is {phone}.", "Sure, {phone}."),
-    "ask_duration": ("How long does it take?", "How long is the trip?", "What's the travel time?",
-                     "How long will it take?", "How long until it gets there?"),
-    "inform_duration": ("About {duration}.", "It takes {duration}.", "Roughly {duration}.",
-                        "Usually {duration}.", "Around {duration}, more or less."),
-    "ask_order_id": ("Could you give me your order number?", "What's the order number?",
-                     "Do you have the order number handy?", "Can I have the order ID, please?",
-                     "Which order is it about?"),
-    "inform_order_id": ("It's {order_id}.", "The order number is {order_id}.", "Order {order_id}.",
-                        "Sure, {order_id}.", "Here it is: {order_id}."),
-    "ask_amount": ("How much?", "What amount?", "How much should it be?", "What's the amount?",
-                   "And how much is it?"),
-    "inform_amount": ("{amount}.", "{amount}, please.", "It's {amount}.", "Exactly {amount}.",
-                      "The amount is {amount}."),
-    # Hotel.
-    "book_hotel": ("I need a hotel room.", "I'd like to book a hotel in {city}.",
-                   "Can you help me find a place to stay?",
-                   "I'm looking for accommodation in {city}.", "I want to reserve a room.",
-                   "Do you have any rooms available?", "We need somewhere to stay in {city}.",
-                   "I need a hotel room for {nights}.", "Can I book a room for {people} people?",
-                   "I'm looking for a hotel in {area}.",
-                   "I'd like a room from {date} for {nights}.",
-                   "Is there anything {price_range} to stay in {city}?"),
-    "ask_nights": ("How many nights?", "How long will you be staying?", "For how many nights?",
-                   "How many nights would you like?", "And how long is the stay?"),
-    "inform_nights": ("{nights}.", "For {nights}.", "I'll stay {nights}.", "{nights}, please.",
-                      "Just {nights}."),
-    "ask_price_range": ("What's your budget?", "What price range are you looking for?",
-                        "Any price range in mind?", "How much would you like to spend?",
-                        "Cheap, moderate, or something more upscale?"),
-    "inform_price_range": ("Something {price_range}, please.", "{price_range} is fine.",
-                           "I'm looking for something {price_range}.", "Preferably {price_range}.",
-                           "Anything {price_range}."),
-    "offer_hotel": ("I found {hotel} in {area}, it's {price} a night. Shall I book it?",
-                    "How about {hotel}? It's {price} per night.",
-                    "{hotel} has rooms available for {price} a night. Would that work?",
-                    "I'd recommend {hotel}, a {stars}-star hotel at {price} per night.",
-                    "There's a room at {hotel} for {price} per night. Should I reserve it?"),
-    "ask_parking": ("Is there parking?", "Do they have free parking?", "Can I park there?",
-                    "Is parking included?", "Will I be able to park my car?"),
-    "inform_parking": ("Yes, there is free parking on site.",
-                       "Parking is available for {parking_fee} a day.",
-                       "There's a public car park right next to it.", "Yes, parking is included.",
-                       "Unfortunately there's no parking, but there is a garage nearby."),
-    # Restaurant.
-    "book_restaurant": ("I'd like to book a table.", "Can you find me a restaurant?",
-                        "I'm looking for a good place to eat.",
-                        "Could you reserve a table for dinner?",
-                        "I want to make a restaurant reservation.",
-                        "We're looking for somewhere nice to have dinner.",
-                        "Can I book a table somewhere?", "I'd like to book a table for {people}.",
-                        "Can you find me somewhere that serves {cuisine} food?",
-                        "I'm craving {cuisine} food.", "Could you reserve a table in {area}?",
-                        "I need a table for {date}.", "Is there a good {cuisine} place in {area}?"),
-    "ask_cuisine": ("What kind of food would you like?", "Any cuisine in particular?",
-                    "What type of food are you in the mood for?", "Do you have a cuisine in mind?",
-                    "What would you like to eat?"),
-    "inform_cuisine": ("{cuisine} food, please.", "I feel like {cuisine}.", "Something {cuisine}.",
-                       "{cuisine} would be great.", "Maybe {cuisine}?",
-                       "We'd love some {cuisine} food."),
-    "offer_restaurant": ("{restaurant} serves {cuisine} food in {area}. Shall I book it?",
-                         "How about {restaurant}? It's a nice {cuisine} place.",
-                         "I can get you a table at {restaurant}.",
-                         "{restaurant} has a table free at {time}. Does that work?",
-                         "I'd suggest {restaurant} in {area}, they have great reviews."),
-    # Taxi.
-    "book_taxi": ("I need a taxi.", "Can you book me a cab?", "I'd like to order a taxi, please.",
-                  "Could you get me a taxi?", "I need a ride.", "Please send a taxi.",
-                  "I need a taxi to {destination}.", "Can you book me a cab from {origin}?",
-                  "I need a taxi at {time}.", "Please send a taxi to {origin}.",
-                  "I need a ride from {origin} to {destination}."),
-    "offer_taxi": ("A {car} will pick you up at {time}. Is that okay?",
-                   "I've found a {car}, arriving at {time}.",
-                   "The driver can be there at {time} in a {car}. Shall I confirm?",
-                   "There's a {car} available for {time}.",
-                   "A {car} can take you, it'll cost about {price}."),
-    # Train.
-    "book_train": ("I need a train ticket.", "I'd like to book a train.",
-                   "Can you help me find a train?", "I want to buy a train ticket.",
-                   "I'm looking for a train.", "Are there any trains I could take?",
-                   "I need a train to {destination}.",
-                   "I'm looking for a train from {origin} to {destination}.",
-                   "Are there trains to {destination} {date}?",
-                   "I want to get from {origin} to {destination}.",
-                   "I need {people} train tickets."),
-    "offer_train": ("There's a train at {time} arriving at {arrival}. Shall I book it?",
-                    "The {time} train gets in at {arrival}.",
-                    "I found a train departing at {time}, it costs {price}.",
-                    "Train {train_id} leaves at {time} and arrives at {arrival}.",
-                    "How about the {time} service? It arrives by {arrival}."),
-    # Weather.
-    "ask_weather": ("What's the weather going to be like?", "Can you tell me the forecast?",
-                    "What's the weather like?", "I'd like to know the weather forecast.",
-                    "How's the weather looking?", "Could you check the weather for me?",
-                    "What's the weather like in {city}?", "What's the forecast for {date}?",
-                    "Will it be nice in {city} {date}?", "How's the weather in {city} looking?"),
-    "ask_city": ("Which city?", "For which city?", "Where are you?",
-                 "What location should I check?", "Which city are you interested in?"),
-    "inform_city": ("{city}.", "In {city}.", "For {city}, please.", "I'm in {city}.",
-                    "The weather in {city}."),
-    "inform_weather": ("It will be {condition} with a high of {temperature}.",
-                       "Expect {condition} weather, around {temperature}.",
-                       "The forecast says {condition}, {temperature}.",
-                       "It looks {condition}, with temperatures near {temperature}.",
-                       "Mostly {condition}, around {temperature}."),
-    "ask_rain": ("Will it rain?", "Do I need an umbrella?", "Is there any chance of rain?",
-                 "Should I expect showers?", "Is it going to rain?"),
-    "inform_rain": ("There's a {rain_chance} chance of rain.",
-                    "The chance of rain is {rain_chance}.",
-                    "Rain probability is around {rain_chance}.",
-                    "They say {rain_chance} chance of showers.",
-                    "About {rain_chance}, so you might want an umbrella."),
-    "ask_temperature": ("How warm will it be?", "What's the temperature?", "Will it be cold?",
-                        "How hot is it going to get?", "What temperature should I expect?"),
-    "inform_temperature": ("Around {temperature}.", "It'll reach {temperature}.",
-                           "The high is {temperature}.", "About {temperature} during the day.",
-                           "Temperatures around {temperature}."),
-    # Shopping.
-    "track_order": ("Where is my order?", "I'd like to check on my order.",
-                    "My package hasn't arrived yet.", "Can you tell me the status of my order?",
-                    "I want to track a parcel.", "I ordered something last week and it's not here.",
-                    "Where is my order {order_id}?", "I'd like to check on order {order_id}.",
-                    "Has order {order_id} shipped yet?"),
-    "inform_order_status": ("Your order {order_status}.",
-                            "I can see that the order {order_status}.",
-                            "According to our system, it {order_status}.",
-                            "Good news, your parcel {order_status}.",
-                            "Your {product} order {order_status}."),
-    "ask_delivery_date": ("When will it arrive?", "When can I expect it?",
-                          "Any idea when it'll get here?", "What's the delivery date?",
-                          "How long until it's delivered?"),
-    "inform_delivery_date": ("It should arrive by {delivery_date}.",
-                             "Expected delivery is {delivery_date}.",
-                             "You'll have it by {delivery_date}.",
-                             "The courier estimates {delivery_date}.",
-                             "It's scheduled for {delivery_date}."),
-    "return_item": ("I want to return something.", "I'd like to send an item back.",
-                    "How do I return a product?", "I need to make a return.",
-                    "Can I get a refund for something I bought?",
-                    "I'd like to return an item from my last order.",
-                    "I want to return the {product}.", "Can I return the {product}?",
-                    "The {product} I bought has to go back."),
-    "ask_product": ("Which item is it?", "Which product would you like to return?",
-                    "What did you order?", "Which item from the order?",
-                    "What are you sending back?"),
-    "inform_product": ("The {product}.", "It's the {product}.", "The {product} I ordered.",
-                       "Just the {product}.", "The {product}, please."),
-    "ask_reason": ("May I ask why you're returning it?", "What's the reason for the return?",
-                   "What's wrong with the item?", "Why would you like to send it back?",
-                   "Could you tell me the reason for the return?"),
-    "inform_reason": ("{reason}.", "Because {reason}.", "Well, {reason}.",
-                      "Unfortunately {reason}.", "The problem is that {reason}."),
-    "offer_refund": ("I can refund {amount} to your original payment method. Is that okay?",
-                     "We can offer a full refund of {amount} or an exchange. Shall I refund it?",
-                     "I'll arrange a return label and a refund of {amount}.",
-                     "You're eligible for a refund of {amount}. Should I process it?",
-                     "I can issue {amount} back to your card once we receive the item."),
-    "ask_refund_time": ("How long does the refund take?", "When will I get my money back?",
-                        "How soon is the refund processed?", "When will the money show up?",
-                        "How long until I see the refund?"),
-    "inform_refund_time": ("Usually {refund_days}.", "It takes {refund_days}.",
-                           "You should see it within {refund_days}.",
-                           "Refunds are processed in {refund_days}.",
-                           "Expect it in {refund_days}."),
-    # Tech support.
-    "report_problem": ("I'm having trouble with {issue}.", "Something is wrong with {issue}.",
-                       "I need help, {issue} isn't working.",
-                       "Can you help me? I have a problem with {issue}.",
-                       "{issue} stopped working.", "I keep having issues with {issue}.",
-                       "My {device} has a problem with {issue}.",
-                       "I'm having trouble with {issue} on my {device}.",
-                       'My {device} keeps saying "{error}".'),
-    "ask_device": ("Which device is it?", "What device are you using?",
-                   "Is it on your phone or your computer?", "Which device has the problem?",
-                   "What kind of device is this on?"),
-    "inform_device": ("My {device}.", "It's my {device}.", "On my {device}.", "The {device}.",
-                      "It's happening on my {device}."),
-    "ask_system": ("Which operating system is it running?", "What system are you on?",
-                   "Do you know which software version you have?", "Which OS do you use?",
-                   "What version is installed?"),
-    "inform_system": ("{system}.", "It runs {system}.", "I'm on {system}.",
-                      "I think it's {system}.", "{system}, with the latest update."),
-    "ask_error": ("Do you see any error message?", "What does the screen say?",
-                  "Is there an error code?", "What exactly happens when you try?",
-                  "Does it show an error?"),
-    "inform_error": ('It says "{error}".', 'The message is "{error}".',
-                     'I get "{error}" every time.', 'Just "{error}".',
-                     "There's an error: \"{error}\"."),
-    "suggest_fix": ("Please try to {fix}.", "Could you {fix} and see if that helps?",
-                    "Let's try this: {fix}.", "I'd suggest you {fix}.",
-                    "First, {fix}. Does that help?"),
-    "problem_solved": ("Yes, it works now!", "That fixed it, thanks.", "Great, it's working again.",
-                       "Perfect, the problem is gone.", "It worked!",
-                       "Oh nice, that did the trick."),
-    "resolved": ("Great, glad that worked!", "Excellent, happy to hear it.",
-                 "Wonderful, so the issue is resolved.", "Good to hear!",
-                 "Perfect, I'll close the ticket then."),
-    "problem_persists": ("No, it's still not working.", "That didn't help, unfortunately.",
-                         "Still the same problem.", "Nope, nothing changed.",
-                         "I tried that but it didn't work."),
-    "ask_warranty": ("Is my device still under warranty?", "Does the warranty cover this?",
-                     "Am I covered by the warranty?", "Would a repair be free?",
-                     "What about the warranty?"),
-    "inform_warranty": ("Yes, your warranty runs until {warranty_end}.",
-                        "Your warranty is valid until {warranty_end}.",
-                        "It's covered until {warranty_end}.",
-                        "Repairs are free until {warranty_end}.",
-                        "According to our records, the warranty ends in {warranty_end}."),
-    # Banking.
-    "check_balance": ("What's my balance?", "I'd like to check my account balance.",
-                      "How much money do I have?", "Can you tell me my balance?",
-                      "Could I get my current balance?",
-                      "I want to know how much is in my account.",
-                      "What's the balance on my {account}?", "How much is in my {account}?"),
-    "ask_account": ("Which account is this for?", "Is it your current or savings account?",
-                    "Which account would you like to use?", "Could you tell me which account?",
-                    "Which of your accounts?"),
-    "inform_account": ("My {account}.", "The {account}.", "It's the {account}.",
-                       "From my {account}.", "The {account}, please."),
-    "inform_balance": ("Your balance is {balance}.", "You have {balance} in your {account}.",
-                       "The available balance is {balance}.",
-                       "Your {account} currently holds {balance}.",
-                       "Right now there's {balance} available."),
-    "ask_transactions": ("What was my last payment?", "Can you show my recent transactions?",
-                         "What did I spend money on recently?", "Any recent payments?",
-                         "What was the last transaction?"),
-    "inform_transactions": ("Your last payment was {amount} to {merchant}.",
-                            "The most recent transaction is {amount} at {merchant}.",
-                            "I can see {amount} paid to {merchant} yesterday.",
-                            "Recently you paid {merchant} {amount}.",
-                            "There's a card payment of {amount} at {merchant}."),
-    "transfer_money": ("I want to transfer some money.", "I need to send money to someone.",
-                       "Can I make a transfer?", "I'd like to pay someone.",
-                       "How do I send money to a friend?", "Please help me make a payment.",
-                       "I want to send {amount} to {recipient}.", "Can I transfer {amount}?",
-                       "I need to pay {recipient}."),
-    "ask_recipient": ("Who is the money going to?", "Who should receive it?",
-                      "What's the recipient's name?", "Who are you sending it to?",
-                      "Who's the payee?"),
-    "inform_recipient": ("To {recipient}.", "It's for {recipient}.", "{recipient}.",
-                         "Send it to {recipient}.", "The recipient is {recipient}."),
-    "confirm_transfer": ("So that's {amount} to {recipient}, going out {date}. Correct?",
-                         "Just to confirm: {amount} from your {account} to {recipient}?",
-                         "I'll send {amount} to {recipient}. Shall I proceed?",
-                         "You want to transfer {amount} to {recipient}, is that right?",
-                         "Ready to send {amount} to {recipient}. Confirm?"),
-    "ask_fee": ("Is there a fee?", "Does it cost anything?", "Are there any charges?",
-                "How much is the transfer fee?", "Will I be charged for this?"),
-    "inform_fee": ("No, it's free.", "There's a fee of {fee}.", "It costs {fee}.",
-                   "A small fee of {fee} applies.", "Transfers like this cost {fee}."),
-    "block_card": ("I lost my card.", "I need to block my card.", "My card was stolen!",
-                   "Please freeze my debit card.",
-                   "I think someone used my card, can you block it?",
-                   "I can't find my credit card anywhere.",
-                   "Please block my card ending in {card_digits}.",
-                   "My card ending {card_digits} was stolen."),
-    "ask_card_digits": ("Could you give me the last four digits of the card?",
-                        "What are the last four digits?",
-                        "Which card is it? The last four digits, please.",
-                        "Can you confirm the last 4 digits on the card?",
-                        "I'll need the last four digits of the card."),
-    "inform_card_digits": ("{card_digits}.", "It ends in {card_digits}.",
-                           "The last four are {card_digits}.", "Ending {card_digits}.",
-                           "It's {card_digits}."),
-    "confirm_card_block": ("I'll block the card ending in {card_digits}. Shall I go ahead?",
-                           "Just to confirm, you want to block card {card_digits}?",
-                           "The card ending {card_digits} will be blocked at once. Okay?",
-                           "Should I cancel the card ending in {card_digits} and order a new one?",
-                           "I can freeze card {card_digits} right now. Proceed?"),
-    "ask_new_card": ("When will I get a new card?", "Will you send me a replacement?",
-                     "How long until the new card arrives?", "Can I get a new card?",
-                     "What about a replacement card?"),
-    "inform_new_card": ("A replacement card will reach you by {delivery_date}.",
-                        "Your new card is on its way and should arrive by {delivery_date}.",
-                        "We'll post a new card, expect it by {delivery_date}.",
-                        "Yes, a new one is ordered for delivery by {delivery_date}.",
-                        "The replacement ships today and arrives by {delivery_date}."),
-}
+TABLES_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates.json")
+"""The corpus' wording, beside this module, read once on import:
+- "templates": paraphrases by intent, worded to fit every domain that uses the intent (a rendered
+  utterance gets its first letter capitalised, so a template may start with a slot);
+- "domain_templates": extra paraphrases of shared intents in one domain's own words, added to
+  "templates" (a slot in a closing turn is one the agent's proposal always mentions);
+- "slot_values": what `SAMPLERS` draws from (values may start a sentence, so none carries its own
+  article unless every template expects one; "prices", "amounts" and "travel_minutes" are
+  [low, high] per domain);
+- "courtesy": optional words around a user turn; "shorthand": [pattern, replacement] texting
+  abbreviations for noisy user turns."""
 
-# Extra paraphrases of shared intents in one domain's own words (added to TEMPLATES); a slot in
-# a closing turn is one the agent's proposal always mentions.
-DOMAIN_TEMPLATES: Dict[str, Dict[str, Tuple[str, ...]]] = {
-    "hotel": {
-        "thank": ("Thanks, I'm looking forward to the stay.", "Thanks, I'll see you at {hotel}."),
-        "confirm": ("Yes, {hotel} sounds great.", "Great, book {hotel} for me."),
-        "ask_date": ("When would you like to check in?", "What's your arrival date?"),
-        "inform_date": ("I'm arriving {date}.", "Checking in {date}."),
-        "ask_people": ("How many guests will be staying?",),
-        "ask_name": ("What name should the reservation be under?",),
-        "inform_name": ("Put it under {name}, please.",),
-        "ask_price": ("How much is it per night?",),
-    },
-    "restaurant": {
-        "thank": ("Thanks, we're looking forward to dinner.", "Thanks, see you at {restaurant}!"),
-        "confirm": ("Yes, {restaurant} is perfect.", "Lovely, book {restaurant}, please."),
-        "ask_date": ("Which day would you like the table?",),
-        "ask_time": ("What time would you like the table?",),
-        "inform_people": ("A table for {people}, please.",),
-        "ask_name": ("What name is the reservation under?",),
-        "inform_name": ("Put it under {name}, please.",),
-        "ask_price": ("How expensive is it?",),
-        "inform_price": ("About {price} per person.",),
-    },
-    "taxi": {
-        "thank": ("Thanks, I'll be ready.", "Thanks, I'll look out for the {car}."),
-        "confirm": ("Yes, the {car} is fine.", "Great, a {car} works."),
-        "ask_origin": ("Where should the driver pick you up?", "What's the pickup address?"),
-        "inform_origin": ("Pick me up at {origin}, please.",),
-        "ask_time": ("When do you need the taxi?", "What time should the driver arrive?"),
-        "inform_time": ("I need it at {time}.",),
-        "ask_people": ("How many passengers?",),
-        "ask_phone": ("Can I have the driver's number?",),
-        "inform_duration": ("About {duration}, depending on traffic.",),
-    },
-    "train": {
-        "thank": ("Thanks, that's the ticket sorted.", "Thanks, I'll be on the {time} train."),
-        "confirm": ("Yes, the {time} train is fine.", "Yes, book the {time} one."),
-        "ask_origin": ("Which station are you leaving from?",),
-        "inform_origin": ("I'm departing from {origin}.",),
-        "ask_date": ("What day are you travelling?",),
-        "inform_date": ("I'm travelling {date}.",),
-        "ask_time": ("What time would you like to leave?",),
-        "inform_time": ("I'd like to leave after {time}.",),
-        "ask_people": ("How many tickets do you need?",),
-        "inform_people": ("{people} tickets, please.",),
-        "ask_duration": ("How long is the journey?",),
-    },
-    "weather": {
-        "thank": ("Thanks, now I know what to wear.", "Thanks, I'll plan for {condition} weather."),
-        "ask_date": ("For which day do you want the forecast?",),
-        "inform_date": ("What about {date}?",),
-    },
-    "shopping": {
-        "thank": ("Thanks for sorting out my order.", "Thanks, that's sorted then."),
-        "ask_name": ("Can I have the name on the order?",),
-        "inform_name": ("The order is under {name}.",),
-    },
-    "tech_support": {
-        "thank": ("Thanks for fixing it.", "Thanks, everything's back to normal."),
-    },
-    "banking": {
-        "thank": ("Thanks for your help with my account.", "Thanks, that's a relief."),
-        "ask_name": ("For security, can you confirm your full name?",),
-        "inform_name": ("My full name is {name}.",),
-        "ask_amount": ("How much would you like to transfer?",),
-        "inform_amount": ("I'd like to send {amount}.",),
-        "ask_date": ("When should the transfer go out?",),
-        "ask_duration": ("How long does the transfer take?",),
-    },
-}
 
-# Slot values. Values may start a sentence (it is capitalised), so none carries its own article
-# unless every template expects one.
-FIRST_NAMES = ("Maria", "James", "Aisha", "Chen", "Olivia", "Lucas", "Priya", "Tom", "Sofia",
-               "David", "Emma", "Omar", "Hannah", "Kenji", "Laura", "Mateo", "Grace", "Ivan")
-LAST_NAMES = ("Lopez", "Smith", "Khan", "Wang", "Brown", "Muller", "Patel", "Nguyen", "Rossi",
-              "Johnson", "Kowalski", "Garcia", "Okafor", "Tanaka", "Dubois", "Evans")
-RELATIVE_DATES = ("tomorrow", "this Friday", "next Monday", "Saturday", "this weekend",
-                  "next Tuesday", "Sunday", "the day after tomorrow", "next Thursday")
-MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",
-          "September", "October", "November", "December")
-AREAS = ("the city centre", "the north", "the south", "the east side", "the west end",
-         "the old town", "the harbour area", "the university district")
-PRICE_RANGES = ("cheap", "moderately priced", "mid-range", "expensive", "affordable", "upscale")
-HOTELS = ("Riverside Inn", "Hotel Aurora", "Parkview Lodge", "Maple House Hotel", "Harbour Hotel",
-          "Kensington Suites", "Alder Court", "Bluebell Guesthouse", "Grand Central Hotel")
-RESTAURANTS = ("Bella Napoli", "Golden Dragon", "Saffron House", "Le Petit Bistro",
-               "Sakura Sushi", "Casa Miguel", "Spice Route", "Blue Fin Grill", "Olive Tree")
-CUISINES = ("Italian", "Chinese", "Indian", "Mexican", "Japanese", "Thai", "French", "Greek",
-            "vegetarian", "seafood", "Korean", "Lebanese")
-CITIES = ("London", "Paris", "New York", "Chicago", "Berlin", "Madrid", "Toronto", "Sydney",
-          "Boston", "Seattle", "Edinburgh", "Dublin", "Tokyo", "Rome")
-PLACES = {
-    "taxi": ("the airport", "Central Station", "the Grand Hotel", "the city museum",
-             "the university", "the shopping mall", "the hospital", "the conference centre",
-             "14 Elm Street", "27 Park Road", "the football stadium"),
-    "train": ("Cambridge", "London", "Oxford", "Manchester", "Leeds", "York", "Bristol",
-              "Birmingham", "Norwich", "Brighton", "Liverpool"),
-}
-STREETS = ("High Street", "Mill Road", "King Street", "Regent Street", "Station Road",
-           "Church Lane", "Bridge Street", "Castle Hill")
-CAR_COLOURS = ("white", "black", "silver", "grey", "blue", "red")
-CAR_MAKES = ("Toyota", "Skoda", "Ford", "Tesla", "Volkswagen", "Honda", "Kia")
-PRICES = {"hotel": (60, 320), "restaurant": (15, 90), "taxi": (8, 65), "train": (12, 140)}
-AMOUNTS = {"shopping": (10, 400), "banking": (20, 2500)}
-TRAVEL_MINUTES = {"taxi": (8, 55), "train": (25, 240)}
-TRANSFER_TIMES = ("a few minutes", "one business day", "up to two working days", "an hour")
-CONDITIONS = ("sunny", "cloudy", "rainy", "partly cloudy", "windy", "foggy", "stormy", "snowy")
-PRODUCTS = ("wireless headphones", "running shoes", "coffee maker", "phone case", "winter jacket",
-            "desk lamp", "backpack", "blender", "yoga mat", "smart watch", "bluetooth speaker")
-ORDER_STATUSES = ("has shipped and is on its way", "is out for delivery today",
-                  "is being packed at our warehouse", "was handed to the courier yesterday",
-                  "is delayed at the sorting centre")
-RETURN_REASONS = ("it doesn't fit", "it arrived damaged", "it's the wrong colour",
-                  "it stopped working after a day", "I ordered the wrong size",
-                  "it looks different from the photos", "I changed my mind")
-REFUND_TIMES = ("3 to 5 business days", "a week", "up to 10 days", "two working days")
-ISSUES = ("my internet connection", "the wifi", "my email", "the app", "my account login",
-          "the printer", "video calls", "the bluetooth connection")
-DEVICES = ("laptop", "phone", "router", "printer", "tablet", "smart TV", "desktop computer")
-SYSTEMS = ("Windows 11", "Windows 10", "macOS Sonoma", "Android 14", "iOS 17", "Ubuntu 22.04",
-           "ChromeOS")
-ERRORS = ("connection timed out", "no internet", "password incorrect", "device not found",
-          "update failed", "disk full", "unknown error 0x80070005", "server not responding")
-FIXES = ("restart it by holding the power button for ten seconds",
-         "unplug the router for thirty seconds and plug it back in",
-         "install the latest update from the settings menu", "clear the cache and try again",
-         "reinstall the driver", "reset the network settings", "sign out and sign back in",
-         "switch off the VPN")
-ACCOUNTS = ("current account", "savings account", "joint account", "business account",
-            "checking account")
-MERCHANTS = ("Amazon", "Tesco", "Starbucks", "Uber", "Netflix", "Shell", "IKEA", "Spotify")
-NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight")
+def _frozen(value):
+    """`value` read from JSON with its lists as tuples, the tables' types in Python."""
+    if isinstance(value, list):
+        return tuple(_frozen(item) for item in value)
+    if isinstance(value, dict):
+        return {key: _frozen(item) for key, item in value.items()}
+    return value
 
-# Optional courtesy around a user turn, and texting shorthand for noisy user turns.
-ASKING_PREFIXES = ("Excuse me. ", "Sorry to bother you. ", "Hello again. ", "Quick question. ")
-ANSWERING_PREFIXES = ("Okay. ", "Right. ", "Sure. ", "Hmm. ", "Of course. ")
-ASKING_SUFFIXES = (" Thanks.", " Thank you!", " If that's possible.", " Thanks in advance.")
-ANSWERING_SUFFIXES = (" Thanks.", " Thank you.", " Cheers.")
-SHORTHAND = ((r"\byou\b", "u"), (r"\bplease\b", "pls"), (r"\bthanks\b", "thx"),
-             (r"\bokay\b", "ok"), (r"\btomorrow\b", "tmrw"), (r"\bthe\b", "teh"))
+
+def _read_tables(path: str) -> dict:
+    with open(path, encoding="utf-8") as f:
+        return _frozen(json.load(f))
+
+
+_TABLES = _read_tables(TABLES_FILE)
+TEMPLATES: Dict[str, Tuple[str, ...]] = _TABLES["templates"]
+DOMAIN_TEMPLATES: Dict[str, Dict[str, Tuple[str, ...]]] = _TABLES["domain_templates"]
+_SLOT_VALUES = _TABLES["slot_values"]
+FIRST_NAMES = _SLOT_VALUES["first_names"]
+LAST_NAMES = _SLOT_VALUES["last_names"]
+RELATIVE_DATES = _SLOT_VALUES["relative_dates"]
+MONTHS = _SLOT_VALUES["months"]
+AREAS = _SLOT_VALUES["areas"]
+PRICE_RANGES = _SLOT_VALUES["price_ranges"]
+HOTELS = _SLOT_VALUES["hotels"]
+RESTAURANTS = _SLOT_VALUES["restaurants"]
+CUISINES = _SLOT_VALUES["cuisines"]
+CITIES = _SLOT_VALUES["cities"]
+PLACES = _SLOT_VALUES["places"]
+STREETS = _SLOT_VALUES["streets"]
+CAR_COLOURS = _SLOT_VALUES["car_colours"]
+CAR_MAKES = _SLOT_VALUES["car_makes"]
+PRICES = _SLOT_VALUES["prices"]
+AMOUNTS = _SLOT_VALUES["amounts"]
+TRAVEL_MINUTES = _SLOT_VALUES["travel_minutes"]
+TRANSFER_TIMES = _SLOT_VALUES["transfer_times"]
+CONDITIONS = _SLOT_VALUES["conditions"]
+PRODUCTS = _SLOT_VALUES["products"]
+ORDER_STATUSES = _SLOT_VALUES["order_statuses"]
+RETURN_REASONS = _SLOT_VALUES["return_reasons"]
+REFUND_TIMES = _SLOT_VALUES["refund_times"]
+ISSUES = _SLOT_VALUES["issues"]
+DEVICES = _SLOT_VALUES["devices"]
+SYSTEMS = _SLOT_VALUES["systems"]
+ERRORS = _SLOT_VALUES["errors"]
+FIXES = _SLOT_VALUES["fixes"]
+ACCOUNTS = _SLOT_VALUES["accounts"]
+MERCHANTS = _SLOT_VALUES["merchants"]
+NUMBER_WORDS = _SLOT_VALUES["number_words"]
+ASKING_PREFIXES = _TABLES["courtesy"]["asking_prefixes"]
+ANSWERING_PREFIXES = _TABLES["courtesy"]["answering_prefixes"]
+ASKING_SUFFIXES = _TABLES["courtesy"]["asking_suffixes"]
+ANSWERING_SUFFIXES = _TABLES["courtesy"]["answering_suffixes"]
+SHORTHAND = _TABLES["shorthand"]
+# The user turns that are courtesies themselves, so get none around them.
 COURTESY_INTENTS = ("greet", "thank", "goodbye", "no_more")
 
 
