@@ -28,7 +28,7 @@ setuptools.setup(
     description="Dialogue-based sentence and dialogue embeddings (DialogueCSE, dial2vec, FGC, "
     "triple-encoders, dialogue augmentations) on the TF Model Garden BERT encoder.",
     packages=setuptools.find_packages(include=["tfdialemb", "tfdialemb.*", "data_prep", "data_prep.*"]),
-    package_data={"tfdialemb": ["resources/*.txt", "resources/*.jsonl"]},
+    package_data={"tfdialemb": ["resources/*.txt", "resources/*.jsonl", "demo/*.json"]},
     python_requires=">=3.10",
     install_requires=INSTALL_REQUIRES,
     extras_require={

@@ -1,4 +1,4 @@
-r"""Writes the synthetic demo corpus (`tfdialemb.demo_corpus`) as canonical JSONL.
+r"""Writes the synthetic demo corpus (`tfdialemb.demo.corpus`) as canonical JSONL.
 
   python -m data_prep.make_demo_corpus --output=demo.jsonl [--dialogues=2000] [--seed=0]
 
@@ -12,7 +12,7 @@ from typing import Iterator
 from absl import app, flags
 
 from tfdialemb.cli import OVERWRITE, parse_flags
-from tfdialemb.demo_corpus import DOMAINS, generate
+from tfdialemb.demo.corpus import DOMAINS, generate
 from tfdialemb.dialogue import Dialogue, write_dialogues
 from tfdialemb.files import check_output
 

@@ -129,7 +129,7 @@ def test_memory_report_compares_float32_with_the_reference_and_bfloat16_with_flo
 def test_chitchat_dialogues_pair_consecutive_demo_utterances():
     from tfdialemb.bench.build_memory import with_views
     from tfdialemb.bench.demo_data import chitchat_dialogues
-    from tfdialemb.demo_corpus import generate
+    from tfdialemb.demo.corpus import generate
 
     utterances = [turn.text for dialogue in generate(10) for turn in dialogue.turns]
     first, second = chitchat_dialogues(2, turns=5)

@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-from tfdialemb.demo_corpus import generate
 from tfdialemb.bench.demo_data import demo_utterances
 from tfdialemb.bench.incremental import bench_incremental, format_report as incremental_text
 from tfdialemb.bench.method import bench_method, format_report as method_text
+from tfdialemb.demo.corpus import generate
 from tfdialemb.inference.sequence_scorer import SequenceScorer
 from tfdialemb.methods.spec import get_method
 

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from tfdialemb.demo_corpus import DOMAINS, generate, templates_for
+from tfdialemb.demo.corpus import DOMAINS, generate, templates_for
 from tfdialemb.dialogue import merge_consecutive_turns, read_dialogues, write_dialogues
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

@@ -6,7 +6,7 @@ import sys
 import numpy as np
 import pytest
 
-from tfdialemb.demo_corpus import generate
+from tfdialemb.demo.corpus import generate
 from tfdialemb.encoders import load_pretrained
 from tfdialemb.inference.embedder import SentenceEmbedder
 

@@ -3,7 +3,7 @@ import itertools
 import os
 from typing import Iterator, List
 
-from tfdialemb.demo_corpus import MIN_TURNS, generate
+from tfdialemb.demo.corpus import MIN_TURNS, generate
 from tfdialemb.dialogue import Dialogue, Turn, write_dialogues
 
 CHITCHAT_TURNS = 45

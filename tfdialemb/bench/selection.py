@@ -14,7 +14,7 @@ import numpy as np
 
 from tfdialemb.bench.demo_data import demo_utterances
 from tfdialemb.bench.timing import time_alternating
-from tfdialemb.demo_corpus import generate
+from tfdialemb.demo.corpus import generate
 from tfdialemb.methods.spec import get_method
 
 
