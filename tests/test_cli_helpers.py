@@ -101,7 +101,7 @@ def test_progress_measures_time_left_after_the_first_item_and_prints_messages_on
 
 
 def test_progress_written_to_a_log_is_whole_lines_at_most_every_log_interval(monkeypatch):
-    clock = iter([0.0, 1.0, 2.0, 40.0, 41.0, 75.0, 75.0])  # start; steps at 1, 2, 40, 41, 75 s; the finish
+    clock = iter([0.0, 1.0, 2.0, 40.0, 41.0, 75.0, 80.0, 81.0])  # start; steps at 1, 2, 40, 41, 75, 80 s; finish
     monkeypatch.setattr("tfdialemb.cli.time.perf_counter", lambda: next(clock))
     stream = io.StringIO()
     progress = Progress(None, "steps", stream=stream, log_interval=30.0)
@@ -112,13 +112,23 @@ def test_progress_written_to_a_log_is_whole_lines_at_most_every_log_interval(mon
     progress.advance(1, "loss 1.8")  # 40 s: written
     progress.advance(1, "loss 1.7")  # 41 s: not written
     progress.advance(1, "loss 1.6")  # 75 s: written
+    progress.advance(1, "loss 1.5")  # 80 s: not written, until the finish
     progress.finish()
     assert "\r" not in stream.getvalue()
     assert stream.getvalue().splitlines() == [
         "1 steps, loss 2.0", "step 2: validation 0.5",
         "3 steps 19.5 s/step, loss 1.8",  # 2 steps in the 39 s after the first
         "5 steps 18.5 s/step, loss 1.6",  # 4 in 74 s
-        "5 steps 18.5 s/step, loss 1.6"]  # the finish
+        "6 steps 16.0 s/step, loss 1.5"]  # the finish: 5 in 80 s
+
+
+def test_progress_in_a_log_does_not_repeat_the_line_just_written_when_it_finishes():
+    stream = io.StringIO()
+    progress = Progress(3, "sentences", stream=stream, log_interval=30.0)
+    progress.advance(3)  # the total: finishes, writing the last line once
+    progress.finish()
+    lines = stream.getvalue().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("[==============================] 3/3 sentences")
 
 
 def test_atomic_directory_appears_complete_or_not_at_all(tmp_path):

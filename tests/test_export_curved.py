@@ -29,7 +29,7 @@ CCL_SIGNATURES = ["encode_candidates", "encode_context", "score_bi"]
 def exported(tmp_path_factory, hf_safetensors_dir):
     """Version 2, a CCL bi-encoder, written by the command (warm-up: the demo corpus) while the
     library writes version 1, a triple-encoder warmed up on DIALOGUE."""
-    export_dir = tmp_path_factory.mktemp("triple_export") / "models"
+    export_dir = tmp_path_factory.mktemp("curved_export") / "models"
     command = subprocess.Popen(
         [sys.executable, "-m", "tfdialemb.export", "--kind=curved", "--curved=ccl",
          f"--init_checkpoint={hf_safetensors_dir}", f"--export_dir={export_dir}", "--version=2",

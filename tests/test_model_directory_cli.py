@@ -103,7 +103,7 @@ def test_c3l_directory(trained):
         _start("tfdialemb.evaluate", *common, f"--output={root / 's.json'}"),
         _start("tfdialemb.evaluate", *common, "--speaker_tokens", f"--output={root / 't.json'}"),
         _start("tfdialemb.evaluate", *common, "--curved_mode=ccl", f"--output={root / 'm.json'}"),
-        _start("tfdialemb.export", f"--model_dir={model}", f"--export_dir={root / 'triple'}"),
+        _start("tfdialemb.export", f"--model_dir={model}", f"--export_dir={root / 'curved'}"),
         _start("tfdialemb.export", f"--model_dir={model}", f"--export_dir={root / 'other'}", "--curved=ccl"),
         _start("tfdialemb.export", f"--model_dir={model}", f"--export_dir={root / 'former'}", "--kind=triple"))
     assert plain.returncode == 0, plain.stderr[-3000:]

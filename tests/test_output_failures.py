@@ -102,7 +102,7 @@ def test_a_command_ends_write_errors_and_ctrl_c_with_one_line(full_disk, capsys)
 
     def interrupted(argv):
         del argv
-        cli.Progress(10, "sentences", interval=0.0).advance(3)
+        cli.Progress(10, "sentences", interval=0.0, terminal=True).advance(3)
         raise KeyboardInterrupt("saved step 3 to model; the same command resumes from it")
 
     assert cli.guarded(interrupted)([]) == cli.INTERRUPTED == 130

@@ -354,8 +354,10 @@ def test_a_command_prints_neither_notice(tmp_path, hf_safetensors_dir):
 def test_a_terminal_behind_the_filter_is_still_known_as_one(tmp_path):
     """A progress bar redraws its line only on a terminal: the filter's pipe must not hide it."""
     report = SCRIPT_START + AS_A_COMMAND + "print(os.isatty(2), quiet.stderr_is_terminal(), file=sys.stderr)\n"
+    step = ("sys.stderr.flush()\n"  # a step the command runs (the demo's, the grid's) writes through its filter
+            f"subprocess.run([sys.executable, '-c', {report!r}], check=True)\n")
     controller, terminal = os.openpty()
-    process = subprocess.Popen([sys.executable, "-c", report], stdout=subprocess.DEVNULL, stderr=terminal)
+    process = subprocess.Popen([sys.executable, "-c", report + step], stdout=subprocess.DEVNULL, stderr=terminal)
     os.close(terminal)
     shown = b""
     while True:
@@ -370,7 +372,9 @@ def test_a_terminal_behind_the_filter_is_still_known_as_one(tmp_path):
         shown += data
     os.close(controller)
     assert process.wait(timeout=60) == 0
-    assert shown.decode().split() == ["False", "True"]  # fd 2 is the filter's pipe; the terminal is behind it
+    # fd 2 is the filter's pipe, the terminal behind it, in the command and in the step it runs
+    assert shown.decode().split() == ["False", "True", "False", "True"]
     with open(tmp_path / "err", "wb") as err:
-        subprocess.run([sys.executable, "-c", report], stdout=subprocess.DEVNULL, stderr=err, timeout=60, check=True)
-    assert (tmp_path / "err").read_text().split() == ["False", "False"]
+        subprocess.run([sys.executable, "-c", report + step], stdout=subprocess.DEVNULL, stderr=err, timeout=60,
+                       check=True)
+    assert (tmp_path / "err").read_text().split() == ["False", "False", "False", "False"]

@@ -50,6 +50,7 @@ class Progress:
         self.note = ""
         self._first: Optional[tuple] = None  # (items done, time) when the first advance came
         self._drawn: Optional[float] = None  # when the bar was last written
+        self._drawn_done: Optional[int] = None  # and how many items it showed
         self._width = 0
         self._finished = False
 
@@ -79,7 +80,8 @@ class Progress:
 
     def finish(self) -> None:
         if not self._finished:
-            self._draw(time.perf_counter())
+            if self.terminal or self._drawn_done != self.done:
+                self._draw(time.perf_counter())
             if self.terminal:
                 self.stream.write("\n")
             self.stream.flush()
@@ -93,7 +95,7 @@ class Progress:
         return (self.done - self._first[0]) / (now - self._first[1])
 
     def _draw(self, now: float) -> None:
-        self._drawn = now
+        self._drawn, self._drawn_done = now, self.done
         rate = self._rate(now)
         if rate is None:
             speed = ""

@@ -75,16 +75,16 @@ from tfdialemb.inference_kinds import (
     FGC_INPUT,
     FINAL_SEPARATOR,
     KINDS,
-    RENAMED_KINDS,
-    current_kind,
     MAX_LENGTH,
     MERGE_TURNS,
     NORMALIZE,
     NUM_ROLES,
     POOLING,
+    RENAMED_KINDS,
     SEPARATOR,
     SPEAKER_PREFIX,
     SPEAKER_TOKENS,
+    current_kind,
 )
 from tfdialemb.methods.spec import get_method
 from tfdialemb.model_dir import ModelSource

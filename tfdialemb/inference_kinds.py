@@ -98,7 +98,10 @@ def current_kind(name: Optional[str]) -> Optional[str]:
                                             "the next release", name, RENAMED_KINDS[name])
         return RENAMED_KINDS[name]
     return name
+
+
 OVERRIDABLE = ("max_length", "pooling", "dialogue_pooling")
+"""The settings a flag may change from the recorded value (with a warning)."""
 
 
 def resolve(kind: str, recorded: Optional[Mapping[str, Any]], given: Mapping[str, Any],

@@ -14,7 +14,7 @@ from typing import Any, Dict, Mapping, Optional, Tuple
 
 from tfdialemb.inference_kinds import KINDS, resolve
 from tfdialemb.method_record import METHOD_CONFIG, read_method_config, recorded_settings
-from tfdialemb.methods.spec import MethodSpec, all_specs, get_method
+from tfdialemb.methods.spec import MethodConfig, MethodSpec, all_specs, get_method
 
 
 @dataclasses.dataclass
@@ -34,8 +34,8 @@ class TrainedMethod:
         return self.model.encoder
 
     @property
-    def params(self) -> Dict[str, Any]:
-        return self.spec.resolve(self.config["params"])
+    def params(self) -> MethodConfig:
+        return self.spec.from_record(self.config["params"])
 
     def recorded(self, kind: str) -> Dict[str, Any]:
         return recorded_settings(self.config, kind)
@@ -55,7 +55,7 @@ def load_method(directory: str) -> TrainedMethod:
                          "`python -m tfdialemb.train` (load its encoder with --init_checkpoint)")
     spec = get_method(config["method"])
     encoder, tokenizer, path = load_own_encoder(directory, restore=False)
-    model = spec.make_model(encoder, spec.resolve(config["params"]))
+    model = spec.make_model(encoder, spec.from_record(config["params"]))
     try:
         tf.train.Checkpoint(model=model).read(path).expect_partial().assert_existing_objects_matched()
     except DAMAGED_CHECKPOINT_ERRORS as e:

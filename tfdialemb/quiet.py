@@ -37,6 +37,7 @@ import os
 import re
 import select
 import signal
+import stat
 import struct
 import sys
 import termios
@@ -301,17 +302,25 @@ def _answer(fd: int) -> None:
         pass
 
 
+TERMINAL_ENV = "TFDIALEMB_STDERR_TERMINAL"
+"""Set by the filter for the processes the command starts ("1" or "0"): the steps the demo and the
+grid run write to the filter's pipe, and this says whether a terminal is behind it."""
 _stderr_terminal: Optional[bool] = None
 """Whether standard error was a terminal before the filter took it over (None: not taken over)."""
 
 
 def stderr_is_terminal() -> bool:
-    """Whether what the command writes to standard error reaches a terminal, the filter between
+    """Whether what the command writes to standard error reaches a terminal, a filter between
     them or not (a progress bar redraws its line there, and writes whole lines to a log)."""
-    if _stderr_terminal is not None:
-        return _stderr_terminal
+    return _terminal_behind(2) if _stderr_terminal is None else _stderr_terminal
+
+
+def _terminal_behind(fd: int) -> bool:
+    """`fd` is a terminal, or a pipe to the filter of a command that writes to one."""
     try:
-        return os.isatty(2)
+        if os.isatty(fd):
+            return True
+        return stat.S_ISFIFO(os.fstat(fd).st_mode) and os.environ.get(TERMINAL_ENV) == "1"
     except OSError:
         return False
 
@@ -353,7 +362,8 @@ def start_filter() -> bool:
             os._exit(0)  # pylint: disable=protected-access
     for fd in (data_read, target, requests_read, replies_write):
         os.close(fd)
-    _stderr_terminal = os.isatty(2)
+    _stderr_terminal = _terminal_behind(2)
+    os.environ[TERMINAL_ENV] = "1" if _stderr_terminal else "0"
     for fd in routed:
         os.dup2(data_write, fd)
     os.close(data_write)

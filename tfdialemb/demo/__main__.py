@@ -258,7 +258,7 @@ def main(argv):
     for former in sorted(set(FLAGS.parts) & set(RENAMED_PARTS)):
         print(f"warning: --parts={former} is now --parts={RENAMED_PARTS[former]}; the old name will be refused "
               "in the next release", file=sys.stderr)
-    parts = [RENAMED_PARTS.get(part, part) for part in FLAGS.parts]
+    parts = list(dict.fromkeys(RENAMED_PARTS.get(part, part) for part in FLAGS.parts))
     unknown = sorted(set(parts) - set(PARTS))
     if unknown:
         print(f"error: unknown --parts {unknown}; choose from {', '.join(PARTS)}", file=sys.stderr)

@@ -49,9 +49,6 @@ class MethodConfig(collections.abc.Mapping):
     def __len__(self) -> int:
         return len(self.__dataclass_fields__)
 
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.items())})"
-
 
 @dataclasses.dataclass(frozen=True)
 class TrainingRun:
@@ -184,6 +181,17 @@ class MethodSpec:
             raise ValueError(f"method {self.name!r} has no options {unknown}; it takes "
                              f"{sorted(o.name for o in self.options)}")
         return self.config_type()(**{o.name: given.get(o.name, o.default) for o in self.options})
+
+    def from_record(self, recorded: Params) -> MethodConfig:
+        """The config a model directory's `method.json` records as `params`, rebuilt as the run
+        resolved it: with every option recorded, `resolve`'s refusals of flags given together do
+        not apply (e.g. mge's released variant records the temperature it does not use); an
+        option the record lacks takes its default, an unknown one is refused."""
+        unknown = sorted(set(recorded) - {o.name for o in self.options})
+        if unknown:
+            raise ValueError(f"method {self.name!r} has no options {unknown}; the record was written by "
+                             "another version of the method")
+        return self.config_type()(**{o.name: recorded.get(o.name, o.default) for o in self.options})
 
 
 def default_bench_sequences(batch: Mapping) -> List[Tuple[Any, Any]]:
