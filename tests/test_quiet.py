@@ -205,15 +205,9 @@ def test_stdout_and_stderr_to_one_place_keep_their_order(tmp_path, destination):
         assert output == (expected if filtered else expected.replace("OUT 100\n", notice + "OUT 100\n"))
 
 
-def test_stdout_and_stderr_on_one_terminal_keep_their_order():
-    """A terminal opened twice (two open files, one device): one pipe through the filter."""
-    controller, terminal = os.openpty()
-    terminal_again = os.open(os.ttyname(terminal), os.O_RDWR | os.O_NOCTTY)
-    process = subprocess.Popen([sys.executable, "-c", SCRIPT_START + AS_A_COMMAND + ALTERNATING],
-                               stdout=terminal, stderr=terminal_again)
-    os.close(terminal)
-    os.close(terminal_again)
-    shown = []
+def _read_until_closed(controller):
+    """What the processes writing to a pseudo-terminal showed on it, once all have closed it."""
+    shown = b""
     while True:
         ready, _, _ = select.select([controller], [], [], 60)
         assert ready, "the terminal went silent"
@@ -223,10 +217,22 @@ def test_stdout_and_stderr_on_one_terminal_keep_their_order():
             break
         if not data:
             break
-        shown.append(data)
+        shown += data
     os.close(controller)
+    return shown
+
+
+def test_stdout_and_stderr_on_one_terminal_keep_their_order():
+    """A terminal opened twice (two open files, one device): one pipe through the filter."""
+    controller, terminal = os.openpty()
+    terminal_again = os.open(os.ttyname(terminal), os.O_RDWR | os.O_NOCTTY)
+    process = subprocess.Popen([sys.executable, "-c", SCRIPT_START + AS_A_COMMAND + ALTERNATING],
+                               stdout=terminal, stderr=terminal_again)
+    os.close(terminal)
+    os.close(terminal_again)
+    shown = _read_until_closed(controller)
     assert process.wait(timeout=60) == 0
-    assert b"".join(shown).decode().replace("\r\n", "\n") == "\n".join(ALTERNATING_LINES) + "\n"
+    assert shown.decode().replace("\r\n", "\n") == "\n".join(ALTERNATING_LINES) + "\n"
 
 
 def test_stderr_alone_is_filtered_and_stdout_left_as_it_is(tmp_path):
@@ -359,18 +365,7 @@ def test_a_terminal_behind_the_filter_is_still_known_as_one(tmp_path):
     controller, terminal = os.openpty()
     process = subprocess.Popen([sys.executable, "-c", report + step], stdout=subprocess.DEVNULL, stderr=terminal)
     os.close(terminal)
-    shown = b""
-    while True:
-        ready, _, _ = select.select([controller], [], [], 60)
-        assert ready, "the terminal went silent"
-        try:
-            data = os.read(controller, 65536)
-        except OSError:  # every writer has closed the terminal
-            break
-        if not data:
-            break
-        shown += data
-    os.close(controller)
+    shown = _read_until_closed(controller)
     assert process.wait(timeout=60) == 0
     # fd 2 is the filter's pipe, the terminal behind it, in the command and in the step it runs
     assert shown.decode().split() == ["False", "True", "False", "True"]
