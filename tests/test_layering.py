@@ -38,7 +38,7 @@ LAYERS = (
 method's spec) and below inference (the runtimes open model directories). `tfdialemb.embedder` and
 `tfdialemb.dialogue_embedder` are the runtimes' public import paths, re-exported from the top."""
 UPWARD_IMPORTS = {
-    ("tfdialemb.augment.similarity", "tfdialemb.inference.kinds"):
+    ("tfdialemb.augment.similarity_sources", "tfdialemb.inference.kinds"):
         "crop and shuffle score utterances with a trained model (a sentence encoder or the "
         "context-response model), which augmentation, below the methods (augcl augments its "
         "training file), can only load from the inference layer; imported when a source is loaded",

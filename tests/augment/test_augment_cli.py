@@ -15,7 +15,7 @@ from tfdialemb.augment.augmented_file import Plan, augment_file, view_seed
 from tfdialemb.augment.crop import StageCrop
 from tfdialemb.augment.operations import OperationSet
 from tfdialemb.augment.shuffle import StageShuffle
-from tfdialemb.augment.similarity import UtteranceSimilarity
+from tfdialemb.augment.similarity_sources import UtteranceSimilarity
 from tfdialemb.dialogue import read_dialogues, write_dialogues
 from topic_source import TEST_SET, TopicSource, topic_dialogue
 

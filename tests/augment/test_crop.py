@@ -4,7 +4,7 @@ import pytest
 from sklearn.cluster import AgglomerativeClustering
 
 from tfdialemb.augment.crop import StageCrop
-from tfdialemb.augment.similarity import UtteranceSimilarity
+from tfdialemb.augment.similarity_sources import UtteranceSimilarity
 from topic_source import TopicSource, texts, topic_dialogue
 
 

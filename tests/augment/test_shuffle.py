@@ -7,7 +7,7 @@ from scipy.special import softmax
 from tfdialemb.augment.base import Chain
 from tfdialemb.augment.crop import StageCrop
 from tfdialemb.augment.shuffle import StageShuffle, order_score
-from tfdialemb.augment.similarity import UtteranceSimilarity
+from tfdialemb.augment.similarity_sources import UtteranceSimilarity
 from topic_source import TopicSource, one_hot, texts, topic_dialogue
 
 RUNS = [("hotel", 3), ("taxi", 3), ("food", 3), ("bank", 3)]

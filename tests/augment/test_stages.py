@@ -4,7 +4,7 @@ import pytest
 import scipy.sparse
 from sklearn.cluster import AgglomerativeClustering
 
-from tfdialemb.augment.similarity import SentenceEncoderSimilarity, UtteranceSimilarity
+from tfdialemb.augment.similarity_sources import SentenceEncoderSimilarity, UtteranceSimilarity
 from tfdialemb.augment.stages import (StageOperation, cluster_stages, contiguous_stages, released_clusters,
                                       utterance_distances)
 from topic_source import TOPICS, TopicSource, TopicUtterances, one_hot, texts, topic_dialogue

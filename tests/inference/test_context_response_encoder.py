@@ -69,7 +69,7 @@ def test_contexts_and_responses_from_utterance_vectors_equal_the_direct_ones(tra
     """The per-utterance path crop and shuffle use: each utterance embedded once, contexts made by
     laying its vectors into slots, against embedding contexts and responses whole; and the
     similarity matrix made from them, against cosines of the direct embeddings."""
-    from tfdialemb.augment.similarity import UtteranceSimilarity
+    from tfdialemb.augment.similarity_sources import UtteranceSimilarity
 
     encoder = ContextResponseEncoder.from_model_dir(trained[0])
     assert encoder.per_utterance

@@ -15,7 +15,7 @@ from typing import List, Optional, Sequence
 
 from tfdialemb.augment.base import augmented
 from tfdialemb.augment.stages import RELEASED, StageOperation, Stages
-from tfdialemb.augment.similarity import UtteranceSimilarity
+from tfdialemb.augment.similarity_sources import UtteranceSimilarity
 from tfdialemb.dialogue import Dialogue
 
 

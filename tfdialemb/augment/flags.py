@@ -15,7 +15,7 @@ from absl import flags
 from tfdialemb.augment.back_translation import OPTIONS as TRANSLATION_FLAGS
 from tfdialemb.augment.operations import MODEL_FLAGS
 from tfdialemb.augment.shuffle import SEARCHES
-from tfdialemb.augment.similarity import MEASURES
+from tfdialemb.augment.similarity_sources import MEASURES
 from tfdialemb.augment.stages import CLUSTERINGS
 from tfdialemb.augment.token_insertion import OPTIONS as INSERTION_OPTIONS
 from tfdialemb.augment.token_replacement import OPTIONS as REPLACEMENT_OPTIONS

@@ -12,8 +12,8 @@ from typing import Any, List, Mapping, Optional, Tuple
 
 from tfdialemb.augment.base import Augmentation, Chain
 from tfdialemb.augment.presets import Preset
-from tfdialemb.augment.similarity import (COSINE, SentenceEncoderSimilarity, UtteranceSimilarity,
-                                          load_context_response_model)
+from tfdialemb.augment.similarity_sources import (COSINE, SentenceEncoderSimilarity, UtteranceSimilarity,
+                                                  load_context_response_model)
 
 MODEL_FLAGS = {
     "fill_mask_model": "a checkpoint with a masked-LM head (a Hugging Face or Google TF1 BERT with its MLM "

@@ -20,7 +20,7 @@ from typing import Dict, List, Optional, Sequence
 import numpy as np
 
 from tfdialemb.augment.base import augmented
-from tfdialemb.augment.similarity import UtteranceSimilarity
+from tfdialemb.augment.similarity_sources import UtteranceSimilarity
 from tfdialemb.augment.stages import RELEASED, StageOperation, Stages
 from tfdialemb.dialogue import Dialogue
 

@@ -32,7 +32,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 import numpy as np
 
 from tfdialemb.augment.base import Augmentation
-from tfdialemb.augment.similarity import UtteranceSimilarity
+from tfdialemb.augment.similarity_sources import UtteranceSimilarity
 from tfdialemb.dialogue import Dialogue
 
 CONTIGUOUS, RELEASED = "contiguous", "released"

@@ -34,7 +34,7 @@ class ContextResponseEncoder(tf.Module):
     of a trained context-response model (`--method=context_response`) over raw texts.
 
     The model embeds each utterance on its own, so contexts and responses can also be made from
-    utterance vectors embedded once (`per_utterance`, for `augment.similarity.UtteranceSimilarity`):
+    utterance vectors embedded once (`per_utterance`, for `augment.similarity_sources.UtteranceSimilarity`):
     `embed_utterances`, then `contexts_from_utterances` and `responses_from_utterances`."""
 
     per_utterance = True
