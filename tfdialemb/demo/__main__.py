@@ -45,13 +45,12 @@ from tfdialemb.cli import guarded, parse_flags
 from tfdialemb.command_steps import evaluation_metrics, run_step
 from tfdialemb.dialogue import read_dialogues, write_dialogues
 from tfdialemb.eval.table import format_table
+from tfdialemb.inference_kinds import RENAMED_KINDS
 
 PARTS = ("dialoguecse", "dial2vec", "curved", "augcl", "fgc")
 DEFAULT_PARTS = ("dialoguecse", "dial2vec", "curved", "augcl")
 """The parts `bash run_demo.sh` runs unless --parts says otherwise; `fgc` is asked for by name, so
 the default demo stays within its 20-minute budget on two cores."""
-RENAMED_PARTS = {"triple": "curved"}
-"""Former part names, accepted with a warning for one release."""
 FLAGS = flags.FLAGS
 flags.DEFINE_string("workdir", "runs/demo", "Where the corpus, models, reports and export go.")
 flags.DEFINE_string("init_checkpoint", None, "Encoder to start from (default: the packaged MiniLM).")
@@ -255,10 +254,11 @@ def main(argv):
     del argv
     from tfdialemb.encoders import packaged_minilm_path  # pylint: disable=import-outside-toplevel
 
-    for former in sorted(set(FLAGS.parts) & set(RENAMED_PARTS)):
-        print(f"warning: --parts={former} is now --parts={RENAMED_PARTS[former]}; the old name will be refused "
+    # A part is named after the inference kind it trains, so it was renamed with it.
+    for former in sorted(set(FLAGS.parts) & set(RENAMED_KINDS)):
+        print(f"warning: --parts={former} is now --parts={RENAMED_KINDS[former]}; the old name will be refused "
               "in the next release", file=sys.stderr)
-    parts = list(dict.fromkeys(RENAMED_PARTS.get(part, part) for part in FLAGS.parts))
+    parts = list(dict.fromkeys(RENAMED_KINDS.get(part, part) for part in FLAGS.parts))
     unknown = sorted(set(parts) - set(PARTS))
     if unknown:
         print(f"error: unknown --parts {unknown}; choose from {', '.join(PARTS)}", file=sys.stderr)
