@@ -10,7 +10,7 @@ from absl import flags
 
 from tfdialemb.cli import ARGUMENTS, Progress, parse_flags, read_lines
 from tfdialemb.files import save_npy_atomic
-from tfdialemb.options import Option
+from tfdialemb.options import Option, current_flag_names
 from tfdialemb.reports import report_json, write_report
 
 
@@ -178,6 +178,38 @@ def test_finite_float_flags_parse(capsys):
     assert (flag_values.temperature, flag_values.learning_rate, flag_values.weights) == (0.1, 1e-5, [0.5])
     assert capsys.readouterr().err == ""
     assert ARGUMENTS == ["--temperature=0.1", "--learning_rate=1e-5", "--weights=0.5"]  # what a report records
+
+
+def _layout_flags():
+    flag_values = flags.FlagValues()
+    Option("pair_layout", "paper", "layout", choices=("paper", "ums")).define(flag_values=flag_values)
+    flags.DEFINE_string("name", None, "a string flag", flag_values=flag_values)
+    return flag_values
+
+
+@pytest.mark.parametrize("arguments", [["--fgc_input=ums"], ["--fgc_input", "ums"], ["-fgc_input=ums"]])
+def test_a_former_flag_name_sets_the_new_flag_with_one_warning(arguments, capsys):
+    flag_values = _layout_flags()
+    parse_flags(["command", *arguments, "--name=--fgc_input"], flag_values)
+    assert flag_values.pair_layout == "ums" and flag_values["pair_layout"].present
+    assert flag_values.name == "--fgc_input"  # a value, not a flag
+    assert capsys.readouterr().err == ("warning: --fgc_input is now --pair_layout; the old name will be refused "
+                                       "in the next release\n")
+    assert ARGUMENTS == [*arguments, "--name=--fgc_input"]  # the report records the command as given
+
+
+def test_a_former_flag_name_in_a_flagfile_sets_the_new_flag(tmp_path, capsys):
+    flagfile = tmp_path / "old.cfg"
+    flagfile.write_text("--fgc_input=ums\n--name=x\n", encoding="utf-8")
+    flag_values = _layout_flags()
+    parse_flags(["command", f"--flagfile={flagfile}"], flag_values)
+    assert (flag_values.pair_layout, flag_values.name) == ("ums", "x")
+    assert "--fgc_input is now --pair_layout" in capsys.readouterr().err
+
+
+def test_arguments_after_the_end_of_flags_are_not_renamed():
+    assert current_flag_names(["--fgc_input=ums", "--", "--fgc_input=paper"]) == (
+        ["--pair_layout=ums", "--", "--fgc_input=paper"], ["fgc_input"])
 
 
 def test_reports_are_strict_json_with_undefined_values_null_and_named(tmp_path, capsys):

@@ -73,7 +73,7 @@ def trained(tmp_path_factory, hf_safetensors_dir):
             train_file=str(root / "train.jsonl"), model_dir=str(root / "model"), init_checkpoint=hf_safetensors_dir,
             max_steps=2, batch_size=4, learning_rate=1e-4, max_length=MAX_LENGTH))
         spec = get_method("fgc")
-        assert cli.run(spec, spec.resolve({"fgc_input": "ums"})) == 0
+        assert cli.run(spec, spec.resolve({"pair_layout": "ums"})) == 0
     return root
 
 
@@ -102,7 +102,7 @@ def test_evaluate_and_export_through_the_commands(trained, hf_safetensors_dir):
 
     assert evaluated.returncode == 0, evaluated.stderr[-3000:]
     report = json.loads(report_path.read_text(encoding="utf-8"))
-    assert report["method"] == "fgc" and report["embedding"]["fgc_input"] == "ums"
+    assert report["method"] == "fgc" and report["embedding"]["pair_layout"] == "ums"
     assert report["metrics"]["blocks"] == report["metrics"]["scored_blocks"] == 5
     assert report["metrics"]["empty_blocks"] == 0 and report["metrics"]["block_sizes"] == {"4": 5}
     assert set(report["metrics"]) >= {"r10@1", "r10@2", "r10@5", "r2@1", "map", "mrr", "p@1"}

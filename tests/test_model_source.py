@@ -26,3 +26,19 @@ def test_a_record_written_under_the_former_kind_name_reads_as_the_curved_kind(tm
     config = read_method_config(str(tmp_path))
     assert sorted(config["inference"]) == ["curved", "sentence"]
     assert recorded_settings(config, "curved") == settings
+
+
+def test_a_record_written_under_the_former_layout_name_reads_as_pair_layout(tmp_path):
+    import json
+
+    from tfdialemb.method_record import METHOD_CONFIG, read_method_config, recorded_settings
+    from tfdialemb.methods.spec import get_method
+
+    (tmp_path / METHOD_CONFIG).write_text(json.dumps({
+        "format_version": 1, "method": "fgc", "params": {"fgc_input": "ums", "aug_strength": 0.1},
+        "preprocessing": {"merge_consecutive_turns": True},
+        "inference": {"selection": {"fgc_input": "ums", "max_length": 64}}}), encoding="utf-8")
+    config = read_method_config(str(tmp_path))
+    assert recorded_settings(config, "selection") == {"pair_layout": "ums", "max_length": 64}
+    params = get_method("fgc").from_record(config["params"])
+    assert (params.pair_layout, params.aug_strength) == ("ums", 0.1)

@@ -12,7 +12,7 @@ from typing import Callable, List, Optional
 from tfdialemb import quiet
 from tfdialemb.dialogue import DialogueFormatError, check_input_file
 from tfdialemb.files import output_error_of, prepare_output
-from tfdialemb.options import Option, non_finite_floats
+from tfdialemb.options import RENAMED_FLAGS, Option, current_flag_names, non_finite_floats
 
 OVERWRITE = Option("overwrite", False, "Replace an existing output (never one of the inputs).")
 INTERRUPTED = 130
@@ -179,7 +179,9 @@ def parse_flags(argv, flag_values=None):
     """absl's flag parsing for `app.run(main, flags_parser=parse_flags)`, with a bad flag value or
     a missing required flag reported as one line and exit status 2, like every other wrong
     command (absl's own parser exits 1, the status of a bad data line here). NaN and the
-    infinities are refused for every float flag (`options.non_finite_floats`). TensorFlow's Python
+    infinities are refused for every float flag (`options.non_finite_floats`). A flag's former name
+    (`options.RENAMED_FLAGS`), given directly or in a flagfile, is read as its new one with a warning.
+    TensorFlow's Python
     INFO log is hidden unless --verbose is set; -v on the command line is --verbose
     (`quiet.long_verbose`, which also decided TensorFlow's C++ logging before it loaded)."""
     import logging  # pylint: disable=import-outside-toplevel
@@ -194,9 +196,14 @@ def parse_flags(argv, flag_values=None):
                           "on the command line (absl's log verbosity is --verbosity=N).",
                           module_name=argv[0], flag_values=flag_values)
     try:
-        remaining = flag_values([argv[0], *quiet.long_verbose(argv[1:])])
+        expanded = flag_values.read_flags_from_files(list(argv))
+        args, former = current_flag_names(quiet.long_verbose(expanded[1:]))
+        remaining = flag_values([argv[0], *args])
     except (flags.Error, ValueError) as e:
         _usage_error(str(e))
+    for name in dict.fromkeys(former):
+        print(f"warning: --{name} is now --{RENAMED_FLAGS[name]}; the old name will be refused in the next release",
+              file=sys.stderr)
     refused = non_finite_floats(flag_values)
     if refused:
         _usage_error(f"{', '.join(refused)}: a float flag takes a finite number")

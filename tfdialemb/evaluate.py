@@ -46,7 +46,7 @@ from tfdialemb.eval.evaluator import OptionValues, evaluators, get_evaluator
 from tfdialemb.eval.table import results_table
 from tfdialemb.files import check_output
 from tfdialemb.inference_kinds import (
-    FGC_INPUT,
+    PAIR_LAYOUT,
     FINAL_SEPARATOR,
     KINDS,
     MAX_LENGTH,
@@ -75,7 +75,7 @@ flags.DEFINE_string("output", None, "Where to write the JSON report.")
 flags.DEFINE_integer("batch_size", 64, "Sentences (dialogue task: dialogues / 4) per batch.",
                      lower_bound=1)
 for _setting in (POOLING, MAX_LENGTH, SEPARATOR, NUM_ROLES, SPEAKER_PREFIX, FINAL_SEPARATOR, SPEAKER_TOKENS,
-                 MERGE_TURNS, FGC_INPUT):
+                 MERGE_TURNS, PAIR_LAYOUT):
     _setting.define()
 flags.adopt_module_key_flags(options)
 precision.define_flags(default_policy=precision.INFERENCE_POLICY, jit_compile=False)

@@ -34,7 +34,7 @@ send raw text. Kinds:
   selection (`serving.selection`) a trained FGC cross-encoder: serving_default takes `turns`
             string [N], `turn_counts` int32 [B], `responses` string [B] -> `probabilities`
             float32 [B]; `rank` takes one context's `turns` [n] and `candidates` [C] -> `scores`
-            [C]. --fgc_input=paper|ums (recorded), --max_length (default 512).
+            [C]. --pair_layout=paper|ums (recorded), --max_length (default 512).
   context_response  (`serving.context_response`) a trained context-response model (the augmentation
             thesis' auxiliary model): serving_default takes `turns` string [N] and `turn_counts`
             int32 [B] (each context's last utterances, 1 to the recorded context size) ->
@@ -72,7 +72,7 @@ from tfdialemb.inference.kinds import runtime
 from tfdialemb.inference_kinds import (
     CURVED,
     DIALOGUE_POOLING,
-    FGC_INPUT,
+    PAIR_LAYOUT,
     FINAL_SEPARATOR,
     KINDS,
     MAX_LENGTH,
@@ -92,7 +92,7 @@ from tfdialemb.serving import layout, sentence
 from tfdialemb.serving.kinds import SERVABLES
 
 DEFAULT_WARMUP_DIALOGUES = os.path.join(os.path.dirname(__file__), "resources", "warmup_dialogues.jsonl")
-EXPORT_SETTINGS = (POOLING, MAX_LENGTH, SEPARATOR, NUM_ROLES, SPEAKER_TOKENS, MERGE_TURNS, CURVED, FGC_INPUT,
+EXPORT_SETTINGS = (POOLING, MAX_LENGTH, SEPARATOR, NUM_ROLES, SPEAKER_TOKENS, MERGE_TURNS, CURVED, PAIR_LAYOUT,
                    SPEAKER_PREFIX, FINAL_SEPARATOR, DIALOGUE_POOLING)
 
 FLAGS = flags.FLAGS

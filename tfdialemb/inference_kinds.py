@@ -43,9 +43,11 @@ POOL_DIALOGUES = Option("pool_dialogues", 100_000, "Negatives are drawn from a u
                         "this many dialogues: a dialogue, then one of its utterances (DialogueCSE Sec. 4.1). "
                         "At least the corpus's number of dialogues draws from all of it; the build manifest's "
                         "counts.negative_pool says what the pool held.", lower_bound=1)
-FGC_INPUT = Option("fgc_input", "paper", "Pair layout of a cross-encoder: paper ([EOT] after each "
-                   "context turn) or ums (also after the response, taesunwhang/UMS-ResSel).",
-                   choices=("paper", "ums"))
+PAIR_LAYOUTS = ("paper", "ums")
+"""The cross-encoder inputs `tfdialemb.text.pair_packing` packs: FGC's text, UMS-ResSel's code."""
+PAIR_LAYOUT = Option("pair_layout", "paper", "How a cross-encoder packs a context and a response: paper "
+                     "([EOT] after each context turn) or ums (also after the response, taesunwhang/UMS-ResSel); "
+                     "formerly --fgc_input.", choices=PAIR_LAYOUTS)
 CURVED = Option("curved", "c3l", "A C3L triple-encoder or a CCL bi-encoder.", choices=("c3l", "ccl"))
 NORMALIZE = Option("normalize", False, "Scale every embedding to unit L2 norm (sentence-transformers' "
                    "Normalize), so a dot product is a cosine.")
@@ -53,7 +55,7 @@ CONTEXT = Option("context", 3, "Utterances before a response that a context-resp
                  "each on its own (the augmentation thesis, appendix 1.1: 3).", lower_bound=1)
 
 SETTINGS = {o.name: o for o in (POOLING, MAX_LENGTH, SEPARATOR, NUM_ROLES, SPEAKER_TOKENS,
-                                MERGE_TURNS, CURVED, FGC_INPUT, CONTEXT, SPEAKER_PREFIX, FINAL_SEPARATOR,
+                                MERGE_TURNS, CURVED, PAIR_LAYOUT, CONTEXT, SPEAKER_PREFIX, FINAL_SEPARATOR,
                                 DIALOGUE_POOLING)}
 
 
@@ -80,7 +82,7 @@ KINDS = {kind.name: kind for kind in (
                    "final_separator", "dialogue_pooling"), 512, normalizable=True),
     InferenceKind("curved", "triple-encoder (C3L) / CCL incremental scores",
                   ("curved", "speaker_tokens", "pooling", "max_length", "merge_consecutive_turns"), 512),
-    InferenceKind("selection", "a trained cross-encoder's response-selection scores", ("fgc_input", "max_length"),
+    InferenceKind("selection", "a trained cross-encoder's response-selection scores", ("pair_layout", "max_length"),
                   512, needs_head=True),
     InferenceKind("context_response", "a trained context-response model's context and response vectors",
                   ("context", "max_length", "merge_consecutive_turns"), 512, needs_head=True),

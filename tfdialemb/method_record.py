@@ -13,6 +13,7 @@ from typing import Any, Dict, List, Mapping, Optional
 
 from tfdialemb.files import atomic_open
 from tfdialemb.inference_kinds import KINDS, RENAMED_KINDS
+from tfdialemb.options import current_option_names
 
 METHOD_CONFIG = "method.json"
 VALIDATION_HISTORY = "validation.jsonl"
@@ -69,7 +70,8 @@ def read_method_config(directory: str) -> Optional[Dict[str, Any]]:
     if not isinstance(config, dict) or config.get("format_version") != FORMAT_VERSION:
         raise ValueError(f"{path}: format_version {config.get('format_version') if isinstance(config, dict) else None} "
                          f"is not {FORMAT_VERSION}")
-    config["inference"] = {RENAMED_KINDS.get(kind, kind): settings
+    config["params"] = current_option_names(config.get("params", {}))
+    config["inference"] = {RENAMED_KINDS.get(kind, kind): current_option_names(settings)
                            for kind, settings in config.get("inference", {}).items()}
     return config
 

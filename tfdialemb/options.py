@@ -14,6 +14,9 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from absl import flags
 
 PAPER, RELEASED = "paper", "released"
+RENAMED_FLAGS = {"fgc_input": "pair_layout"}
+"""Former option names: on the command line, in a flagfile and in a model directory's `method.json`
+they are read as the new name for one release (the flag with a warning)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -119,3 +122,24 @@ def non_finite_floats(flag_values=flags.FLAGS) -> List[str]:
         if not all(math.isfinite(value) for value in values):
             found.append(f"--{flag.name}={','.join(str(value) for value in values)}")
     return found
+
+
+def current_flag_names(args: Sequence[str]) -> Tuple[List[str], List[str]]:
+    """`args` with each flag named in RENAMED_FLAGS (`--old`, `--old=v`, `-old=v`) under its new
+    name, and the former names it met; arguments after `--` are not flags and stay."""
+    renamed, former = [], []
+    for index, arg in enumerate(args):
+        if arg == "--":
+            return renamed + list(args[index:]), former
+        dashes = "--" if arg.startswith("--") else "-" if arg.startswith("-") else ""
+        name, equals, value = arg[len(dashes):].partition("=")
+        if dashes and name in RENAMED_FLAGS:
+            former.append(name)
+            arg = f"{dashes}{RENAMED_FLAGS[name]}{equals}{value}"
+        renamed.append(arg)
+    return renamed, former
+
+
+def current_option_names(values: Dict[str, Any]) -> Dict[str, Any]:
+    """`values` (recorded options or settings) with each former name in RENAMED_FLAGS renamed."""
+    return {RENAMED_FLAGS.get(name, name): value for name, value in values.items()}

@@ -184,7 +184,7 @@ def evaluate_pair_similarity(path: str, represent: Represent, block_size: Option
 
 
 class PairTaskEvaluator(Evaluator):
-    """A trained cross-encoder (an `fgc` model's head, its recorded --fgc_input) over each context's
+    """A trained cross-encoder (an `fgc` model's head, its recorded --pair_layout) over each context's
     block of candidates."""
 
     kind = "selection"
@@ -195,7 +195,7 @@ class PairTaskEvaluator(Evaluator):
         """run_pairs(contexts, responses) with the model's runtime, loaded when first called."""
         def run_pairs(contexts, responses):
             scorer = source.runtime(self.kind)
-            source.embedding.update(fgc_input=source.settings["fgc_input"], max_length=scorer.max_length)
+            source.embedding.update(pair_layout=source.settings["pair_layout"], max_length=scorer.max_length)
             return getattr(scorer, self.runtime_method)(contexts, responses, batch_size=options.batch_size,
                                                         on_batch=source.progress(len(responses), "pairs"))
         return run_pairs

@@ -51,7 +51,7 @@ class PairScorer(tf.Module):
     @classmethod
     def from_settings(cls, model, tokenizer: BertTokenizer, settings) -> "PairScorer":
         """From the `selection` settings of `tfdialemb.inference_kinds`."""
-        return cls(model, tokenizer, max_length=settings["max_length"], layout=settings["fgc_input"])
+        return cls(model, tokenizer, max_length=settings["max_length"], layout=settings["pair_layout"])
 
     def pieces(self, texts: tf.Tensor, name: str) -> tf.RaggedTensor:
         """The word pieces of `texts` [N], the signature input `name`, as the build stores them:

@@ -48,7 +48,7 @@ from tfdialemb.data.batch_seeds import map_with_batch_seeds
 from tfdialemb.data.stored_pieces import stored_pieces, stored_turns
 from tfdialemb.encoders import Encoder, load_pretrained
 from tfdialemb.encoders.pooling import first_token
-from tfdialemb.inference_kinds import FGC_INPUT
+from tfdialemb.inference_kinds import PAIR_LAYOUT
 from tfdialemb.losses.cross_view_contrast import SIMILARITIES, cross_view_contrast
 from tfdialemb.losses.intra_view_contrast import ANCHORS, VIEWS, intra_view_contrast
 from tfdialemb.methods.base import Method
@@ -281,7 +281,7 @@ class FgcSpec(MethodSpec):
     name = "fgc"
     paper = "FGC (Li et al., 2022), fine-grained contrastive learning for response selection"
     builder = "fgc"
-    options = (FGC_INPUT, FGC_NEGATIVES, AUG_STRENGTH, AUG_AT_LEAST_ONE, WORDS, SYNONYMS, FGC_TEMPERATURE,
+    options = (PAIR_LAYOUT, FGC_NEGATIVES, AUG_STRENGTH, AUG_AT_LEAST_ONE, WORDS, SYNONYMS, FGC_TEMPERATURE,
                CONTRAST_WEIGHT, IVC_WEIGHT, CVC_WEIGHT, REDUCTION, CVC_SIMILARITY, IVC_ANCHORS, SELECT_ON_AUGMENTED)
     defaults = {"batch_size": 32, "learning_rate": 3e-5, "freeze_layers": 0, "max_length": 512,
                 "num_epochs": 5, "lr_schedule": "linear", "warmup_fraction": 0.0, "weight_decay": 0.0}
@@ -315,10 +315,10 @@ class FgcSpec(MethodSpec):
         return tuple(unused)
 
     def inference_settings(self, params):
-        return {"selection": {"fgc_input": params.fgc_input}}
+        return {"selection": {"pair_layout": params.pair_layout}}
 
     def batches(self, dataset, tokenizer, params, run):
-        layout = PairLayout.of(tokenizer, run.max_length, params.fgc_input)
+        layout = PairLayout.of(tokenizer, run.max_length, params.pair_layout)
         augment = None
         if augmented_views_used(params.contrast_weight * params.ivc_weight,
                                 params.contrast_weight * params.cvc_weight, params.select_on_augmented):

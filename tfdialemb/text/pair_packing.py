@@ -1,7 +1,7 @@
 """A context and a response as one cross-encoder input (FGC, Sec. 3.1; the input of BERT-DPT/UMS).
 
 One in-graph function serves the training pipeline and the exported scorer, so a pair is packed
-and truncated the same way everywhere. Layouts (`FGC_INPUTS`):
+and truncated the same way everywhere. Layouts (`inference_kinds.PAIR_LAYOUTS`):
 
     paper: [CLS] u_1 [EOT] u_2 [EOT] ... u_n [EOT] [SEP] r [SEP]          (FGC's text)
     ums:   [CLS] u_1 [EOT] u_2 [EOT] ... u_n [EOT] [SEP] r [EOT] [SEP]    (taesunwhang/UMS-ResSel
@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 import tensorflow as tf
 
-FGC_INPUTS = ("paper", "ums")
+from tfdialemb.inference_kinds import PAIR_LAYOUTS
 
 
 class PackedPairs(NamedTuple):
@@ -43,8 +43,8 @@ def bound_pieces(pieces: tf.RaggedTensor, max_length: int) -> tf.RaggedTensor:
 
 def specials_count(layout: str) -> int:
     """The special tokens a pair takes besides the context's [EOT]s."""
-    if layout not in FGC_INPUTS:
-        raise ValueError(f"unknown pair layout {layout!r}; expected one of {FGC_INPUTS}")
+    if layout not in PAIR_LAYOUTS:
+        raise ValueError(f"unknown pair layout {layout!r}; expected one of {PAIR_LAYOUTS}")
     return 4 if layout == "ums" else 3
 
 
@@ -93,7 +93,7 @@ def _tail(rows: tf.RaggedTensor, counts: tf.Tensor) -> tf.RaggedTensor:
 
 @dataclasses.dataclass(frozen=True)
 class PairLayout:
-    """How pairs are packed: the special ids, the length and the layout (`FGC_INPUTS`)."""
+    """How pairs are packed: the special ids, the length and the layout (`PAIR_LAYOUTS`)."""
     cls_id: int
     sep_id: int
     eot_id: int
