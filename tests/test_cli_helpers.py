@@ -208,8 +208,16 @@ def test_a_former_flag_name_in_a_flagfile_sets_the_new_flag(tmp_path, capsys):
 
 
 def test_arguments_after_the_end_of_flags_are_not_renamed():
-    assert current_flag_names(["--fgc_input=ums", "--", "--fgc_input=paper"]) == (
+    assert current_flag_names(["--fgc_input=ums", "--", "--fgc_input=paper"], {"pair_layout"}) == (
         ["--pair_layout=ums", "--", "--fgc_input=paper"], ["fgc_input"])
+
+
+def test_a_former_flag_name_is_unknown_to_a_command_without_the_new_flag(capsys):
+    with pytest.raises(SystemExit) as exited:
+        parse_flags(["command", "--fgc_input=ums"], _float_flags())
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert "fgc_input" in err and "pair_layout" not in err
 
 
 def test_reports_are_strict_json_with_undefined_values_null_and_named(tmp_path, capsys):

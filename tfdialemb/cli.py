@@ -197,7 +197,7 @@ def parse_flags(argv, flag_values=None):
                           module_name=argv[0], flag_values=flag_values)
     try:
         expanded = flag_values.read_flags_from_files(list(argv))
-        args, former = current_flag_names(quiet.long_verbose(expanded[1:]))
+        args, former = current_flag_names(quiet.long_verbose(expanded[1:]), flag_values)
         remaining = flag_values([argv[0], *args])
     except (flags.Error, ValueError) as e:
         _usage_error(str(e))

@@ -9,7 +9,7 @@ default, the authors' released code where it differs (docs/methods/overview.md, 
 """
 import dataclasses
 import math
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Container, Dict, List, Optional, Sequence, Tuple
 
 from absl import flags
 
@@ -124,16 +124,17 @@ def non_finite_floats(flag_values=flags.FLAGS) -> List[str]:
     return found
 
 
-def current_flag_names(args: Sequence[str]) -> Tuple[List[str], List[str]]:
-    """`args` with each flag named in RENAMED_FLAGS (`--old`, `--old=v`, `-old=v`) under its new
-    name, and the former names it met; arguments after `--` are not flags and stay."""
+def current_flag_names(args: Sequence[str], defined: Container[str]) -> Tuple[List[str], List[str]]:
+    """`args` with each flag named in RENAMED_FLAGS (`--old`, `--old=v`, `-old=v`) whose new name is
+    `defined` under that name, and the former names it met; arguments after `--` are not flags.
+    A command without the new flag leaves the old name to absl, which refuses it as unknown."""
     renamed, former = [], []
     for index, arg in enumerate(args):
         if arg == "--":
             return renamed + list(args[index:]), former
         dashes = "--" if arg.startswith("--") else "-" if arg.startswith("-") else ""
         name, equals, value = arg[len(dashes):].partition("=")
-        if dashes and name in RENAMED_FLAGS:
+        if dashes and RENAMED_FLAGS.get(name) in defined:
             former.append(name)
             arg = f"{dashes}{RENAMED_FLAGS[name]}{equals}{value}"
         renamed.append(arg)
