@@ -40,7 +40,7 @@ def test_a_batch_with_one_positive_pair_and_a_lonely_vector():
     rng = np.random.default_rng(2)
     z = rng.normal(size=(5, 4)).astype(np.float32)
     y = np.array([1, 1, 0, 0, 2])
-    got = cross_view_contrast(z, y, 0.5).numpy()
+    got = cross_view_contrast(z, y, 0.5, "dot").numpy()
     np.testing.assert_allclose(got, _numpy_cvc(z, y, 0.5), rtol=1e-5)
     assert got[4] == 0.0
 
@@ -54,7 +54,7 @@ def test_two_replicas_compute_the_global_batch_loss_and_gradients(two_replicas):
 
     def run(strategy):
         return loss_and_gradient(strategy, (x, y), w, lambda batch, weight: cross_view_contrast(
-            tf.matmul(batch[0], weight), batch[1], 0.5))
+            tf.matmul(batch[0], weight), batch[1], 0.5, "dot"))
 
     one_loss, one_grad = run(make_strategy("default"))
     two_loss, two_grad = run(two_replicas)

@@ -15,6 +15,9 @@ CONTEXTS = 8
 STEPS = 20
 COLLAPSED_CLS_COSINE = 0.96
 """Above it the [CLS] states have merged; the untrained tiny BERT starts near 0.92."""
+COLLAPSED_Z_COSINE = 0.9
+"""Above it the projections have merged. With cosine CVC spread-out z also score near log(4N - 1)
+per anchor, so the projections' own cosine tells the two apart more widely than CVC does."""
 
 
 def _batch(rng, context_length=8, response_length=5):
@@ -66,10 +69,10 @@ def test_the_defaults_do_not_collapse_and_the_raw_dot_product_does(hf_safetensor
     metrics = _train(hf_safetensors_dir, **options)
     constant = np.log(4 * CONTEXTS - 1)  # every z alike: each anchor's positives at 1 / (4N - 1)
     if collapses:
-        assert metrics["cls_cosine"] > COLLAPSED_CLS_COSINE
+        assert metrics["cls_cosine"] > COLLAPSED_CLS_COSINE and metrics["z_cosine"] > COLLAPSED_Z_COSINE
         assert abs(metrics["cvc_per_anchor"] - constant) < 0.01
         assert metrics["accuracy"] == 0.5  # every pair scored alike: chance
     else:
-        assert metrics["cls_cosine"] < COLLAPSED_CLS_COSINE
+        assert metrics["cls_cosine"] < COLLAPSED_CLS_COSINE and metrics["z_cosine"] < COLLAPSED_Z_COSINE
         assert metrics["cvc_per_anchor"] < constant - 0.02
         assert metrics["accuracy"] > 0.6

@@ -8,13 +8,15 @@ SIMILARITIES = ("dot", "cosine")
 
 
 def cross_view_contrast(vectors: tf.Tensor, classes: tf.Tensor, temperature: float,
-                        similarity: str = "dot") -> tf.Tensor:
+                        similarity: str = "cosine") -> tf.Tensor:
     """Per-vector loss [local n] from `vectors` [local n, d] of classes [local n] (ints).
 
     ℓ_i = -1/(N−1) Σ_{j≠i, ȳ_j=ȳ_i} log exp(s(z_i, z_j)/τ) / Σ_{r≠i} exp(s(z_i, z_r)/τ) over the
     global batch (Eq. 5), with N − 1 read as the number of other vectors of i's class (SupCon's
-    |P(i)|; N − 1 itself in the paper's balanced batch) and s the dot product as written
-    (`similarity="cosine"` normalises first). Eq. 5 sums ℓ_i over the batch: the caller scales.
+    |P(i)|; N − 1 itself in the paper's balanced batch) and s the cosine, as SupCon, which Eq. 5
+    copies, normalises its projections (`similarity="dot"`: the dot product as Eq. 5 is written,
+    which collapses FGC's representation; docs/methods/fgc.md). Eq. 5 sums ℓ_i over the batch:
+    the caller scales.
     A vector alone in its class has no positive and gets 0. Under a strategy the vectors and
     classes of every replica are gathered; gradients flow to the replica that made each slice.
     """
