@@ -180,10 +180,10 @@ def parse_flags(argv, flag_values=None):
     a missing required flag reported as one line and exit status 2, like every other wrong
     command (absl's own parser exits 1, the status of a bad data line here). NaN and the
     infinities are refused for every float flag (`options.non_finite_floats`). A flag's former name
-    (`options.RENAMED_FLAGS`), given directly or in a flagfile, is read as its new one with a warning.
-    TensorFlow's Python
-    INFO log is hidden unless --verbose is set; -v on the command line is --verbose
-    (`quiet.long_verbose`, which also decided TensorFlow's C++ logging before it loaded)."""
+    (`options.RENAMED_FLAGS`), given directly or in a flagfile, is read as its new one with a
+    warning. TensorFlow's Python INFO log is hidden unless --verbose is set; -v on the command line
+    is --verbose (`quiet.long_verbose`, which also decided TensorFlow's C++ logging before it
+    loaded)."""
     import logging  # pylint: disable=import-outside-toplevel
 
     from absl import flags  # pylint: disable=import-outside-toplevel

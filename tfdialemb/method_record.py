@@ -70,7 +70,8 @@ def read_method_config(directory: str) -> Optional[Dict[str, Any]]:
     if not isinstance(config, dict) or config.get("format_version") != FORMAT_VERSION:
         raise ValueError(f"{path}: format_version {config.get('format_version') if isinstance(config, dict) else None} "
                          f"is not {FORMAT_VERSION}")
-    config["params"] = current_option_names(config.get("params", {}))
+    if isinstance(config.get("params"), dict):
+        config["params"] = current_option_names(config["params"])
     config["inference"] = {RENAMED_KINDS.get(kind, kind): current_option_names(settings)
                            for kind, settings in config.get("inference", {}).items()}
     return config
