@@ -12,7 +12,7 @@ from typing import Callable, List, Optional
 from tfdialemb import quiet
 from tfdialemb.dialogue import DialogueFormatError, check_input_file
 from tfdialemb.files import output_error_of, prepare_output
-from tfdialemb.options import RENAMED_FLAGS, Option, current_flag_names, non_finite_floats
+from tfdialemb.options import RENAMED_FLAGS, Option, current_flag_names, non_finite_floats, renamed
 
 OVERWRITE = Option("overwrite", False, "Replace an existing output (never one of the inputs).")
 INTERRUPTED = 130
@@ -202,8 +202,7 @@ def parse_flags(argv, flag_values=None):
     except (flags.Error, ValueError) as e:
         _usage_error(str(e))
     for name in dict.fromkeys(former):
-        print(f"warning: --{name} is now --{RENAMED_FLAGS[name]}; the old name will be refused in the next release",
-              file=sys.stderr)
+        print(f"warning: {renamed(f'--{name}', f'--{RENAMED_FLAGS[name]}')}", file=sys.stderr)
     refused = non_finite_floats(flag_values)
     if refused:
         _usage_error(f"{', '.join(refused)}: a float flag takes a finite number")

@@ -14,7 +14,7 @@ import dataclasses
 import logging
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
-from tfdialemb.options import Option
+from tfdialemb.options import Option, renamed
 
 POOLING = Option("pooling", "mean", "Token pooling of the last layer for sentence embeddings.",
                  choices=("mean", "cls"))
@@ -96,8 +96,7 @@ release (the flag with a warning)."""
 def current_kind(name: Optional[str]) -> Optional[str]:
     """`name`, or the kind a former name in RENAMED_KINDS now has, with a warning to the log."""
     if name in RENAMED_KINDS:
-        logging.getLogger(__name__).warning("--kind=%s is now --kind=%s; the old name will be refused in "
-                                            "the next release", name, RENAMED_KINDS[name])
+        logging.getLogger(__name__).warning(renamed(f"--kind={name}", f"--kind={RENAMED_KINDS[name]}"))
         return RENAMED_KINDS[name]
     return name
 

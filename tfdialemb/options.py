@@ -124,6 +124,11 @@ def non_finite_floats(flag_values=flags.FLAGS) -> List[str]:
     return found
 
 
+def renamed(former: str, current: str) -> str:
+    """The warning for a name given in its former spelling (`--kind=triple`, `--fgc_input`)."""
+    return f"{former} is now {current}; the old name will be refused in the next release"
+
+
 def current_flag_names(args: Sequence[str], defined: Container[str]) -> Tuple[List[str], List[str]]:
     """`args` with each flag named in RENAMED_FLAGS (`--old`, `--old=v`, `-old=v`) whose new name is
     `defined` under that name, and the former names it met; arguments after `--` are not flags.

@@ -46,6 +46,7 @@ from tfdialemb.command_steps import evaluation_metrics, run_step
 from tfdialemb.dialogue import read_dialogues, write_dialogues
 from tfdialemb.eval.table import format_table
 from tfdialemb.inference_kinds import RENAMED_KINDS
+from tfdialemb.options import renamed
 
 PARTS = ("dialoguecse", "dial2vec", "curved", "augcl", "fgc")
 DEFAULT_PARTS = ("dialoguecse", "dial2vec", "curved", "augcl")
@@ -256,8 +257,7 @@ def main(argv):
 
     # A part is named after the inference kind it trains, so it was renamed with it.
     for former in sorted(set(FLAGS.parts) & set(RENAMED_KINDS)):
-        print(f"warning: --parts={former} is now --parts={RENAMED_KINDS[former]}; the old name will be refused "
-              "in the next release", file=sys.stderr)
+        print(f"warning: {renamed(f'--parts={former}', f'--parts={RENAMED_KINDS[former]}')}", file=sys.stderr)
     parts = list(dict.fromkeys(RENAMED_KINDS.get(part, part) for part in FLAGS.parts))
     unknown = sorted(set(parts) - set(PARTS))
     if unknown:
