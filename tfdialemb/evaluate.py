@@ -46,12 +46,12 @@ from tfdialemb.eval.evaluator import OptionValues, evaluators, get_evaluator
 from tfdialemb.eval.table import results_table
 from tfdialemb.files import check_output
 from tfdialemb.inference_kinds import (
-    PAIR_LAYOUT,
     FINAL_SEPARATOR,
     KINDS,
     MAX_LENGTH,
     MERGE_TURNS,
     NUM_ROLES,
+    PAIR_LAYOUT,
     POOLING,
     SEPARATOR,
     SETTINGS,

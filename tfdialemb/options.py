@@ -133,17 +133,17 @@ def current_flag_names(args: Sequence[str], defined: Container[str]) -> Tuple[Li
     """`args` with each flag named in RENAMED_FLAGS (`--old`, `--old=v`, `-old=v`) whose new name is
     `defined` under that name, and the former names it met; arguments after `--` are not flags.
     A command without the new flag leaves the old name to absl, which refuses it as unknown."""
-    renamed, former = [], []
+    rewritten, former = [], []
     for index, arg in enumerate(args):
         if arg == "--":
-            return renamed + list(args[index:]), former
+            return rewritten + list(args[index:]), former
         dashes = "--" if arg.startswith("--") else "-" if arg.startswith("-") else ""
         name, equals, value = arg[len(dashes):].partition("=")
         if dashes and RENAMED_FLAGS.get(name) in defined:
             former.append(name)
             arg = f"{dashes}{RENAMED_FLAGS[name]}{equals}{value}"
-        renamed.append(arg)
-    return renamed, former
+        rewritten.append(arg)
+    return rewritten, former
 
 
 def current_option_names(values: Dict[str, Any]) -> Dict[str, Any]:
