@@ -145,6 +145,19 @@ def test_build_and_its_errors(run, tmp_path, hf_safetensors_dir):
     assert read_manifest(str(tmp_path / "out"))["builder"]["params"]["negatives"] == 2
     status, _, stderr = run(*args)
     assert status == 2 and "already exists" in stderr
+    # One dialogue of a single turn and one whose two turns of one speaker merge into one: two
+    # dropped under --min_turns=2, said on the build line.
+    short = _jsonl(tmp_path, [_dialogue(i, ["hello world", "good morning", "fine thanks"]) for i in range(6)]
+                   + [_dialogue(6, ["hello"]), {"id": "m", "turns": [{"speaker": "a", "text": "good"},
+                                                                      {"speaker": "a", "text": "morning"}]}],
+                   name="short.jsonl")
+    status, stdout, stderr = run(*args[:2], f"--input={short}", f"--output_dir={tmp_path}/short", *args[4:])
+    assert status == 0, stderr
+    assert ("built 18 mge examples from 6 dialogues into 2 shards in "
+            f"{tmp_path}/short; dropped 2 dialogue(s) of fewer than 2 turns after merging consecutive turns") in stdout
+    status, _, stderr = run(*args[:2], f"--input={short}", f"--output_dir={tmp_path}", *args[4:], "--overwrite")
+    assert status == 2 and f"error: {tmp_path}: the output would replace the input {short}" in stderr
+    assert os.path.exists(short)
     status, _, stderr = run(*args[:1], "--method=nope", *args[2:])
     assert status == 2 and "no example builder for method 'nope'" in stderr
     status, _, stderr = run(*args, "--builder_param=oops")

@@ -226,8 +226,13 @@ def build() -> int:
     progress.finish()
     _report_skipped(errors)
     counts = manifest["counts"]
+    short, long = counts["dropped_under_min_turns"], counts["dropped_over_length"]
+    merged = " after merging consecutive turns" if manifest["merge_consecutive_turns"] else ""
+    dropped = ([f"{short} dialogue(s) of fewer than {manifest['min_turns']} turns{merged}"] if short else []) + (
+        [f"{long} example(s) over {manifest['max_length']} tokens"] if long else [])
     print(f"built {counts['examples']} {FLAGS.method} examples from {counts['dialogues']} dialogues "
-          f"into {len(manifest['shards'])} shards in {FLAGS.output_dir}")
+          f"into {len(manifest['shards'])} shards in {FLAGS.output_dir}"
+          + (f"; dropped {' and '.join(dropped)}" if dropped else ""))
     return 0
 
 
