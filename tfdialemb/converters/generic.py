@@ -43,7 +43,7 @@ import os
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from tfdialemb.converters.native import alternate_speakers, iter_lines
-from tfdialemb.dialogue import Dialogue, ErrorPolicy, check_input_file, json_lines, parse_dialogue
+from tfdialemb.dialogue import Dialogue, ErrorPolicy, SeenIds, check_input_file, json_lines, parse_dialogue
 from tfdialemb.options import Option
 
 TEXT_KEY = Option("text_key", "text", "the key of a turn object holding its text.")
@@ -147,16 +147,16 @@ def input_files(input_path: str, extensions: Sequence[str]) -> List[Tuple[str, s
 
 
 class _UniqueIds:
-    """Reports a dialogue whose id an earlier dialogue of the conversion took."""
+    """Reports a dialogue whose id an earlier dialogue of the conversion took (ids kept as
+    hashes, `SeenIds`)."""
 
     def __init__(self, errors: ErrorPolicy):
-        self.errors, self.seen = errors, set()
+        self.errors, self.seen = errors, SeenIds()
 
     def keep(self, dialogue: Dialogue, path: str, location: Location) -> bool:
-        if dialogue.id in self.seen:
+        if not self.seen.add(dialogue.id):
             self.errors.report(path, location, f"duplicate id {dialogue.id!r}")
             return False
-        self.seen.add(dialogue.id)
         return True
 
 
