@@ -16,8 +16,10 @@ def _dialogues():
 
 
 def test_labels_and_scores_hand_worked():
-    utterances = labelled_utterances(_dialogues())
-    # "hi there" has two labellings and is dropped; whitespace is collapsed.
+    counts = {}
+    utterances = labelled_utterances(_dialogues(), counts)
+    # "hi there" has two labellings and is dropped (and counted); whitespace is collapsed.
+    assert counts == {"ambiguous": 1}
     assert utterances == [("book a room", "book", "hotel"), ("a room please", "book", "hotel"),
                           ("hello", "greet", "taxi"), ("a taxi now", "taxi", "taxi")]
     assert score(utterances[0], utterances[1]) == 5
@@ -44,3 +46,4 @@ def test_cli_writes_the_released_format(tmp_path):
     assert result.returncode == 0, result.stderr[-2000:]
     lines = (tmp_path / "sts.txt").read_text().splitlines()
     assert len(lines) <= 4 and all(len(line.split("\t")) == 3 for line in lines)
+    assert "from 4 labelled utterances; dropped 1 texts with two labellings" in result.stdout
