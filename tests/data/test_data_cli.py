@@ -48,6 +48,20 @@ def test_convert_then_validate(run, tmp_path):
     assert status == 0 and "30 valid dialogues, 0 bad line(s)" in stdout
 
 
+def test_convert_refuses_an_output_inside_the_input_folder(run, tmp_path):
+    # Written there, the output (and on a rerun with --overwrite, the last one) is read as input.
+    folder = tmp_path / "chats"
+    folder.mkdir()
+    _jsonl(folder, [{"turns": ["hello", "hi"]}], name="a.jsonl")
+    for output in (folder / "out.jsonl", folder / "sub" / "out.jsonl"):
+        status, _, stderr = run("convert", "--format=jsonl", f"--input={folder}", f"--output={output}")
+        assert status == 2 and stderr == (f"error: {output}: inside the input folder {folder}, whose files are read "
+                                          "as input (the output among them); write it elsewhere\n")
+    assert sorted(os.listdir(folder)) == ["a.jsonl"]
+    status, stdout, _ = run("convert", "--format=jsonl", f"--input={folder}", f"--output={tmp_path}/out.jsonl")
+    assert status == 0 and stdout.startswith("wrote 1 dialogues")
+
+
 def test_convert_takes_the_block_size_of_a_training_file(run, tmp_path):
     source = f"{FIXTURES}/ubuntu/train.txt"
     status, _, stderr = run("convert", "--format=ubuntu", f"--input={source}", f"--output={tmp_path}/a.jsonl")

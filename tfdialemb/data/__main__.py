@@ -136,6 +136,10 @@ def convert() -> int:
                              f"{partial_records()[FLAGS.format]}, which must not be left out alone")
         _require("vocab_file")
     check_output(FLAGS.output, [FLAGS.input], FLAGS.overwrite)
+    folder = os.path.realpath(FLAGS.input)
+    if os.path.isdir(folder) and os.path.commonpath([folder, os.path.realpath(FLAGS.output)]) == folder:
+        raise UsageError(f"{FLAGS.output}: inside the input folder {FLAGS.input}, whose files are read as input "
+                         "(the output among them); write it elsewhere")
     errors = _errors()
     dropped = collections.Counter()
     convert_format = table[FLAGS.format]
