@@ -62,6 +62,22 @@ def test_convert_refuses_an_output_inside_the_input_folder(run, tmp_path):
     assert status == 0 and stdout.startswith("wrote 1 dialogues")
 
 
+def test_convert_and_split_remove_what_a_killed_run_left(run, tmp_path):
+    # atomic_open's staging names, unlocked as a killed writer leaves them; another target's stays.
+    source = _jsonl(tmp_path, [_dialogue(i, ["hello", "hi"]) for i in range(4)])
+    (tmp_path / "out").mkdir()
+    left = ["out/.tmp-abcd1234-c.jsonl", "out/.tmp-efgh5678-train.jsonl", "out/.tmp-ijkl9012-other.jsonl"]
+    for name in left:
+        (tmp_path / name).write_text('{"id": "half', encoding="utf-8")
+    status, stdout, stderr = run("convert", "--format=jsonl", f"--input={source}", f"--output={tmp_path}/out/c.jsonl")
+    assert status == 0 and stdout.startswith("wrote 4 dialogues")
+    assert f"removed .tmp-abcd1234-c.jsonl, left in {tmp_path}/out by an interrupted run" in stderr
+    status, _, stderr = run("split", f"--input={source}", f"--output_dir={tmp_path}/out")
+    assert status == 0 and f"removed .tmp-efgh5678-train.jsonl, left in {tmp_path}/out" in stderr
+    assert sorted(os.listdir(tmp_path / "out")) == [".tmp-ijkl9012-other.jsonl", "c.jsonl", "dev.jsonl",
+                                                    "test.jsonl", "train.jsonl"]
+
+
 def test_convert_takes_the_block_size_of_a_training_file(run, tmp_path):
     source = f"{FIXTURES}/ubuntu/train.txt"
     status, _, stderr = run("convert", "--format=ubuntu", f"--input={source}", f"--output={tmp_path}/a.jsonl")
