@@ -18,7 +18,7 @@ from absl import app, flags
 
 from data_prep.set_flags import define_input_output
 
-from tfdialemb.cli import parse_flags, report_error
+from tfdialemb.cli import claim_output, parse_flags, report_error
 from tfdialemb.dialogue import Dialogue, read_dialogues
 from tfdialemb.files import atomic_open, check_output
 
@@ -76,6 +76,7 @@ def main(argv):
     del argv
     try:
         check_output(FLAGS.output, [FLAGS.input], FLAGS.overwrite)
+        claim_output(FLAGS.output)
         dropped: Dict[str, int] = {}
         utterances = labelled_utterances(read_dialogues(FLAGS.input), dropped)
     except (OSError, ValueError) as e:

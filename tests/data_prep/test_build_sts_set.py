@@ -1,3 +1,4 @@
+import os
 import subprocess
 import sys
 
@@ -40,6 +41,7 @@ def test_pairs_are_balanced_distinct_and_seeded():
 
 def test_cli_writes_the_released_format(tmp_path):
     write_dialogues(_dialogues(), str(tmp_path / "d.jsonl"))
+    (tmp_path / ".tmp-abcd1234-sts.txt").write_text("5\thalf", encoding="utf-8")  # left by a killed run
     result = subprocess.run([sys.executable, "-m", "data_prep.build_sts_set", f"--input={tmp_path}/d.jsonl",
                              f"--output={tmp_path}/sts.txt", "--pairs=4"], capture_output=True, text=True,
                             timeout=120)
@@ -47,3 +49,5 @@ def test_cli_writes_the_released_format(tmp_path):
     lines = (tmp_path / "sts.txt").read_text().splitlines()
     assert len(lines) <= 4 and all(len(line.split("\t")) == 3 for line in lines)
     assert "from 4 labelled utterances; dropped 1 texts with two labellings" in result.stdout
+    assert f"removed .tmp-abcd1234-sts.txt, left in {tmp_path} by an interrupted run" in result.stderr
+    assert sorted(os.listdir(tmp_path)) == ["d.jsonl", "sts.txt"]
