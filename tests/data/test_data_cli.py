@@ -153,6 +153,18 @@ def test_stats_hand_worked(run, tmp_path):
     assert report["turns_per_dialogue"]["p100"] == 3
 
 
+def test_stats_keeps_label_values_of_other_kinds_apart(run, tmp_path):
+    # 3 and "3", true and "True" are four values; a float label is counted too.
+    path = _jsonl(tmp_path, [_dialogue(0, ["hi"], intent=3), _dialogue(1, ["hi"], intent="3"),
+                             _dialogue(2, ["hi"], intent=True), _dialogue(3, ["hi"], intent="True"),
+                             _dialogue(4, ["hi"], intent="3", score=4.5)])
+    status, stdout, _ = run("stats", f"--input={path}")
+    report = json.loads(stdout)
+    assert status == 0 and report["labels"] == {
+        "intent": {"distinct": 4, "dialogues": {'"3"': 2, "3": 1, "true": 1, '"True"': 1}},
+        "score": {"distinct": 1, "dialogues": {"4.5": 1}}}
+
+
 def test_split_is_deterministic(run, tmp_path):
     path = _jsonl(tmp_path, [_dialogue(i, ["hello", "hi"]) for i in range(200)])
     assert run("split", f"--input={path}", f"--output_dir={tmp_path}/a", "--seed=1")[0] == 0
