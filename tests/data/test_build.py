@@ -135,6 +135,23 @@ def test_an_output_holding_the_input_is_refused_even_with_overwrite(tmp_path):
     assert sorted(os.listdir(folder)) == ["notes.txt", "train.jsonl"]
 
 
+def test_overwrite_replaces_a_build_but_refuses_a_folder_no_build_wrote(tmp_path):
+    path = str(tmp_path / "train.jsonl")
+    write_dialogues(corpus(), path)
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("mine")
+    with pytest.raises(FileExistsError, match="no manifest.json, so it is not a build"):
+        build(path, str(mine), make_builder("mlm"), TOKENIZER, BuildOptions(overwrite=True))
+    assert os.listdir(mine) == ["notes.txt"]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    built = str(tmp_path / "built")
+    for output in (str(empty), built, built):
+        build(path, output, make_builder("mlm"), TOKENIZER, BuildOptions(overwrite=True))
+        assert "manifest.json" in os.listdir(output)
+
+
 def test_builder_parameter_errors():
     with pytest.raises(ValueError, match=r"has no parameters \['turns'\]"):
         make_builder("mge", {"turns": 3})

@@ -17,7 +17,7 @@ import tensorflow as tf
 
 from tfdialemb.data.examples import ExampleBuilder
 from tfdialemb.data.records import (
-    DIALOGUE_LIST, DIALOGUE_TURNS, SEQUENCE, SEQUENCE_LIST, serialize_example, shard_name, write_manifest)
+    DIALOGUE_LIST, DIALOGUE_TURNS, MANIFEST, SEQUENCE, SEQUENCE_LIST, serialize_example, shard_name, write_manifest)
 from tfdialemb.data.sampling import DialoguePool
 from tfdialemb.dialogue import Dialogue, ErrorPolicy, drop_short, merge_consecutive_turns, read_dialogues
 from tfdialemb.files import atomic_directory, check_writable, file_fingerprint
@@ -177,6 +177,12 @@ def _checked_turns(name: str, sample: Sequence) -> Sequence:
     return sample
 
 
+def _foreign_directory(path: str) -> bool:
+    """A non-empty folder that no build wrote: --overwrite must not delete it whole."""
+    return (os.path.isdir(path) and bool(os.listdir(path))
+            and not os.path.exists(os.path.join(path, MANIFEST)))
+
+
 def build(
     input_path: str,
     output_dir: str,
@@ -198,6 +204,9 @@ def build(
                          "write it elsewhere")
     if os.path.exists(output_dir) and not options.overwrite:
         raise FileExistsError(f"{output_dir}: already exists (pass --overwrite to replace it)")
+    if _foreign_directory(output_dir):
+        raise FileExistsError(f"{output_dir}: holds files but no {MANIFEST}, so it is not a build; "
+                              "--overwrite replaces only a build (remove the folder yourself, or write elsewhere)")
     if options.num_shards < 1:
         raise ValueError(f"num_shards must be positive, got {options.num_shards}")
     tokenizing = _Tokenizing(tokenizer, dict(builder.schema), options.max_length, options.dialogue_separator)
