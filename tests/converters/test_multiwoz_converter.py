@@ -1,5 +1,7 @@
 """MultiWOZ 2.1 and 2.2 converters against hand-made native fixtures and hand-written output."""
+import collections
 import os
+import shutil
 
 import pytest
 
@@ -93,6 +95,21 @@ def test_multiwoz21_data_json_gives_every_dialogue_with_goal_domains():
 def test_multiwoz21_directory_input_reads_its_data_json():
     dialogues, _ = convert("multiwoz21", MULTIWOZ21)
     assert dialogues == EXPECTED_21
+
+
+@pytest.mark.parametrize("split, kept", [("train", ["SNG0101.json"]), ("val", ["MUL0202.json"]),
+                                         ("test", ["SNG0303.json"])])
+def test_multiwoz21_split_keeps_the_dialogues_its_list_file_names(split, kept):
+    dropped = collections.Counter()
+    dialogues = [d.to_json() for d in FORMATS["multiwoz21"](MULTIWOZ21, ErrorPolicy("fail"), split, dropped)]
+    assert dialogues == [d for d in EXPECTED_21 if d["id"] in kept]
+    assert dropped == {f"another official split than {split}": 2}
+
+
+def test_multiwoz21_split_without_the_list_files_names_the_missing_one(tmp_path):
+    shutil.copy(os.path.join(MULTIWOZ21, "data.json"), tmp_path)
+    with pytest.raises(FileNotFoundError, match="valListFile.txt: missing"):
+        list(FORMATS["multiwoz21"](str(tmp_path), ErrorPolicy("fail"), "train"))
 
 
 def test_multiwoz21_bad_record_fails_naming_file_and_record():

@@ -12,7 +12,10 @@ MultiWOZ 2.1: one JSON object, `data.json`, mapping a dialogue id ("PMUL0698.jso
 The log records no speaker: turns alternate user, system from the first, and only system turns
 hold the belief state in `metadata` (user turns have `{}`). `goal` lists every domain, empty when
 the dialogue does not use it, next to `topic` and `message`, which are not domains.
-Input: the `data.json` file, or the unzipped MultiWOZ_2.1 directory holding it.
+Input: the `data.json` file, or the unzipped MultiWOZ_2.1 directory holding it. `data.json` holds
+all three official splits; `valListFile.txt` and `testListFile.txt` beside it list the ids of the
+validation and test dialogues, one a line, and the training split is the rest (as
+ConvLab/ConvLab-3 data/unified_datasets/multiwoz21/preprocess.py reads them).
 Confirmed in budzianowski/multiwoz data/MultiWOZ_2.2/convert_to_multiwoz_format.py (walks
 `data.json` `log`, odd turns hold the states), ConvLab/ConvLab-3
 data/unified_datasets/multiwoz21/preprocess.py (speaker by turn parity; domains = `goal` keys of
@@ -53,12 +56,14 @@ Conversion:
   frames name exactly one; a turn whose frames name several (the user moves between services)
   gets none, since choosing a frame by list order would label the utterance arbitrarily.
 """
+import collections
 import glob
 import json
 import os
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Sequence, Set, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
 from tfdialemb.dialogue import Dialogue, ErrorPolicy, SeenIds, Turn
+from tfdialemb.options import Option
 
 MULTIWOZ_DOMAINS = ("attraction", "hospital", "hotel", "police", "restaurant", "taxi", "train")
 SCHEMA_GUIDED_SPEAKERS = ("USER", "SYSTEM")
@@ -174,10 +179,44 @@ def goal_domains(goal: Dict[str, Any]) -> List[str]:
     return [domain for domain in MULTIWOZ_DOMAINS if goal.get(domain)]
 
 
-def convert_multiwoz21(input_path: str, errors: ErrorPolicy) -> Iterator[Dialogue]:
-    """Streams the dialogues of MultiWOZ 2.1 `data.json` (or of the directory holding it)."""
-    yield from convert_json_files(input_files(input_path, "data.json"), errors, keyed_records,
-                                  _multiwoz21_dialogue)
+MULTIWOZ21_SPLITS = {"val": "valListFile.txt", "test": "testListFile.txt"}
+"""The released files beside `data.json` that list (one id a line) the official validation and
+test dialogues; the rest are the training split."""
+MULTIWOZ_SPLIT = Option(
+    "multiwoz_split", "all", "keep only this official split (val and test are listed in "
+    "valListFile.txt and testListFile.txt beside data.json, train is the rest); all: every dialogue of "
+    "data.json, the three splits together.", choices=("all", "train", "val", "test"))
+
+
+def convert_multiwoz21(input_path: str, errors: ErrorPolicy, multiwoz_split: str = "all",
+                       dropped: Optional[collections.Counter] = None) -> Iterator[Dialogue]:
+    """Streams the dialogues of MultiWOZ 2.1 `data.json` (or of the directory holding it), all or
+    one official split; the dialogues of the other splits are counted in `dropped`."""
+    files = input_files(input_path, "data.json")
+    dialogues = convert_json_files(files, errors, keyed_records, _multiwoz21_dialogue)
+    if multiwoz_split == "all":
+        yield from dialogues
+        return
+    split_of = _listed_splits(os.path.dirname(os.path.abspath(files[0])))
+    dropped = collections.Counter() if dropped is None else dropped
+    for dialogue in dialogues:
+        if split_of.get(dialogue.id, "train") == multiwoz_split:
+            yield dialogue
+        else:
+            dropped[f"another official split than {multiwoz_split}"] += 1
+
+
+def _listed_splits(directory: str) -> Dict[str, str]:
+    """Dialogue id -> "val" or "test", from the release's list files in `directory`."""
+    split_of: Dict[str, str] = {}
+    for split, name in MULTIWOZ21_SPLITS.items():
+        path = os.path.join(directory, name)
+        if not os.path.isfile(path):
+            raise FileNotFoundError(f"{path}: missing; --multiwoz_split needs the release's {name} beside "
+                                    "data.json (MultiWOZ_2.1.zip holds it)")
+        with open(path, encoding="utf-8") as f:
+            split_of.update((line.strip(), split) for line in f if line.strip())
+    return split_of
 
 
 def _multiwoz21_dialogue(dialogue_id: Location, record: Any) -> Dialogue:
@@ -261,3 +300,4 @@ def _active_intents(index: int, frames: List[Any]) -> Set[str]:
 
 
 FORMATS = {"multiwoz21": convert_multiwoz21, "multiwoz22": convert_schema_guided}
+OPTIONS = {"multiwoz21": (MULTIWOZ_SPLIT,)}
