@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from tfdialemb.dialogue import (Dialogue, DialogueFormatError, ErrorPolicy, Turn, drop_short,
+from tfdialemb.dialogue import (Dialogue, DialogueFormatError, ErrorPolicy, SeenIds, Turn, drop_short,
                                 merge_consecutive_turns, read_dialogues, role_ids, split_of,
                                 write_dialogues)
 
@@ -110,3 +110,14 @@ def test_splits_are_deterministic_and_follow_the_fractions():
 def test_error_policy_rejects_unknown_mode():
     with pytest.raises(ValueError, match="on_error must be one of"):
         ErrorPolicy("ignore")
+
+
+def test_seen_ids_membership_agrees_with_a_set_across_growth():
+    seen, reference = SeenIds(), set()
+    for i in range(5000):  # grows the 1024-slot table several times
+        key = f"d{i % 3001}"
+        assert seen.add(key) == (key not in reference)
+        reference.add(key)
+    assert len(seen) == len(reference) == 3001
+    assert all(f"d{i}" in seen for i in range(3001))
+    assert not any(f"d{i}" in seen for i in range(3001, 6000))

@@ -195,6 +195,16 @@ class SeenIds:
     def __len__(self) -> int:
         return self._count
 
+    def __contains__(self, key: str) -> bool:
+        digest = hash(key) & _DIGEST_MASK or 1
+        mask = len(self._table) - 1
+        slot = digest & mask
+        while self._table[slot]:
+            if self._table[slot] == digest:
+                return True
+            slot = (slot + 1) & mask
+        return False
+
     def add(self, key: str) -> bool:
         """Adds `key`; False when it was already there."""
         digest = hash(key) & _DIGEST_MASK or 1

@@ -11,7 +11,7 @@ import pytest
 from absl import flags
 
 from tfdialemb.augment import augmented_file, command, operations, presets
-from tfdialemb.augment.augmented_file import Plan, augment_file, view_seed
+from tfdialemb.augment.augmented_file import Plan, augment_file, scan_input, view_seed
 from tfdialemb.augment.crop import StageCrop
 from tfdialemb.augment.operations import OperationSet
 from tfdialemb.augment.shuffle import StageShuffle
@@ -164,10 +164,14 @@ def test_a_partial_run_is_not_mixed_with_other_flags_or_input(tmp_path, source):
 
 def test_inputs_that_would_mix_originals_and_views_are_refused(tmp_path):
     dialogues = corpus(2)
-    write_dialogues(dialogues + [topic_dialogue("d1/crop/1", [("hotel", 2)])], str(tmp_path / "in.jsonl"))
     built = []
-    with pytest.raises(ValueError, match="'d1/crop/1' of an input dialogue is the id the crop view of 'd1'"):
-        augment_file(plan(tmp_path), lambda: built.append(1))
+    for ordered in (dialogues + [topic_dialogue("d1/crop/1", [("hotel", 2)])],
+                    [topic_dialogue("d1/crop/1", [("hotel", 2)])] + dialogues):
+        write_dialogues(ordered, str(tmp_path / "in.jsonl"))
+        with pytest.raises(ValueError, match="'d1/crop/1' of an input dialogue is the id the crop view of 'd1'"):
+            augment_file(plan(tmp_path), lambda: built.append(1))
+    write_dialogues(dialogues + [topic_dialogue("x/crop/1", [("hotel", 2)])], str(tmp_path / "in.jsonl"))
+    assert scan_input(plan(tmp_path)) == len(dialogues) + 1  # no input dialogue "x" to take that id
     write_dialogues([topic_dialogue("a", [("hotel", 2)], {"augmentations": ["insert"]})], str(tmp_path / "in.jsonl"))
     with pytest.raises(ValueError, match="dialogue 'a' is already augmented \\(insert\\)"):
         augment_file(plan(tmp_path), lambda: built.append(1))

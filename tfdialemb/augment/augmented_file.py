@@ -30,7 +30,7 @@ from typing import Any, Callable, Counter, Dict, Iterator, List, Mapping, Option
 
 from tfdialemb.augment.base import AUGMENTATIONS, SOURCE_ID, applied
 from tfdialemb.augment.operations import OperationSet
-from tfdialemb.dialogue import Dialogue, read_dialogues
+from tfdialemb.dialogue import Dialogue, SeenIds, read_dialogues
 from tfdialemb.encoders.checkpoint import weights_fingerprint
 from tfdialemb.files import atomic_open, check_output, directory_lock, file_fingerprint, remove_leftovers
 
@@ -95,20 +95,25 @@ class Plan:
 
 def scan_input(plan: Plan) -> int:
     """Validates the whole input (the first bad line raises), refuses dialogues that are already
-    augmented or whose id an augmented one would take; returns the number of dialogues."""
-    ids = set()
+    augmented or whose id an augmented one would take; returns the number of dialogues. Memory
+    holds the ids as hashes (`SeenIds`) and only the ids with a "/", which a view id has."""
+    ids = SeenIds()
+    slashed = []
     for dialogue in read_dialogues(plan.input_path):
         if applied(dialogue):
             raise ValueError(f"{plan.input_path}: dialogue {dialogue.id!r} is already augmented "
                              f"({', '.join(applied(dialogue))}); give the original dialogues")
         ids.add(dialogue.id)
+        if "/" in dialogue.id:
+            slashed.append(dialogue.id)
     if not ids:
         raise ValueError(f"{plan.input_path}: has no dialogues to augment")
-    for dialogue_id in ids:
+    for taken in slashed:
         for operation in plan.operations:
             for view in range(plan.views):
-                taken = view_id(dialogue_id, operation, view, plan.views)
-                if taken in ids:
+                suffix = view_id("", operation, view, plan.views)
+                dialogue_id = taken[:-len(suffix)]
+                if taken.endswith(suffix) and dialogue_id in ids:
                     raise ValueError(f"{plan.input_path}: the id {taken!r} of an input dialogue is the id "
                                      f"the {operation} view of {dialogue_id!r} would get; rename it")
     return len(ids)
