@@ -55,6 +55,7 @@ commands = {
     "tfdialemb.evaluate": by_import("tfdialemb.evaluate"),
     "tfdialemb.export": by_function("tfdialemb.export"),
     "tfdialemb.bench.__main__": by_import("tfdialemb.bench.__main__"),
+    "tfdialemb.augment.__main__": by_import("tfdialemb.augment.__main__"),
     "data_prep.make_demo_corpus": by_function("data_prep.make_demo_corpus"),
     "data_prep.build_sr_set": by_function("data_prep.build_sr_set"),
     "data_prep.build_sts_set": by_function("data_prep.build_sts_set"),
@@ -68,8 +69,8 @@ print(json.dumps(report))
 
 
 def test_every_command_lists_its_own_flags_in_help():
-    """--overwrite, --input/--output of the set builders and the precision flags of encode,
-    evaluate and export appear in --help (evaluate's task and embedding options are left to
+    """augment's flags, --overwrite, --input/--output of the set builders and the precision flags
+    of encode, evaluate and export appear in --help (evaluate's task and embedding options are left to
     --helpfull, which names each one's tasks)."""
     import json
 
