@@ -24,6 +24,16 @@ _stamp="$(cat "$_root/setup.py" "$_root/run_setup.sh" | sha256sum | cut -c1-16)"
 if [ "$(cat "$VENV/.tfdialemb-stamp" 2>/dev/null)" != "$_stamp" ]; then
   echo "installing tfdialemb and its dependencies into $VENV (3-4 minutes the first time; about 3.5 GB," \
        "TensorFlow half of it; pip's lines below show each package)" >&2
+  # A full disk otherwise shows only as one OSError deep in pip's output.
+  _free_kb="$(df -Pk "$VENV" | awk 'NR==2 {print $4}')"
+  _need_kb=$((4 * 1024 * 1024))
+  if ! compgen -G "$VENV/lib/python3*/site-packages/tensorflow" > /dev/null; then
+    if [ "${_free_kb:-0}" -lt "$_need_kb" ]; then
+      echo "error: installing needs about 4 GB free where $VENV lives; $((_free_kb / 1024)) MB are free." >&2
+      echo "  Free some space, or set TFDIALEMB_VENV=DIR to put the virtualenv on another disk." >&2
+      exit 1
+    fi
+  fi
   echo "[1/3] upgrading pip" >&2
   "$VENV_PY" -m pip install -q --disable-pip-version-check --upgrade pip 2>&1 | grep -v "is ignored" >&2 || true
   echo "[2/3] tfdialemb, TensorFlow, Model Garden, transformers and the test tools" >&2

@@ -30,7 +30,7 @@ from absl import app, flags
 from data_prep.set_flags import define_input_output
 
 from data_prep.build_stp_set import utterance_pool
-from tfdialemb.cli import Progress, parse_flags, report_error
+from tfdialemb.cli import Progress, claim_output, parse_flags, report_error
 from tfdialemb.dialogue import Dialogue, Turn, read_dialogues
 from tfdialemb.files import atomic_open, check_output
 
@@ -82,6 +82,7 @@ def main(argv):
     del argv
     try:
         check_output(FLAGS.output, [FLAGS.input], FLAGS.overwrite)
+        claim_output(FLAGS.output)
         counts = build_selection_set(FLAGS.input, FLAGS.output, FLAGS.candidates, FLAGS.seed, FLAGS.pool_size)
     except (OSError, ValueError) as e:
         return report_error(e)

@@ -35,7 +35,7 @@ from absl import app, flags
 from data_prep.set_flags import define_input_output
 
 from tfdialemb.dialogue import Dialogue, read_dialogues
-from tfdialemb.cli import parse_flags, report_error
+from tfdialemb.cli import claim_output, parse_flags, report_error
 from tfdialemb.files import atomic_open, check_output
 
 FLAGS = flags.FLAGS
@@ -139,6 +139,7 @@ def main(argv):
     del argv
     try:
         check_output(FLAGS.output, [FLAGS.input], FLAGS.overwrite)
+        claim_output(FLAGS.output)
         pool, ambiguous = utterance_pool(read_dialogues(FLAGS.input), FLAGS.intent_key)
         if not pool:
             raise ValueError(f"{FLAGS.input}: no turn has a non-empty string `{FLAGS.intent_key}`")

@@ -40,7 +40,7 @@ from absl import app, flags
 from data_prep.causal_lm_distractors import MAX_LENGTH, TEMPERATURE, TOP_P, CausalLmSampler
 from data_prep.set_flags import define_input_output
 
-from tfdialemb.cli import Progress, parse_flags, report_error
+from tfdialemb.cli import Progress, claim_output, parse_flags, report_error
 from tfdialemb.data.sampling import UtterancePool
 from tfdialemb.dialogue import (Dialogue, DialogueFormatError, ErrorPolicy, iter_lines,
                                 read_dialogues)
@@ -168,6 +168,7 @@ def main(argv):
     del argv
     try:
         check_output(FLAGS.output, [FLAGS.input], FLAGS.overwrite)
+        claim_output(FLAGS.output)
         history_lengths = parse_int_list(FLAGS.history_lengths, "--history_lengths")
         goal_distances = parse_int_list(FLAGS.goal_distances, "--goal_distances")
         sampler = None

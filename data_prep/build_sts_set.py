@@ -7,18 +7,18 @@ this grades a pair by its labels instead — a proxy, not a human judgment:
   5  same intent, same domain        4  same intent, other domain (greetings, thanks, ...)
   2  other intent, same domain       1  other intent, other domain
 Utterances are the distinct texts of turns with an `intent` field (dialogue `labels["domain"]`
-gives the domain); a text seen with two labellings is dropped. Pairs are drawn, seeded, in equal
-numbers per score. The output is the released format `score \t s1 \t s2`, written atomically.
+gives the domain); a text seen with two labellings is dropped, and counted on the output line.
+Pairs are drawn, seeded, in equal numbers per score. The output is the released format `score \t s1 \t s2`, written atomically.
 """
 import random
 import sys
-from typing import Dict, Iterable, List, Tuple
+from typing import Dict, Iterable, List, Optional, Tuple
 
 from absl import app, flags
 
 from data_prep.set_flags import define_input_output
 
-from tfdialemb.cli import parse_flags, report_error
+from tfdialemb.cli import claim_output, parse_flags, report_error
 from tfdialemb.dialogue import Dialogue, read_dialogues
 from tfdialemb.files import atomic_open, check_output
 
@@ -26,8 +26,10 @@ FLAGS = flags.FLAGS
 SCORES = (5, 4, 2, 1)
 
 
-def labelled_utterances(dialogues: Iterable[Dialogue]) -> List[Tuple[str, str, str]]:
-    """(text, intent, domain) of every distinct, consistently labelled utterance, in first-seen order."""
+def labelled_utterances(dialogues: Iterable[Dialogue],
+                        counts: Optional[Dict[str, int]] = None) -> List[Tuple[str, str, str]]:
+    """(text, intent, domain) of every distinct, consistently labelled utterance, in first-seen
+    order; `counts["ambiguous"]`, when given, says how many texts two labellings left out."""
     labels: Dict[str, Tuple[str, str]] = {}
     ambiguous = set()
     for dialogue in dialogues:
@@ -39,6 +41,8 @@ def labelled_utterances(dialogues: Iterable[Dialogue]) -> List[Tuple[str, str, s
             text = " ".join(turn.text.split())
             if labels.setdefault(text, (intent, domain)) != (intent, domain):
                 ambiguous.add(text)
+    if counts is not None:
+        counts["ambiguous"] = len(ambiguous)
     return [(text, intent, domain) for text, (intent, domain) in labels.items() if text not in ambiguous]
 
 
@@ -72,7 +76,9 @@ def main(argv):
     del argv
     try:
         check_output(FLAGS.output, [FLAGS.input], FLAGS.overwrite)
-        utterances = labelled_utterances(read_dialogues(FLAGS.input))
+        claim_output(FLAGS.output)
+        dropped: Dict[str, int] = {}
+        utterances = labelled_utterances(read_dialogues(FLAGS.input), dropped)
     except (OSError, ValueError) as e:
         return report_error(e)
     if len(utterances) < 2:
@@ -82,7 +88,8 @@ def main(argv):
     with atomic_open(FLAGS.output) as f:
         f.writelines(f"{level}\t{a}\t{b}\n" for level, a, b in pairs)
     counts = {level: sum(p[0] == level for p in pairs) for level in SCORES}
-    print(f"wrote {len(pairs)} pairs to {FLAGS.output} (per score: {counts})")
+    print(f"wrote {len(pairs)} pairs to {FLAGS.output} (per score: {counts}) from {len(utterances)} labelled "
+          f"utterances; dropped {dropped['ambiguous']} texts with two labellings")
     return 0
 
 

@@ -12,7 +12,7 @@ from typing import Iterator
 from absl import app, flags
 
 from tfdialemb import options
-from tfdialemb.cli import OVERWRITE, parse_flags
+from tfdialemb.cli import OVERWRITE, claim_output, parse_flags
 from tfdialemb.demo.corpus import DOMAINS, generate
 from tfdialemb.dialogue import Dialogue, write_dialogues
 from tfdialemb.files import check_output
@@ -33,6 +33,7 @@ def main(argv):
     counts: "collections.Counter[str]" = collections.Counter()
     try:
         check_output(FLAGS.output, overwrite=FLAGS.overwrite)
+        claim_output(FLAGS.output)
         total = write_dialogues(_count_by_domain(generate(FLAGS.dialogues, FLAGS.seed), counts),
                                 FLAGS.output)
     except OSError as e:

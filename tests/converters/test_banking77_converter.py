@@ -32,6 +32,14 @@ def test_each_row_is_a_one_turn_dialogue_with_its_intent():
     assert "banking77" in converters()
 
 
+def test_crlf_rows_and_a_query_spanning_lines_as_released():
+    # The released train.csv ends rows with CRLF; some queries hold bare LFs inside the quotes
+    # (its row 7616: "...to my account here.\n.").
+    train = list(convert(os.path.join(FIXTURES, "train.csv"), ErrorPolicy("fail")))
+    assert len(train) == 9 and all("\r" not in d.turns[0].text for d in train)
+    assert train[-1] == _query("train-9", "How are exchange rates\ncalculated? Which rate\n.", "exchange_rate")
+
+
 def test_bad_rows_are_reported_at_their_line_and_keep_the_other_ids():
     path = os.path.join(FIXTURES, "errors.csv")
     with pytest.raises(DialogueFormatError) as caught:

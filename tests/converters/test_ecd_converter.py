@@ -1,10 +1,11 @@
 """ECD response-selection rows → sessions: negatives dropped, growing contexts merged, bad rows."""
 
+import collections
 import os
 
 import pytest
 
-from tfdialemb.converters.ecd import FORMATS
+from tfdialemb.converters.ecd import CONTAINED, FORMATS, NEGATIVE
 from tfdialemb.dialogue import Dialogue, DialogueFormatError, ErrorPolicy, Turn
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "ecd")
@@ -65,6 +66,14 @@ def test_recovers_sessions_from_positive_rows():
     errors = ErrorPolicy("fail")
     assert list(convert(TRAIN, errors)) == EXPECTED
     assert errors.skipped == 0
+
+
+def test_the_rows_left_out_are_counted_by_reason():
+    # 16 rows: 8 negatives; of the 8 positives, 4 are kept (rows 5, 7, 11, 15) and rows 1 and 3
+    # (shorter contexts of row 5), 9 (a repeat of row 7) and 13 (a prefix of row 11) are left out.
+    dropped = collections.Counter()
+    assert len(list(convert(TRAIN, ErrorPolicy("fail"), dropped=dropped))) == 4
+    assert dropped == {NEGATIVE: 8, CONTAINED: 4}
 
 
 def test_first_bad_row_fails_naming_file_and_line():

@@ -72,6 +72,22 @@ def test_plain_text_one_turn_a_line_blank_lines_between_dialogues():
     ]
 
 
+def test_plain_text_skips_a_dialogue_with_an_unreadable_line_whole(tmp_path):
+    # Without its non-UTF-8 line, a dialogue's later turns would take the other speaker: each
+    # dialogue holding one (in the middle, first, last, at the end of the file) is reported and
+    # left out; a bad line alone between blank lines is its own record.
+    path = tmp_path / "chats.txt"
+    path.write_bytes(b"a1\na2\n\xff\na3\n\nb1\nb2\n\n\xfe\nc1\n\nd1\n\xfe\n\n\xfe\n\ne1\ne2\n\nf1\n\xfd")
+    errors = ErrorPolicy("skip")
+    assert list(FORMATS["text"](str(path), errors)) == [_alternating("chats-2", ["b1", "b2"]),
+                                                        _alternating("chats-5", ["e1", "e2"])]
+    skipped = "dialogue skipped: one of its lines is not UTF-8"
+    assert [message.replace(f"{path}:", "") for message in errors.messages] == [
+        "3: not UTF-8 (byte 0: b'\\xff')", f"1: {skipped}", "9: not UTF-8 (byte 0: b'\\xfe')", f"10: {skipped}",
+        "13: not UTF-8 (byte 0: b'\\xfe')", f"12: {skipped}", "15: not UTF-8 (byte 0: b'\\xfe')",
+        "21: not UTF-8 (byte 0: b'\\xfd')", f"20: {skipped}"]
+
+
 def test_the_formats_are_registered_with_their_options():
     assert {"json", "jsonl", "yaml", "text"} <= set(converters())
     options = {name: [option.name for option in given] for name, given in converter_options().items()}

@@ -8,7 +8,7 @@ import tensorflow as tf
 from tfdialemb.data.build import BuildOptions, build, vocab_sha256
 from tfdialemb.data.examples import make_builder
 from tfdialemb.data.records import IncompleteBuildError, parse_spec, read_manifest
-from tfdialemb.dialogue import write_dialogues
+from tfdialemb.dialogue import Dialogue, Turn, write_dialogues
 from tiny_corpus import TOKENIZER, corpus, packed_ids as _ids
 
 @pytest.fixture
@@ -109,6 +109,47 @@ def test_existing_output_needs_overwrite(tmp_path, jsonl):
     build(jsonl, out, make_builder("mlm", {"unit": "dialogue"}), TOKENIZER, BuildOptions(overwrite=True))
     assert read_manifest(out)["builder"]["params"] == {"unit": "dialogue"}
     assert sorted(os.listdir(tmp_path)) == ["out", "train.jsonl"]
+
+
+def test_dialogues_under_min_turns_are_counted(tmp_path):
+    # Of five valid dialogues, one has a single turn and one merges into a single turn (two turns
+    # of one speaker): with min_turns=2 the build keeps three and counts two dropped.
+    dialogues = corpus(3) + [Dialogue("one", (Turn("a", "hello"),)),
+                             Dialogue("same", (Turn("a", "hello"), Turn("a", "world")))]
+    path = str(tmp_path / "mixed.jsonl")
+    write_dialogues(dialogues, path)
+    counts = build(path, str(tmp_path / "out"), make_builder("mlm"), TOKENIZER, BuildOptions())["counts"]
+    assert (counts["dialogues"], counts["dropped_under_min_turns"]) == (3, 2)
+    assert counts["examples"] == sum(len(d.turns) for d in corpus(3))
+
+
+def test_an_output_holding_the_input_is_refused_even_with_overwrite(tmp_path):
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    path = str(folder / "train.jsonl")
+    write_dialogues(corpus(), path)
+    (folder / "notes.txt").write_text("mine")
+    for output in (str(folder), str(tmp_path)):
+        with pytest.raises(ValueError, match="the output would replace the input"):
+            build(path, output, make_builder("mlm"), TOKENIZER, BuildOptions(overwrite=True))
+    assert sorted(os.listdir(folder)) == ["notes.txt", "train.jsonl"]
+
+
+def test_overwrite_replaces_a_build_but_refuses_a_folder_no_build_wrote(tmp_path):
+    path = str(tmp_path / "train.jsonl")
+    write_dialogues(corpus(), path)
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("mine")
+    with pytest.raises(FileExistsError, match="no manifest.json, so it is not a build"):
+        build(path, str(mine), make_builder("mlm"), TOKENIZER, BuildOptions(overwrite=True))
+    assert os.listdir(mine) == ["notes.txt"]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    built = str(tmp_path / "built")
+    for output in (str(empty), built, built):
+        build(path, output, make_builder("mlm"), TOKENIZER, BuildOptions(overwrite=True))
+        assert "manifest.json" in os.listdir(output)
 
 
 def test_builder_parameter_errors():

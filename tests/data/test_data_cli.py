@@ -48,6 +48,36 @@ def test_convert_then_validate(run, tmp_path):
     assert status == 0 and "30 valid dialogues, 0 bad line(s)" in stdout
 
 
+def test_convert_refuses_an_output_inside_the_input_folder(run, tmp_path):
+    # Written there, the output (and on a rerun with --overwrite, the last one) is read as input.
+    folder = tmp_path / "chats"
+    folder.mkdir()
+    _jsonl(folder, [{"turns": ["hello", "hi"]}], name="a.jsonl")
+    for output in (folder / "out.jsonl", folder / "sub" / "out.jsonl"):
+        status, _, stderr = run("convert", "--format=jsonl", f"--input={folder}", f"--output={output}")
+        assert status == 2 and stderr == (f"error: {output}: inside the input folder {folder}, whose files are read "
+                                          "as input (the output among them); write it elsewhere\n")
+    assert sorted(os.listdir(folder)) == ["a.jsonl"]
+    status, stdout, _ = run("convert", "--format=jsonl", f"--input={folder}", f"--output={tmp_path}/out.jsonl")
+    assert status == 0 and stdout.startswith("wrote 1 dialogues")
+
+
+def test_convert_and_split_remove_what_a_killed_run_left(run, tmp_path):
+    # atomic_open's staging names, unlocked as a killed writer leaves them; another target's stays.
+    source = _jsonl(tmp_path, [_dialogue(i, ["hello", "hi"]) for i in range(4)])
+    (tmp_path / "out").mkdir()
+    left = ["out/.tmp-abcd1234-c.jsonl", "out/.tmp-efgh5678-train.jsonl", "out/.tmp-ijkl9012-other.jsonl"]
+    for name in left:
+        (tmp_path / name).write_text('{"id": "half', encoding="utf-8")
+    status, stdout, stderr = run("convert", "--format=jsonl", f"--input={source}", f"--output={tmp_path}/out/c.jsonl")
+    assert status == 0 and stdout.startswith("wrote 4 dialogues")
+    assert f"removed .tmp-abcd1234-c.jsonl, left in {tmp_path}/out by an interrupted run" in stderr
+    status, _, stderr = run("split", f"--input={source}", f"--output_dir={tmp_path}/out")
+    assert status == 0 and f"removed .tmp-efgh5678-train.jsonl, left in {tmp_path}/out" in stderr
+    assert sorted(os.listdir(tmp_path / "out")) == [".tmp-ijkl9012-other.jsonl", "c.jsonl", "dev.jsonl",
+                                                    "test.jsonl", "train.jsonl"]
+
+
 def test_convert_takes_the_block_size_of_a_training_file(run, tmp_path):
     source = f"{FIXTURES}/ubuntu/train.txt"
     status, _, stderr = run("convert", "--format=ubuntu", f"--input={source}", f"--output={tmp_path}/a.jsonl")
@@ -123,6 +153,18 @@ def test_stats_hand_worked(run, tmp_path):
     assert report["turns_per_dialogue"]["p100"] == 3
 
 
+def test_stats_keeps_label_values_of_other_kinds_apart(run, tmp_path):
+    # 3 and "3", true and "True" are four values; a float label is counted too.
+    path = _jsonl(tmp_path, [_dialogue(0, ["hi"], intent=3), _dialogue(1, ["hi"], intent="3"),
+                             _dialogue(2, ["hi"], intent=True), _dialogue(3, ["hi"], intent="True"),
+                             _dialogue(4, ["hi"], intent="3", score=4.5)])
+    status, stdout, _ = run("stats", f"--input={path}")
+    report = json.loads(stdout)
+    assert status == 0 and report["labels"] == {
+        "intent": {"distinct": 4, "dialogues": {'"3"': 2, "3": 1, "true": 1, '"True"': 1}},
+        "score": {"distinct": 1, "dialogues": {"4.5": 1}}}
+
+
 def test_split_is_deterministic(run, tmp_path):
     path = _jsonl(tmp_path, [_dialogue(i, ["hello", "hi"]) for i in range(200)])
     assert run("split", f"--input={path}", f"--output_dir={tmp_path}/a", "--seed=1")[0] == 0
@@ -145,6 +187,19 @@ def test_build_and_its_errors(run, tmp_path, hf_safetensors_dir):
     assert read_manifest(str(tmp_path / "out"))["builder"]["params"]["negatives"] == 2
     status, _, stderr = run(*args)
     assert status == 2 and "already exists" in stderr
+    # One dialogue of a single turn and one whose two turns of one speaker merge into one: two
+    # dropped under --min_turns=2, said on the build line.
+    short = _jsonl(tmp_path, [_dialogue(i, ["hello world", "good morning", "fine thanks"]) for i in range(6)]
+                   + [_dialogue(6, ["hello"]), {"id": "m", "turns": [{"speaker": "a", "text": "good"},
+                                                                      {"speaker": "a", "text": "morning"}]}],
+                   name="short.jsonl")
+    status, stdout, stderr = run(*args[:2], f"--input={short}", f"--output_dir={tmp_path}/short", *args[4:])
+    assert status == 0, stderr
+    assert ("built 18 mge examples from 6 dialogues into 2 shards in "
+            f"{tmp_path}/short; dropped 2 dialogue(s) of fewer than 2 turns after merging consecutive turns") in stdout
+    status, _, stderr = run(*args[:2], f"--input={short}", f"--output_dir={tmp_path}", *args[4:], "--overwrite")
+    assert status == 2 and f"error: {tmp_path}: the output would replace the input {short}" in stderr
+    assert os.path.exists(short)
     status, _, stderr = run(*args[:1], "--method=nope", *args[2:])
     assert status == 2 and "no example builder for method 'nope'" in stderr
     status, _, stderr = run(*args, "--builder_param=oops")

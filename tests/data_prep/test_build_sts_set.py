@@ -1,3 +1,4 @@
+import os
 import subprocess
 import sys
 
@@ -16,8 +17,10 @@ def _dialogues():
 
 
 def test_labels_and_scores_hand_worked():
-    utterances = labelled_utterances(_dialogues())
-    # "hi there" has two labellings and is dropped; whitespace is collapsed.
+    counts = {}
+    utterances = labelled_utterances(_dialogues(), counts)
+    # "hi there" has two labellings and is dropped (and counted); whitespace is collapsed.
+    assert counts == {"ambiguous": 1}
     assert utterances == [("book a room", "book", "hotel"), ("a room please", "book", "hotel"),
                           ("hello", "greet", "taxi"), ("a taxi now", "taxi", "taxi")]
     assert score(utterances[0], utterances[1]) == 5
@@ -38,9 +41,13 @@ def test_pairs_are_balanced_distinct_and_seeded():
 
 def test_cli_writes_the_released_format(tmp_path):
     write_dialogues(_dialogues(), str(tmp_path / "d.jsonl"))
+    (tmp_path / ".tmp-abcd1234-sts.txt").write_text("5\thalf", encoding="utf-8")  # left by a killed run
     result = subprocess.run([sys.executable, "-m", "data_prep.build_sts_set", f"--input={tmp_path}/d.jsonl",
                              f"--output={tmp_path}/sts.txt", "--pairs=4"], capture_output=True, text=True,
                             timeout=120)
     assert result.returncode == 0, result.stderr[-2000:]
     lines = (tmp_path / "sts.txt").read_text().splitlines()
     assert len(lines) <= 4 and all(len(line.split("\t")) == 3 for line in lines)
+    assert "from 4 labelled utterances; dropped 1 texts with two labellings" in result.stdout
+    assert f"removed .tmp-abcd1234-sts.txt, left in {tmp_path} by an interrupted run" in result.stderr
+    assert sorted(os.listdir(tmp_path)) == ["d.jsonl", "sts.txt"]

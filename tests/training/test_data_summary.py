@@ -6,7 +6,8 @@ from tfdialemb.training import cli
 
 def _manifest(**counts):
     return {"counts": {"examples": 6, "dialogues": 9, "dropped_over_length": 0, "skipped_lines": 0, **counts},
-            "builder": {"method": "augcl"}, "directory": "/runs/a/data", "max_length": 64}
+            "builder": {"method": "augcl"}, "directory": "/runs/a/data", "max_length": 64,
+            "min_turns": 2}
 
 
 def test_the_data_line_counts_examples_dropped_over_the_max_length(monkeypatch):
@@ -18,5 +19,8 @@ def test_the_data_line_counts_examples_dropped_over_the_max_length(monkeypatch):
     assert cli.data_summary(_manifest(dropped_over_length=3, skipped_lines=2), 3) == (
         "data: 6 augcl examples from 9 dialogues in /runs/a/data (3 dropped for exceeding 64 tokens; 2 bad lines "
         "skipped); 3 steps x batch 4 = 2.00 epochs")
+    assert cli.data_summary(_manifest(dropped_under_min_turns=4), 3) == (
+        "data: 6 augcl examples from 9 dialogues in /runs/a/data (4 dialogues of fewer than 2 turns dropped); "
+        "3 steps x batch 4 = 2.00 epochs")
     assert cli.data_summary(_manifest(), 3) == (
         "data: 6 augcl examples from 9 dialogues in /runs/a/data; 3 steps x batch 4 = 2.00 epochs")

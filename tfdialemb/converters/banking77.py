@@ -9,12 +9,15 @@ the thesis' [49]): UTF-8 CSV with the header `text,category`, one query per row,
     How do I locate my card?,card_arrival
     "I still have not received my new card, I ordered over a week ago.",card_arrival
 
+The released train.csv ends its rows with CRLF and holds queries that span lines (a bare LF
+inside the quotes).
+
 Conversion: one dialogue per row, id "<file name without extension>-<row>" (rows counted from 1
 after the header, bad rows included, so ids do not move when a row is skipped: "test-1" is the
 first query of test.csv), one turn {"speaker": "user", "text": the query stripped of surrounding
-whitespace}, labels {"intent": the category}. A header other than `text,category` is reported at
-line 1 and nothing is converted; a row without exactly two fields, or with an empty query or
-category, is reported at its line.
+whitespace, its inner line breaks kept}, labels {"intent": the category}. A header other than
+`text,category` is reported at line 1 and nothing is converted; a row without exactly two fields,
+or with an empty query or category, is reported at its line (a query's last line).
 """
 import csv
 import os
@@ -34,7 +37,7 @@ def convert_banking77(input_path: str, errors: ErrorPolicy) -> Iterator[Dialogue
     def texts():
         for number, text in iter_lines(input_path, errors):
             line[0] = number
-            yield text
+            yield text + "\n"  # csv keeps the line break of a quoted field that spans lines
 
     rows = csv.reader(texts())
     header = next(rows, None)

@@ -51,10 +51,10 @@ Conversion:
   session files the rest of the session is still converted.
 """
 import os
-from typing import Iterator, List, Optional, Set
+from typing import Iterator, List, Optional
 
 from tfdialemb.converters.native import iter_lines
-from tfdialemb.dialogue import Dialogue, ErrorPolicy, Turn
+from tfdialemb.dialogue import Dialogue, ErrorPolicy, SeenIds, Turn
 
 FIELD_SEPARATOR = "\t"
 SAMPLE_SEPARATOR = "|"
@@ -137,7 +137,7 @@ class _Session:
 def convert_sessions(input_path: str, errors: ErrorPolicy) -> Iterator[Dialogue]:
     """Streams one Dialogue per session of a raw dial2vec session file."""
     session: Optional[_Session] = None
-    finished: Set[str] = set()
+    started = SeenIds()
     for number, line in iter_lines(input_path, errors):
         fields = [field.strip() for field in line.split(FIELD_SEPARATOR)]
         if len(fields) != 4:
@@ -152,12 +152,11 @@ def convert_sessions(input_path: str, errors: ErrorPolicy) -> Iterator[Dialogue]
             errors.report(input_path, number, f"empty field(s) {empty}")
             continue
         if session is None or session_id != session.session_id:
-            if session_id in finished:
+            if not started.add(session_id):
                 errors.report(input_path, number, f"session {session_id!r} reappears after other "
                                                   f"sessions; its lines must be consecutive")
                 continue
             if session is not None:
-                finished.add(session.session_id)
                 yield session.dialogue()
             session = _Session(session_id, topic)
         if topic != session.topic:

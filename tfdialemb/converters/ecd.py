@@ -19,22 +19,32 @@ prefix of the kept row, or a duplicate) is dropped. Rows that merely share an op
 "您好") but then differ are different sessions. Id = "<file name without extension>-<line number
 of the kept row>"; speakers alternate "A"/"B" from the first turn; texts are stripped of
 surrounding whitespace; no labels. Every row, negative or not, must have a 0/1 label, a context
-and a response, and no empty utterance.
+and a response, and no empty utterance. The rows left out (negatives, rows contained in a kept
+row) are counted by reason, and `data convert` prints the counts.
 """
 
+import collections
 import os
-from typing import Iterator, List, Tuple
+from typing import Iterator, List, Optional, Tuple
 
 from tfdialemb.converters.native import alternate_speakers
 from tfdialemb.converters.response_selection import labelled_rows
 from tfdialemb.dialogue import Dialogue, ErrorPolicy
 
-def _positive_rows(path: str, errors: ErrorPolicy) -> Iterator[Tuple[int, List[str]]]:
+NEGATIVE = "label 0 (negative candidates)"
+CONTAINED = "turns all in the kept row of their session (a shorter context of it, or a repeat)"
+"""Reasons of the rows the conversion leaves out, as counted in `dropped`."""
+
+
+def _positive_rows(path: str, errors: ErrorPolicy,
+                   dropped: collections.Counter) -> Iterator[Tuple[int, List[str]]]:
     """(line number, context utterances + response) of each valid positive row; every row,
     negatives included, is validated as the response-selection layout it shares with Ubuntu."""
     for number, label, texts in labelled_rows(path, errors):
         if label == 1:
             yield number, texts
+        else:
+            dropped[NEGATIVE] += 1
 
 
 def _begins_with(turns: List[str], prefix: List[str]) -> bool:
@@ -45,15 +55,21 @@ def _session(stem: str, number: int, texts: List[str]) -> Dialogue:
     return Dialogue(f"{stem}-{number}", tuple(alternate_speakers(texts)))
 
 
-def convert_ecd(input_path: str, errors: ErrorPolicy) -> Iterator[Dialogue]:
-    """Streams the sessions recovered from an ECD response-selection file."""
+def convert_ecd(input_path: str, errors: ErrorPolicy,
+                dropped: Optional[collections.Counter] = None) -> Iterator[Dialogue]:
+    """Streams the sessions recovered from an ECD response-selection file; the rows left out are
+    counted in `dropped` by reason."""
+    dropped = collections.Counter() if dropped is None else dropped
     stem = os.path.splitext(os.path.basename(input_path))[0]
     kept = None  # (line number, texts) of the longest row of the current run
-    for number, texts in _positive_rows(input_path, errors):
+    for number, texts in _positive_rows(input_path, errors, dropped):
         if kept is not None:
             if _begins_with(kept[1], texts):
-                continue  # adds nothing to the kept row
-            if not _begins_with(texts, kept[1]):
+                dropped[CONTAINED] += 1  # adds nothing to the kept row
+                continue
+            if _begins_with(texts, kept[1]):
+                dropped[CONTAINED] += 1  # the kept row is a shorter context of this one
+            else:
                 yield _session(stem, *kept)
         kept = (number, texts)
     if kept is not None:

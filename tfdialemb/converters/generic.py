@@ -7,7 +7,8 @@ For corpora that no named converter knows. The layouts:
   `--dialogues_key` (by default its only key whose value is a list of lists or objects).
 - `yaml`: as `json`. Every scalar is read as a string, so a turn `no` stays "no" and `1.50` stays
   "1.50" (YAML's own typing would make them a boolean and a number).
-- `text`: one turn per line, a blank line between dialogues; speakers alternate A, B.
+- `text`: one turn per line, a blank line between dialogues; speakers alternate A, B. A dialogue
+  with a non-UTF-8 line is reported and skipped whole (its speakers would shift without it).
 
 A dialogue (json, jsonl, yaml) is a list of turns, or an object holding that list under
 `--turns_key` (default `turns`). A turn is a string, or an object whose `--text_key` (default
@@ -42,7 +43,7 @@ import os
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from tfdialemb.converters.native import alternate_speakers, iter_lines
-from tfdialemb.dialogue import Dialogue, ErrorPolicy, check_input_file, json_lines, parse_dialogue
+from tfdialemb.dialogue import Dialogue, ErrorPolicy, SeenIds, check_input_file, json_lines, parse_dialogue
 from tfdialemb.options import Option
 
 TEXT_KEY = Option("text_key", "text", "the key of a turn object holding its text.")
@@ -146,16 +147,16 @@ def input_files(input_path: str, extensions: Sequence[str]) -> List[Tuple[str, s
 
 
 class _UniqueIds:
-    """Reports a dialogue whose id an earlier dialogue of the conversion took."""
+    """Reports a dialogue whose id an earlier dialogue of the conversion took (ids kept as
+    hashes, `SeenIds`)."""
 
     def __init__(self, errors: ErrorPolicy):
-        self.errors, self.seen = errors, set()
+        self.errors, self.seen = errors, SeenIds()
 
     def keep(self, dialogue: Dialogue, path: str, location: Location) -> bool:
-        if dialogue.id in self.seen:
+        if not self.seen.add(dialogue.id):
             self.errors.report(path, location, f"duplicate id {dialogue.id!r}")
             return False
-        self.seen.add(dialogue.id)
         return True
 
 
@@ -245,21 +246,31 @@ def _read_yaml(path: str) -> Any:
 
 
 def convert_text(input_path: str, errors: ErrorPolicy) -> Iterator[Dialogue]:
-    """One turn per line, dialogues separated by blank lines; speakers alternate A, B."""
+    """One turn per line, dialogues separated by blank lines; speakers alternate A, B.
+
+    A dialogue with an unreadable (non-UTF-8) line is reported and skipped whole: without that
+    turn, the speakers of the turns after it would swap."""
     ids = _UniqueIds(errors)
     for path, stem in input_files(input_path, EXTENSIONS["text"]):
-        count, texts, first_line = 0, [], 0
+        count, texts, first_line, broken, reported = 0, [], 0, False, errors.skipped
         for number, line in itertools.chain(iter_lines(path, errors), [(None, "")]):
+            if errors.skipped > reported and (texts or line.strip()):
+                broken = True  # iter_lines skipped a line of this dialogue
             if line.strip():
                 texts.append(line.strip())
                 first_line = first_line or number
-                continue
-            if texts:
-                count += 1
-                dialogue = _converted(_Layout(), texts, f"{stem}-{count}", {}, path, first_line, errors, ids)
-                if dialogue is not None:
-                    yield dialogue
-            texts, first_line = [], 0
+            else:
+                if texts:
+                    count += 1
+                    if broken:
+                        errors.report(path, first_line, "dialogue skipped: one of its lines is not UTF-8")
+                    else:
+                        dialogue = _converted(_Layout(), texts, f"{stem}-{count}", {}, path, first_line, errors,
+                                              ids)
+                        if dialogue is not None:
+                            yield dialogue
+                texts, first_line, broken = [], 0, False
+            reported = errors.skipped
 
 
 FORMATS = {"json": _documents("json", _read_json), "jsonl": convert_jsonl, "yaml": _documents("yaml", _read_yaml),

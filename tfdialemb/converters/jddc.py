@@ -30,7 +30,7 @@ import itertools
 from typing import Any, Iterable, Iterator, Mapping, Optional, Tuple
 
 from tfdialemb.converters.native import iter_lines
-from tfdialemb.dialogue import Dialogue, ErrorPolicy, Turn
+from tfdialemb.dialogue import Dialogue, ErrorPolicy, SeenIds, Turn
 
 COLUMNS = ("session_id", "user_id", "waiter_send", "is_transfer", "is_repeat", "sku", "content")
 SPEAKERS = {"0": "customer", "1": "agent"}
@@ -44,15 +44,15 @@ def group_sessions(
     """One dialogue per run of consecutive rows sharing a session id (logs keep a session together).
 
     A session id that comes back after another session would repeat a dialogue id, so that run's id
-    gets "@<line number of its first row>". Memory holds the current session and the ids seen.
+    gets "@<line number of its first row>". Memory holds the current session and the ids seen, as
+    hashes (`SeenIds`).
     """
-    seen = set()
+    seen = SeenIds()
     for session_id, run in itertools.groupby(rows, key=lambda row: row[0]):
         run = list(run)
         dialogue_id = id_prefix + session_id
-        if session_id in seen:
+        if not seen.add(session_id):
             dialogue_id += f"@{run[0][1]}"
-        seen.add(session_id)
         yield Dialogue(dialogue_id, tuple(turn for _, _, turn in run), dict(labels or {}))
 
 

@@ -58,7 +58,7 @@ import json
 import os
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Sequence, Set, Tuple, Union
 
-from tfdialemb.dialogue import Dialogue, ErrorPolicy, Turn
+from tfdialemb.dialogue import Dialogue, ErrorPolicy, SeenIds, Turn
 
 MULTIWOZ_DOMAINS = ("attraction", "hospital", "hotel", "police", "restaurant", "taxi", "train")
 SCHEMA_GUIDED_SPEAKERS = ("USER", "SYSTEM")
@@ -125,7 +125,7 @@ def convert_json_files(files: Sequence[str], errors: ErrorPolicy, records: Recor
     skipped); a record that `parse` rejects, or whose id was already produced, goes to `errors`
     under its id or index.
     """
-    seen = set()
+    seen = SeenIds()
     for path in files:
         try:
             located = records(load_json(path))
@@ -138,10 +138,9 @@ def convert_json_files(files: Sequence[str], errors: ErrorPolicy, records: Recor
             except BadRecord as e:
                 errors.report(path, location, str(e))
                 continue
-            if dialogue.id in seen:
+            if not seen.add(dialogue.id):
                 errors.report(path, location, f"duplicate dialogue id {dialogue.id!r}")
                 continue
-            seen.add(dialogue.id)
             yield dialogue
 
 

@@ -31,8 +31,10 @@ domains are the released list THESIS_SGD_DOMAINS (SGD's without Travel and Weath
 released list comments out, and without the test-only Alarm, Messaging, Payment and Trains), and
 a dialogue is kept when exactly one of them is among its services' domains. Its labels are
 {"services": its sorted services, "domain": that domain}. So, as released, a dialogue whose other
-services lie outside the list (e.g. Hotels_2 with Travel_1) counts as single-domain.
+services lie outside the list (e.g. Hotels_2 with Travel_1) counts as single-domain. The
+dialogues left out are counted, and `data convert` prints the count.
 """
+import collections
 import dataclasses
 from typing import Iterable, Iterator, Optional
 
@@ -49,12 +51,21 @@ def thesis_domain(services: Iterable[str]) -> Optional[str]:
     return domains.pop() if len(domains) == 1 else None
 
 
-def convert_sgd_single_domain(input_path: str, errors: ErrorPolicy) -> Iterator[Dialogue]:
-    """Streams the single-domain SGD dialogues of a file or split folder, labelled by domain."""
+NOT_SINGLE_DOMAIN = f"none or several of the thesis' {len(THESIS_SGD_DOMAINS)} domains"
+"""Why `sgd_single_domain` leaves a dialogue out, as counted in `dropped`."""
+
+
+def convert_sgd_single_domain(input_path: str, errors: ErrorPolicy,
+                              dropped: Optional[collections.Counter] = None) -> Iterator[Dialogue]:
+    """Streams the single-domain SGD dialogues of a file or split folder, labelled by domain; the
+    others are counted in `dropped`."""
+    dropped = collections.Counter() if dropped is None else dropped
     for dialogue in convert_schema_guided(input_path, errors):
         services = dialogue.labels["domains"]
         domain = thesis_domain(services)
-        if domain is not None:
+        if domain is None:
+            dropped[NOT_SINGLE_DOMAIN] += 1
+        else:
             yield dataclasses.replace(dialogue, labels={"services": services, "domain": domain})
 
 

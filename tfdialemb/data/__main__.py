@@ -23,7 +23,7 @@ import sys
 from absl import app, flags
 
 from tfdialemb import options
-from tfdialemb.cli import OVERWRITE, Progress, guarded, parse_flags, report_error
+from tfdialemb.cli import OVERWRITE, Progress, claim_output, guarded, parse_flags, report_error
 from tfdialemb.converters import converter_options, converters, partial_records
 from tfdialemb.data.examples import make_builder
 from tfdialemb.dialogue import (
@@ -136,6 +136,11 @@ def convert() -> int:
                              f"{partial_records()[FLAGS.format]}, which must not be left out alone")
         _require("vocab_file")
     check_output(FLAGS.output, [FLAGS.input], FLAGS.overwrite)
+    folder = os.path.realpath(FLAGS.input)
+    if os.path.isdir(folder) and os.path.commonpath([folder, os.path.realpath(FLAGS.output)]) == folder:
+        raise UsageError(f"{FLAGS.output}: inside the input folder {FLAGS.input}, whose files are read as input "
+                         "(the output among them); write it elsewhere")
+    claim_output(FLAGS.output)
     errors = _errors()
     dropped = collections.Counter()
     convert_format = table[FLAGS.format]
@@ -171,6 +176,7 @@ def stats() -> int:
     _require("input")
     if FLAGS.output:
         check_output(FLAGS.output, [FLAGS.input], FLAGS.overwrite)
+        claim_output(FLAGS.output)
     tokenizer = _load_tokenizer() if FLAGS.init_checkpoint else None
     errors = _errors()
     report = corpus_stats(read_dialogues(FLAGS.input, errors), tokenizer)
@@ -188,6 +194,8 @@ def split() -> int:
         fractions = [float(x) for x in FLAGS.fractions]
     except ValueError:
         raise UsageError(f"--fractions must be three numbers, got {FLAGS.fractions}") from None
+    for name in SPLITS:
+        claim_output(os.path.join(FLAGS.output_dir, f"{name}.jsonl"))
     errors = _errors()
     counts = split_dialogues(FLAGS.input, FLAGS.output_dir, FLAGS.seed, fractions, errors)
     print(", ".join(f"{name}: {n}" for name, n in counts.items()) + f" (in {FLAGS.output_dir})")
@@ -226,8 +234,13 @@ def build() -> int:
     progress.finish()
     _report_skipped(errors)
     counts = manifest["counts"]
+    short, long = counts["dropped_under_min_turns"], counts["dropped_over_length"]
+    merged = " after merging consecutive turns" if manifest["merge_consecutive_turns"] else ""
+    dropped = ([f"{short} dialogue(s) of fewer than {manifest['min_turns']} turns{merged}"] if short else []) + (
+        [f"{long} example(s) over {manifest['max_length']} tokens"] if long else [])
     print(f"built {counts['examples']} {FLAGS.method} examples from {counts['dialogues']} dialogues "
-          f"into {len(manifest['shards'])} shards in {FLAGS.output_dir}")
+          f"into {len(manifest['shards'])} shards in {FLAGS.output_dir}"
+          + (f"; dropped {' and '.join(dropped)}" if dropped else ""))
     return 0
 
 

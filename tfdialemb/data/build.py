@@ -17,7 +17,7 @@ import tensorflow as tf
 
 from tfdialemb.data.examples import ExampleBuilder
 from tfdialemb.data.records import (
-    DIALOGUE_LIST, DIALOGUE_TURNS, SEQUENCE, SEQUENCE_LIST, serialize_example, shard_name, write_manifest)
+    DIALOGUE_LIST, DIALOGUE_TURNS, MANIFEST, SEQUENCE, SEQUENCE_LIST, serialize_example, shard_name, write_manifest)
 from tfdialemb.data.sampling import DialoguePool
 from tfdialemb.dialogue import Dialogue, ErrorPolicy, drop_short, merge_consecutive_turns, read_dialogues
 from tfdialemb.files import atomic_directory, check_writable, file_fingerprint
@@ -46,12 +46,24 @@ def vocab_sha256(tokenizer: BertTokenizer) -> str:
     return hashlib.sha256("\n".join(tokenizer.vocab).encode("utf-8")).hexdigest()
 
 
-def preprocessed_dialogues(path: str, options: BuildOptions, errors: ErrorPolicy) -> Iterator[Dialogue]:
-    """The papers' pre-processing: merge same-speaker runs, then drop dialogues under min_turns."""
+def preprocessed_dialogues(path: str, options: BuildOptions, errors: ErrorPolicy,
+                           read: Optional[List[int]] = None) -> Iterator[Dialogue]:
+    """The papers' pre-processing: merge same-speaker runs, then drop dialogues under min_turns.
+
+    `read[0]`, when given, counts the valid dialogues read, so the caller can say how many the
+    pre-processing dropped."""
     dialogues = read_dialogues(path, errors)
+    if read is not None:
+        dialogues = _counting(dialogues, read)
     if options.merge_consecutive_turns:
         dialogues = (merge_consecutive_turns(d) for d in dialogues)
     return drop_short(dialogues, options.min_turns)
+
+
+def _counting(dialogues: Iterable[Dialogue], count: List[int]) -> Iterator[Dialogue]:
+    for dialogue in dialogues:
+        count[0] += 1
+        yield dialogue
 
 
 class _Tokenizing:
@@ -165,6 +177,12 @@ def _checked_turns(name: str, sample: Sequence) -> Sequence:
     return sample
 
 
+def _foreign_directory(path: str) -> bool:
+    """A non-empty folder that no build wrote: --overwrite must not delete it whole."""
+    return (os.path.isdir(path) and bool(os.listdir(path))
+            and not os.path.exists(os.path.join(path, MANIFEST)))
+
+
 def build(
     input_path: str,
     output_dir: str,
@@ -180,8 +198,15 @@ def build(
     """
     errors = errors or ErrorPolicy("fail")
     output_dir = os.path.abspath(output_dir)
+    target = os.path.realpath(output_dir)
+    if os.path.commonpath([os.path.realpath(input_path), target]) == target:
+        raise ValueError(f"{output_dir}: the output would replace the input {input_path}, which it holds; "
+                         "write it elsewhere")
     if os.path.exists(output_dir) and not options.overwrite:
         raise FileExistsError(f"{output_dir}: already exists (pass --overwrite to replace it)")
+    if _foreign_directory(output_dir):
+        raise FileExistsError(f"{output_dir}: holds files but no {MANIFEST}, so it is not a build; "
+                              "--overwrite replaces only a build (remove the folder yourself, or write elsewhere)")
     if options.num_shards < 1:
         raise ValueError(f"num_shards must be positive, got {options.num_shards}")
     tokenizing = _Tokenizing(tokenizer, dict(builder.schema), options.max_length, options.dialogue_separator)
@@ -222,6 +247,7 @@ def _write_shards(input_path, staging, builder, tokenizer, tokenizing, options, 
     writers = [tf.io.TFRecordWriter(os.path.join(staging, n)) for n in names]
     per_shard = [0] * options.num_shards
     written = dialogues = too_long = 0
+    read = [0]
     chunk: List[Dict] = []
     chunk_texts = 0
 
@@ -247,7 +273,7 @@ def _write_shards(input_path, staging, builder, tokenizer, tokenizing, options, 
         chunk_texts = 0
 
     try:
-        for index, dialogue in enumerate(preprocessed_dialogues(input_path, options, errors)):
+        for index, dialogue in enumerate(preprocessed_dialogues(input_path, options, errors, read)):
             add(builder.examples(dialogue, index, np.random.default_rng([options.seed, index]), pool))
             dialogues += 1
             if on_dialogue is not None:
@@ -282,6 +308,7 @@ def _write_shards(input_path, staging, builder, tokenizer, tokenizing, options, 
         "pad_id": tokenizer.pad_id,
         "counts": {
             "dialogues": dialogues,
+            "dropped_under_min_turns": read[0] - dialogues,
             "skipped_lines": errors.skipped,
             "examples": written,
             "dropped_over_length": too_long,

@@ -3,10 +3,12 @@
 Lengths are WordPiece tokens when a tokenizer is given, else BERT's basic (pre-WordPiece) words.
 Histograms rather than lists keep memory constant however large the corpus is; speaker and label
 counts hold one entry per distinct value, and the report lists up to SHOWN_VALUES of them, the
-most frequent, beside the number of distinct values.
+most frequent, beside the number of distinct values. Label values of every kind are counted, a
+string apart from a number or boolean of the same text.
 """
 import collections
 import functools
+import json
 from typing import Dict, Iterable, Mapping, Optional
 
 import numpy as np
@@ -61,8 +63,7 @@ def corpus_stats(dialogues: Iterable[Dialogue], tokenizer: Optional[BertTokenize
         for turn in dialogue.turns:
             speakers[turn.speaker] += 1
         for key, value in dialogue.labels.items():
-            if isinstance(value, (str, int, bool)):
-                labels[key][str(value)] += 1
+            labels[key][(isinstance(value, str), _label_text(value))] += 1
         owner = len(totals)
         totals.append(0)
         for turn in dialogue.turns:
@@ -81,6 +82,18 @@ def corpus_stats(dialogues: Iterable[Dialogue], tokenizer: Optional[BertTokenize
         "tokens_per_turn": percentiles(turn_lengths),
         "tokens_per_dialogue": percentiles(dialogue_lengths),
         "token_unit": "wordpiece" if tokenizer is not None else "basic",
-        "labels": {key: {"distinct": len(c), "dialogues": dict(c.most_common(SHOWN_VALUES))}
-                   for key, c in sorted(labels.items())},
+        "labels": {key: {"distinct": len(c), "dialogues": _shown_values(c)} for key, c in sorted(labels.items())},
     }
+
+
+def _label_text(value) -> str:
+    """A label value as text: a string itself, any other value its JSON text (3, true, 4.5, [1, 2])."""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def _shown_values(counts: collections.Counter) -> Dict[str, int]:
+    """The most frequent values of one label key and their dialogues; where the key holds strings
+    and other values, every value shown as JSON, so the string "3" and the number 3 stay apart."""
+    mixed = len({is_string for is_string, _ in counts}) > 1
+    return {(json.dumps(text, ensure_ascii=False) if mixed and is_string else text): n
+            for (is_string, text), n in counts.most_common(SHOWN_VALUES)}

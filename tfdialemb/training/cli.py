@@ -193,12 +193,15 @@ def run_header(spec, params: Dict[str, Any]) -> str:
 
 def data_summary(manifest: Dict[str, Any], max_steps: int) -> str:
     """What the run reads: the built examples, what the build left out (examples over the max
-    length, bad lines skipped) and the fraction of the examples its steps cover."""
+    length, bad lines skipped, dialogues under the minimum turns) and the fraction of the
+    examples its steps cover."""
     counts = manifest["counts"]
     examples = counts["examples"]
     dropped, skipped = counts.get("dropped_over_length", 0), counts.get("skipped_lines", 0)
+    short = counts.get("dropped_under_min_turns", 0)
     left_out = ([f"{dropped} dropped for exceeding {manifest['max_length']} tokens"] if dropped else []) + (
-        [f"{skipped} bad lines skipped"] if skipped else [])
+        [f"{skipped} bad lines skipped"] if skipped else []) + (
+        [f"{short} dialogues of fewer than {manifest['min_turns']} turns dropped"] if short else [])
     return (f"data: {examples} {manifest['builder']['method']} examples from {counts['dialogues']} dialogues in "
             f"{manifest['directory']}" + (f" ({'; '.join(left_out)})" if left_out else "") +
             f"; {max_steps} steps x batch {FLAGS.batch_size} = "
