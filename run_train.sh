@@ -9,8 +9,8 @@ set -euo pipefail
 cd "$(dirname "$0")"
 method="${1:-}"; dataset="${2:-}"
 usage() {
-  echo "usage: bash run_train.sh METHOD DATASET [flags...]; available: $(ls flags | grep '_' | grep -v '_small\.cfg$' | grep -v '^dpt_' | sed 's/\.cfg$//; s/_/ /' | tr '\n' ',')" >&2
-  echo "   or: bash run_train.sh METHOD FILE.jsonl [flags...] for your own dialogues; METHOD one of: $(ls flags | grep '_small\.cfg$' | sed 's/_small\.cfg$//' | tr '\n' ' ')" >&2
+  echo "usage: bash run_train.sh METHOD DATASET [flags...]; available: $(ls flags | grep '_' | grep -v '_small\.cfg$' | grep -v '^dpt_' | sed 's/\.cfg$//; s/_/ /' | paste -sd, - | sed 's/,/, /g')" >&2
+  echo "   or: bash run_train.sh METHOD FILE.jsonl [flags...] for your own dialogues; METHOD one of: $(ls flags | grep '_small\.cfg$' | sed 's/_small\.cfg$//' | paste -sd' ' -)" >&2
   exit 2
 }
 [ -n "$method" ] && [ -n "$dataset" ] || usage

@@ -93,11 +93,16 @@ def main(argv):
     return 0
 
 
-def run():
+def define_flags() -> None:
+    """Defines the CLI flags; only when run as a program, so importing never clashes with them."""
     define_input_output("Canonical dialogue JSONL whose turns carry `intent`.",
                         "Where to write the pairs (score \\t s1 \\t s2).")
     flags.DEFINE_integer("pairs", 1000, "Pairs to draw.", lower_bound=1)
     flags.DEFINE_integer("seed", 0, "Seed of the pair sampling.")
+
+
+def run():
+    define_flags()
     app.run(main, flags_parser=parse_flags)
 
 

@@ -11,6 +11,7 @@ from typing import Iterator
 
 from absl import app, flags
 
+from tfdialemb import options
 from tfdialemb.cli import OVERWRITE, claim_output, parse_flags
 from tfdialemb.demo.corpus import DOMAINS, generate
 from tfdialemb.dialogue import Dialogue, write_dialogues
@@ -48,6 +49,7 @@ def define_flags() -> None:
     """Defines the CLI flags; only when run as a program, so importing never clashes with them."""
     flags.DEFINE_string("output", None, "Where to write the JSONL corpus.")
     OVERWRITE.define()
+    flags.adopt_module_key_flags(options)
     flags.DEFINE_integer("dialogues", 2000, "How many dialogues to generate.", lower_bound=1)
     flags.DEFINE_integer("seed", 0, "Random seed: the same seed writes the same corpus.")
     flags.mark_flag_as_required("output")

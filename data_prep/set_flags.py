@@ -2,7 +2,10 @@
 writes, and --overwrite."""
 from absl import flags
 
+from tfdialemb import options
 from tfdialemb.cli import OVERWRITE
+
+flags.disclaim_key_flags()  # the flags below belong to the builder that defines them: its --help lists them
 
 
 def define_input_output(input_help: str, output_help: str) -> None:
@@ -10,4 +13,5 @@ def define_input_output(input_help: str, output_help: str) -> None:
     flags.DEFINE_string("input", None, input_help)
     flags.DEFINE_string("output", None, output_help)
     OVERWRITE.define()
+    flags.adopt_module_key_flags(options)
     flags.mark_flags_as_required(["input", "output"])

@@ -48,10 +48,10 @@ flags.DEFINE_string("output", None, f"Where to write the embeddings: {', '.join(
 POOLING.define()
 MAX_LENGTH.define()
 NORMALIZE.define()
-flags.adopt_module_key_flags(options)
 precision.define_flags(default_policy=precision.INFERENCE_POLICY)
 flags.DEFINE_integer("batch_size", 64, "Sentences per batch.", lower_bound=1)
 OVERWRITE.define()
+flags.adopt_module_key_flags(options)
 flags.mark_flags_as_required(["input", "output"])
 flags.mark_flags_as_mutual_exclusive(["model_dir", "init_checkpoint", "saved_model"], required=True)
 flags.register_multi_flags_validator(

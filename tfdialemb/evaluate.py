@@ -77,13 +77,13 @@ flags.DEFINE_integer("batch_size", 64, "Sentences (dialogue task: dialogues / 4)
 for _setting in (POOLING, MAX_LENGTH, SEPARATOR, NUM_ROLES, SPEAKER_PREFIX, FINAL_SEPARATOR, SPEAKER_TOKENS,
                  MERGE_TURNS, PAIR_LAYOUT):
     _setting.define()
-flags.adopt_module_key_flags(options)
 precision.define_flags(default_policy=precision.INFERENCE_POLICY, jit_compile=False)
+OVERWRITE.define()
+flags.adopt_module_key_flags(options)
 flags.DEFINE_enum("embedding", "encoder", list(SOURCES), "The encoder's embedding or a baseline (see the "
                   "task's list in docs/evaluation.md).")
 options.define_all(source_options() + [(name, option) for name, evaluator in evaluators().items()
                                        for option in evaluator.options])
-OVERWRITE.define()
 flags.mark_flags_as_required(["task", "output"])
 flags.mark_flags_as_mutual_exclusive(["model_dir", "init_checkpoint", "saved_model"])
 

@@ -111,8 +111,8 @@ def define_flags() -> None:
     for setting in EXPORT_SETTINGS:
         setting.define()
     NORMALIZE.define(f"{', '.join(name for name, kind in KINDS.items() if kind.normalizable)}: {NORMALIZE.help}")
-    flags.adopt_module_key_flags(options)
     precision.define_flags(default_policy="float32")
+    flags.adopt_module_key_flags(options)
     flags.DEFINE_string("warmup_sentences", sentence.DEFAULT_WARMUP_SENTENCES,
                         "sentence: UTF-8 text file, one typical request sentence per line, "
                         "replayed by TF Serving when it loads the model.")

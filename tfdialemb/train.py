@@ -7,9 +7,11 @@ r"""Trains a method on dialogues.
 METHOD is any registered method (`tfdialemb.methods`): mge (DialogueCSE), siamese_s / siamese_m
 (its Table 2 baselines), dial2vec, ccl / c3l (triple-encoders), fgc (fine-grained contrastive
 response selection), augcl (contrastive learning with dialogue augmentations) and its auxiliary
-models context_response and utterance_sorting. Each method's paper values fill every flag left
-unset; the run prints the settings it uses first, then the examples it built and the fraction of
-an epoch its steps cover. A method option given for another method is refused. A paper's
+models context_response and utterance_sorting. Each method's paper values fill the flags left
+unset; the run's length (--max_steps or --num_epochs) has a default only where the method has one
+(fgc, augcl, context_response and utterance_sorting: 5 epochs), and the others refuse to start
+without it. The run prints the settings it uses first, then the examples it built and the
+fraction of an epoch its steps cover. A method option given for another method is refused. A paper's
 --freeze_layers that the encoder's depth cannot take (6 of a 6-layer MiniLM) becomes the bottom
 half, and the run says so.
 

@@ -10,12 +10,15 @@ are checked before any work, and every one missing is named. An interrupted run 
 finished chunks in OUTPUT.partial/; the same command continues from them and writes the file an
 uninterrupted run writes. Exit status: 0 done, 1 a bad input line, 2 a wrong command.
 """
-from absl import app
+from absl import app, flags
 
+from tfdialemb import options
 from tfdialemb.augment import command
 from tfdialemb.cli import guarded, parse_flags
 
 command.define_flags()
+flags.adopt_module_key_flags(command)
+flags.adopt_module_key_flags(options)
 
 
 def run():

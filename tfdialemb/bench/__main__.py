@@ -62,7 +62,7 @@ import sys
 
 from absl import app, flags
 
-from tfdialemb import precision
+from tfdialemb import options, precision
 from tfdialemb.bench import augment as augment_bench
 from tfdialemb.bench import build_memory as build_memory_bench
 from tfdialemb.bench import encoder as encoder_bench
@@ -137,6 +137,7 @@ flags.DEFINE_string("context_response_model", None, "augment: a context_response
 flags.DEFINE_list("corpus_sizes", ["250", "1000", "4000"], "build_memory: dialogues per built corpus.")
 flags.DEFINE_string("output", None, "Also write the figures to this JSON file.")
 OVERWRITE.define()
+flags.adopt_module_key_flags(options)
 
 
 def setting(defaults, name: str):

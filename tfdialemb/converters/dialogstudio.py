@@ -154,9 +154,9 @@ def _info_domains(info: Dict[str, Any]) -> Optional[List[str]]:
 
 
 FORMATS = {"dialogstudio": convert_dialogstudio}
-MAX_LOG_TURNS = Option("max_log_turns", 0, "dialogstudio: drop a dialogue of more log turns (user utterance and "
+MAX_LOG_TURNS = Option("max_log_turns", 0, "Drop a dialogue of more log turns (user utterance and "
                        "system response) than this (the thesis' corpus: 10); 0: no bound.", lower_bound=0)
-DROP_EMPTY_UTTERANCES = Option("drop_empty_utterances", False, "dialogstudio: leave empty utterances out (the "
+DROP_EMPTY_UTTERANCES = Option("drop_empty_utterances", False, "Leave empty utterances out (the "
                                "thesis' corpus), dropping a dialogue left with fewer than two, instead of "
                                "reporting them as bad records.")
 OPTIONS = {"dialogstudio": (MAX_LOG_TURNS, DROP_EMPTY_UTTERANCES)}

@@ -48,9 +48,9 @@ from tfdialemb.dialogue import Dialogue, ErrorPolicy
 from tfdialemb.options import Option
 
 LABELS = {"0": 0, "1": 1}
-BLOCK_SIZE = Option("block_size", 10, "Response selection (ubuntu, douban): lines per candidate block, "
-                    "one context each, by position (test and validation files: 10; training files and "
-                    "Douban's validation file: 2).", lower_bound=2)
+BLOCK_SIZE = Option("block_size", 10, "Lines per candidate block of a response-selection text file "
+                    "(Ubuntu's or Douban's layout), one context each, by position (test and validation files: "
+                    "10; training files and Douban's validation file: 2).", lower_bound=2)
 SELECTION_LABELS = ("label", "context_id")
 """The labels of every converted line."""
 
