@@ -6,6 +6,7 @@ r"""The data command line: convert, validate, stats, split and build.
       [--max_utterance_tokens=N] [--max_dialogue_tokens=N] [--vocab_file=vocab.txt] \
       [--block_size=10]                               # ubuntu, douban: lines per candidate block (training files: 2)
       [--max_log_turns=N] [--drop_empty_utterances]   # dialogstudio
+      [--multiwoz_split=train]                        # multiwoz21: one official split
   python -m tfdialemb.data validate --input=x.jsonl
   python -m tfdialemb.data stats    --input=x.jsonl [--init_checkpoint=DIR] [--output=stats.json]
   python -m tfdialemb.data split    --input=x.jsonl --output_dir=DIR [--seed=0] [--fractions=0.8,0.1,0.1]
