@@ -8,10 +8,10 @@ METHOD is any registered method (`tfdialemb.methods`): mge (DialogueCSE), siames
 (its Table 2 baselines), dial2vec, ccl / c3l (triple-encoders), fgc (fine-grained contrastive
 response selection), augcl (contrastive learning with dialogue augmentations) and its auxiliary
 models context_response and utterance_sorting. Each method's paper values fill the flags left
-unset; the run's length (--max_steps or --num_epochs) has a default only where the method has one
-(fgc, augcl, context_response and utterance_sorting: 5 epochs), and the others refuse to start
-without it. The run prints the settings it uses first, then the examples it built and the
-fraction of an epoch its steps cover. A method option given for another method is refused. A paper's
+unset; the run's length (--max_steps or --num_epochs) has a default only where the method's paper
+gives one (fgc, augcl, context_response and utterance_sorting: 5 epochs; ccl and c3l: 10), and
+the others refuse to start without it. The run prints the settings it uses first, then the
+examples it built and the fraction of an epoch its steps cover. A method option given for another method is refused. A paper's
 --freeze_layers that the encoder's depth cannot take (6 of a 6-layer MiniLM) becomes the bottom
 half, and the run says so.
 

@@ -107,9 +107,10 @@ def _require(batch: Dict[str, tf.Tensor], sequences, others, what: str, hint: st
 
 
 CURVED_DEFAULTS = {"batch_size": 32, "learning_rate": 2e-5, "freeze_layers": 0, "max_length": 512,
-                   "weight_decay": 0.01, "warmup_fraction": 0.1, "lr_schedule": "linear"}
+                   "weight_decay": 0.01, "warmup_fraction": 0.1, "lr_schedule": "linear", "num_epochs": 10}
 """Triple-encoders Sec. 5.1: batch 32, learning rate 2e-5, weight decay 0.01, 10 % linear warm-up
-then linear decay, nothing frozen; 512 tokens as the released trainers."""
+then linear decay, nothing frozen, 10 epochs ("model selection on the validation set after 10
+epochs of training"); 512 tokens as the released trainers."""
 WINDOW = Option("curved_window", 5, "Observation window l (Sec. 2).", lower_bound=2)
 WINDOWS = Switch("ccl_windows", "paper", "The windows slid over each dialogue.",
                  paper="every window, the one ending at the last utterance included",
