@@ -101,6 +101,15 @@ def test_id_both_positive_and_negative_is_an_error(tmp_path):
         evaluate_semantic_retrieval(path, FakeEmbedder())
 
 
+@pytest.mark.parametrize("line", ["5\tr\t\t3,3\t2,1", "5\tr\t\t3\t2,1,2"])
+def test_a_candidate_listed_twice_is_refused(tmp_path, line):
+    """Counted twice, a repeated positive would lift r's AP from 1/2 (c2- c3+ c1-) to
+    (1/2 + 2/3) / 2 (c2- c3+ c3+ c1-)."""
+    path = _write(tmp_path / "select.txt", SELECT[:5] + [line])
+    with pytest.raises(DialogueFormatError, match=r"select.txt:6: ids listed twice: \['[32]'\]"):
+        evaluate_semantic_retrieval(path, FakeEmbedder())
+
+
 @pytest.mark.parametrize("line", ["5\tr\t\t5,2\t1", "5\tr\t\t2\t1,5"])
 def test_a_query_listed_among_its_own_candidates_is_refused(tmp_path, line):
     """Its own text would score cosine 1 and take the first rank."""

@@ -5,13 +5,14 @@ the "dialoguecse_sr" converter of `tfdialemb.converters`) or its canonical JSONL
 turn holding the text, labels `positive_ids` and `negative_ids`). A line with both lists empty is
 a candidate only. A line with exactly one empty list is skipped and counted: the released
 evaluator's `check_rank_matrix` needs a relevant and a non-relevant candidate in every ranking.
-A query listed among its own candidates is refused. Ties rank pessimistically and a NaN score is a
-miss (`tfdialemb.eval.metrics`).
+A query listed among its own candidates, or a candidate listed twice, is refused. Ties rank
+pessimistically and a NaN score is a miss (`tfdialemb.eval.metrics`).
 
 For each query the candidates are its positives followed by its negatives, scored by the cosine
 of their embeddings with the query's; every distinct text is embedded once, since the released
 evaluator looks embeddings up by text.
 """
+import collections
 import dataclasses
 import functools
 from typing import Dict, List, Tuple
@@ -53,6 +54,9 @@ def _candidate_ids(path: str, line: int, record: Dialogue) -> Tuple[List[str], L
         raise DialogueFormatError(
             path, line, "an SR record has one turn and labels positive_ids and negative_ids "
             "(lists of ids)")
+    repeated = sorted(i for ids in id_lists for i, n in collections.Counter(ids).items() if n > 1)
+    if repeated:
+        raise DialogueFormatError(path, line, f"ids listed twice: {repeated} (a candidate would count twice)")
     both = sorted(set(positives) & set(negatives))
     if both:
         raise DialogueFormatError(path, line, f"ids both positive and negative: {both}")
