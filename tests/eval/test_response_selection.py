@@ -141,6 +141,15 @@ def test_a_set_without_positives_is_refused(tmp_path):
             evaluate_response_selection(path, score, keep_empty_blocks=keep)
 
 
+def test_a_recall_cut_off_no_block_exceeds_is_null(tmp_path):
+    """Blocks of 2 (a training file's layout): the positive is always in the top 2 and 5."""
+    path, score = _write(tmp_path, [([0.2, 0.9], [1, 0]), ([0.8, 0.1], [1, 0])])
+    report = evaluate_response_selection(path, score)
+    assert report["r10@1"] == report["p@1"] == report["r2@1"] == 0.5
+    assert report["r10@2"] is None and report["r10@5"] is None
+    assert report["map"] == report["mrr"] == pytest.approx((1 / 2 + 1) / 2)
+
+
 def test_a_set_without_a_block_of_positives_and_negatives_is_refused(tmp_path):
     """All-positive blocks rank perfectly whatever the scores: MAP, MRR and P@1 would be 1."""
     path, score = _write(tmp_path, [([0.1, 0.9], [1, 1]), ([0.3, 0.2], [0, 0])])

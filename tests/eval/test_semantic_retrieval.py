@@ -25,8 +25,8 @@ SELECT = [
 ]
 EXPECTED = {
     "map": (5 / 6 + 1 / 2) / 2, "mrr": (1 + 1 / 2) / 2,
-    "p@1": (1 + 0) / 2, "p@2": (1 / 2 + 1 / 2) / 2, "p@5": (2 / 5 + 1 / 5) / 2,
-    "p@10": (2 / 10 + 1 / 10) / 2, "r@10": 1.0, "r@20": 1.0, "r@50": 1.0,
+    "p@1": (1 + 0) / 2, "p@2": (1 / 2 + 1 / 2) / 2, "p@5": None,  # 4 and 3 candidates: all in the top 5
+    "p@10": None, "r@10": None, "r@20": None, "r@50": None,
     "queries": 2, "skipped_queries": 1,
 }
 
@@ -69,6 +69,16 @@ def test_converted_jsonl_gives_the_same_metrics(tmp_path, name):
     """JSONL is recognised by its extension or, failing that, by its first line."""
     path = _converted(tmp_path, name)
     assert evaluate_semantic_retrieval(path, FakeEmbedder()) == pytest.approx(EXPECTED)
+
+
+def test_a_cut_off_is_scored_when_a_query_has_more_candidates_than_it(tmp_path):
+    """P@5 of q's 4 candidates keeps DialogueCSE's fixed denominator once a query has 6."""
+    vectors = dict(VECTORS, c5=[0.9, 0.3], c6=[0.8, 0.6])  # r: c2- c6+ c3+ c5- c1- c4-
+    lines = SELECT[:5] + ["5\tr\t\t3,7\t2,1,4,6", "6\tc5\tintent_b\t\t", "7\tc6\tintent_b\t\t"]
+    results = evaluate_semantic_retrieval(_write(tmp_path / "select.txt", lines), FakeEmbedder(vectors))
+    assert results["p@5"] == pytest.approx((2 / 5 + 2 / 5) / 2)
+    assert results["map"] == pytest.approx((5 / 6 + (1 / 2 + 2 / 3) / 2) / 2)
+    assert results["p@10"] is None and results["r@10"] is None
 
 
 def test_constant_embeddings_get_the_worst_ranking_not_the_listed_order(tmp_path):

@@ -43,6 +43,7 @@ from tfdialemb.eval.inputs import is_jsonl, read_eval_records
 from tfdialemb.options import Option
 
 RECALL_AT = (1, 2, 5)
+CUT_OFFS = {f"r10@{k}": k for k in RECALL_AT}
 Score = Callable[[Sequence[Sequence[str]], Sequence[str]], np.ndarray]
 """(contexts as lists of turns, responses) in, one score per pair out."""
 Represent = Callable[[Sequence[Sequence[str]], Sequence[str]], Dict[str, np.ndarray]]
@@ -116,7 +117,8 @@ def block_metrics(scores: np.ndarray, labels: np.ndarray) -> Dict[str, float]:
 def evaluate_response_selection(path: str, score: Score, keep_empty_blocks: bool = False,
                                 block_size: Optional[int] = None) -> Dict[str, object]:
     """{metric: mean over blocks, "blocks", "scored_blocks", "empty_blocks", "block_sizes",
-    "r2_blocks"} on the set at `path` (`read_blocks`); r2@1 is None when no block qualifies for it."""
+    "r2_blocks"} on the set at `path` (`read_blocks`); r2@1 is None when no block qualifies for it,
+    r10@k when no block has more than k candidates (all in the top k, it is 1 for every model)."""
     blocks = read_blocks(path, block_size)
     if not any(0 < sum(b.labels) < len(b.labels) for b in blocks):
         lacking = ("has a positive candidate" if not any(any(b.labels) for b in blocks)
@@ -145,7 +147,9 @@ def evaluate_response_selection(path: str, score: Score, keep_empty_blocks: bool
             totals.setdefault(name, []).append(value)
         if len(labels) >= 2 and labels[:2].any() and not labels[:2].all():
             pairwise.append(metrics.recall_at_k(block_scores[:2], labels[:2], 1))
-    report: Dict[str, object] = {name: float(np.mean(values)) for name, values in totals.items()}
+    largest = max(len(block.candidates) for block in blocks)
+    report: Dict[str, object] = {name: float(np.mean(values)) if CUT_OFFS.get(name, 0) < largest else None
+                                 for name, values in totals.items()}
     report["r2@1"] = float(np.mean(pairwise)) if pairwise else None
     report.update(blocks=len(blocks), scored_blocks=len(blocks) - (0 if keep_empty_blocks else empty),
                   empty_blocks=empty, empty_blocks_kept=keep_empty_blocks, block_sizes=_sizes(blocks),

@@ -35,6 +35,7 @@ RANKING_METRICS = {
     **{f"p@{k}": functools.partial(metrics.precision_at_k, k=k) for k in PRECISION_AT},
     **{f"r@{k}": functools.partial(metrics.recall_at_k, k=k) for k in RECALL_AT},
 }
+CUT_OFFS = {**{f"p@{k}": k for k in PRECISION_AT}, **{f"r@{k}": k for k in RECALL_AT}}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -99,7 +100,9 @@ def read_ranked_queries(path: str) -> Tuple[List[RetrievalQuery], int]:
 
 
 def evaluate_semantic_retrieval(path: str, embed: Embed) -> Dict[str, float]:
-    """MAP, MRR, P@{1,2,5,10} and R@{10,20,50} (means over queries), with the query counts."""
+    """MAP, MRR, P@{1,2,5,10} and R@{10,20,50} (means over queries), with the query counts; P@k and
+    R@k are None when no query has more than k candidates (all in the top k, they are the same for
+    every model)."""
     queries, skipped = read_ranked_queries(path)
     vectors = embed_distinct(
         embed, (text for q in queries for text in (q.text, *q.positives, *q.negatives)))
@@ -109,8 +112,9 @@ def evaluate_semantic_retrieval(path: str, embed: Embed) -> Dict[str, float]:
         scores = cosine_matrix(vectors[query.text][None], candidates)[0]
         relevance = np.array([1] * len(query.positives) + [0] * len(query.negatives))
         rankings.append((scores, relevance))
+    largest = max(len(scores) for scores, _ in rankings)
     results = {name: float(np.mean([metric(scores, relevance) for scores, relevance in rankings]))
-               for name, metric in RANKING_METRICS.items()}
+               if CUT_OFFS.get(name, 0) < largest else None for name, metric in RANKING_METRICS.items()}
     results.update(queries=len(queries), skipped_queries=skipped)
     return results
 
