@@ -71,6 +71,15 @@ def test_converted_jsonl_gives_the_same_metrics(tmp_path, name):
     assert evaluate_semantic_retrieval(path, FakeEmbedder()) == pytest.approx(EXPECTED)
 
 
+def test_converted_jsonl_with_a_byte_order_mark_is_recognised_by_its_first_line(tmp_path):
+    path = _converted(tmp_path, "select_converted.txt")
+    with open(path, "rb") as f:
+        content = f.read()
+    with open(path, "wb") as f:
+        f.write(b"\xef\xbb\xbf" + content)
+    assert evaluate_semantic_retrieval(path, FakeEmbedder()) == pytest.approx(EXPECTED)
+
+
 def test_a_cut_off_is_scored_when_a_query_has_more_candidates_than_it(tmp_path):
     """P@5 of q's 4 candidates keeps DialogueCSE's fixed denominator once a query has 6."""
     vectors = dict(VECTORS, c5=[0.9, 0.3], c6=[0.8, 0.6])  # r: c2- c6+ c3+ c5- c1- c4-
