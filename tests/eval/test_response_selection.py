@@ -142,8 +142,9 @@ def test_a_set_without_positives_is_refused(tmp_path):
 
 
 def test_a_recall_cut_off_no_block_exceeds_is_null(tmp_path):
-    """Blocks of 2 (a training file's layout): the positive is always in the top 2 and 5."""
-    path, score = _write(tmp_path, [([0.2, 0.9], [1, 0]), ([0.8, 0.1], [1, 0])])
+    """Blocks of 2 (a training file's layout): the positive is always in the top 2 and 5; a longer
+    block without a positive, left out or scored 0, changes nothing."""
+    path, score = _write(tmp_path, [([0.2, 0.9], [1, 0]), ([0.8, 0.1], [1, 0]), ([0.5] * 6, [0] * 6)])
     report = evaluate_response_selection(path, score)
     assert report["r10@1"] == report["p@1"] == report["r2@1"] == 0.5
     assert report["r10@2"] is None and report["r10@5"] is None

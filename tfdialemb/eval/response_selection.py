@@ -118,7 +118,8 @@ def evaluate_response_selection(path: str, score: Score, keep_empty_blocks: bool
                                 block_size: Optional[int] = None) -> Dict[str, object]:
     """{metric: mean over blocks, "blocks", "scored_blocks", "empty_blocks", "block_sizes",
     "r2_blocks"} on the set at `path` (`read_blocks`); r2@1 is None when no block qualifies for it,
-    r10@k when no block has more than k candidates (all in the top k, it is 1 for every model)."""
+    r10@k when no block with a positive has more than k candidates (all in the top k, it is 1 for
+    every model)."""
     blocks = read_blocks(path, block_size)
     if not any(0 < sum(b.labels) < len(b.labels) for b in blocks):
         lacking = ("has a positive candidate" if not any(any(b.labels) for b in blocks)
@@ -147,7 +148,7 @@ def evaluate_response_selection(path: str, score: Score, keep_empty_blocks: bool
             totals.setdefault(name, []).append(value)
         if len(labels) >= 2 and labels[:2].any() and not labels[:2].all():
             pairwise.append(metrics.recall_at_k(block_scores[:2], labels[:2], 1))
-    largest = max(len(block.candidates) for block in blocks)
+    largest = max(len(block.candidates) for block in blocks if any(block.labels))
     report: Dict[str, object] = {name: float(np.mean(values)) if CUT_OFFS.get(name, 0) < largest else None
                                  for name, values in totals.items()}
     report["r2@1"] = float(np.mean(pairwise)) if pairwise else None
