@@ -68,3 +68,5 @@ def test_training_builds_and_records_the_precision_asked_for(tmp_path, hf_safete
     assert (record["mixed_precision"], record["jit_compile"], record["validate_mixed_precision"]) == (
         "mixed_bfloat16", False, "float32")
     assert (tmp_path / "model" / "validation.jsonl").read_text(encoding="utf-8").startswith('{"step": 1, ')
+    row = json.loads((tmp_path / "model" / "validation.jsonl").read_text(encoding="utf-8"))
+    assert "map" in row and "r@10" not in row  # queries of 4 and 5 candidates give no R@10

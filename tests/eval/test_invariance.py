@@ -6,7 +6,7 @@ import tensorflow as tf
 import tiny_bert
 from conftest import FOUR_LAYERS
 
-from tfdialemb.dialogue import Dialogue, Turn, role_ids, write_dialogues
+from tfdialemb.dialogue import Dialogue, DialogueFormatError, Turn, role_ids, write_dialogues
 from tfdialemb.encoders import load_pretrained
 from tfdialemb.eval.invariance import (
     CLASSES,
@@ -41,6 +41,20 @@ def test_a_file_without_originals_is_refused(tmp_path):
     write_dialogues([Dialogue("a/insert", (Turn("a", "x"),), {"augmentations": ["insert"], "source_id": "a"})],
                     str(tmp_path / "views.jsonl"))
     with pytest.raises(ValueError, match=r"needs the originals \(labels.augmentations = \[\]\)"):
+        read_views(str(tmp_path / "views.jsonl"))
+
+
+@pytest.mark.parametrize("labels, message", [
+    ({"augmentations": 5, "source_id": "a"}, "labels.augmentations must be a list of operation names, got 5"),
+    ({"augmentations": "insert", "source_id": "a"},
+     "labels.augmentations must be a list of operation names, got 'insert'"),
+    ({"augmentations": [1], "source_id": "a"}, r"labels.augmentations must be a list of operation names, got \[1\]"),
+    ({"augmentations": ["insert"], "source_id": ["a"]}, r"labels.source_id must be the original's id, got \['a'\]"),
+])
+def test_malformed_view_labels_name_their_line(tmp_path, labels, message):
+    write_dialogues([Dialogue("a", (Turn("a", "x"),), {"augmentations": []}),
+                     Dialogue("a/1", (Turn("a", "y"),), labels)], str(tmp_path / "views.jsonl"))
+    with pytest.raises(DialogueFormatError, match=r"views.jsonl:2: " + message):
         read_views(str(tmp_path / "views.jsonl"))
 
 

@@ -11,6 +11,7 @@ import pytest
 
 from tfdialemb.dialogue import Dialogue, Turn, write_dialogues
 from tfdialemb.eval.classifier_probes import knn_accuracy, logistic_regression, nearest_centroid_accuracy
+from tfdialemb.eval.evaluator import OptionValues, get_evaluator
 from tfdialemb.eval.intent import evaluate_intent, read_utterances
 from tfdialemb.eval.probe_split import held_out_split
 from tfdialemb.eval.probes import domain_probes, evaluate_probes
@@ -108,9 +109,27 @@ def test_probes_of_files_fit_on_the_fit_file_and_embed_each_once(tmp_path):
     metrics.pop("v_measure")
     assert metrics == pytest.approx(_blob_metrics())
 
-    seeded = evaluate_probes(str(tmp_path / "test.jsonl"), "domain", embed, test_fraction=0.4, seed=2)
-    assert seeded["split"] == {"fixed": False, "test_fraction": 0.4, "seed": 2}
+    seeded = evaluate_probes(str(tmp_path / "test.jsonl"), "domain", embed, test_fraction=0.4, seed=1)
+    assert seeded["split"] == {"fixed": False, "test_fraction": 0.4, "seed": 1}
     assert (seeded["metrics"]["fit_dialogues"], seeded["metrics"]["test_dialogues"]) == (3, 2)
+
+
+def test_a_held_out_part_of_one_label_is_refused(tmp_path):
+    """Seed 0 holds out rows 2 and 6 of 8 (`held_out_split`), both labelled a here: KMeans' purity of
+    one label is 1 whatever the embedding, and so is the macro F1 of a classifier that answers a."""
+    assert held_out_split(8)[1].tolist() == [2, 6]
+    labels = ["b", "a", "a", "a", "b", "a", "a", "a"]
+    _write(tmp_path / "one.jsonl", [f"d{i}" for i in range(8)], labels)
+    with pytest.raises(ValueError, match=r"the held-out part \(2 of 8 rows: fraction 0.25, seed 0\) holds the "
+                                         r"single label 'a'"):
+        evaluate_probes(str(tmp_path / "one.jsonl"), "domain", lambda dialogues: np.eye(8)[:len(dialogues)])
+    with pytest.raises(ValueError, match="holds the single label 'a'"):  # training's validation, before training
+        get_evaluator("probes").validation(str(tmp_path / "one.jsonl"), {"dialogue_pooling": "cls"},
+                                           OptionValues({"label_key": "domain", "seed": 0, "batch_size": 2}))
+    write_dialogues([Dialogue(f"u{i}", (Turn("user", f"utterance {i}"),), {"intent": label})
+                     for i, label in enumerate(labels)], str(tmp_path / "utterances.jsonl"))
+    with pytest.raises(ValueError, match="holds the single label 'a'"):
+        evaluate_intent(str(tmp_path / "utterances.jsonl"), lambda texts: np.eye(8)[:len(texts)])
 
 
 def test_intent_reads_one_utterance_records_and_embeds_each_text_once(tmp_path):

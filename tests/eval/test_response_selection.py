@@ -136,8 +136,37 @@ def test_a_converted_file_keeps_its_blocks(tmp_path):
 
 def test_a_set_without_positives_is_refused(tmp_path):
     path, score = _write(tmp_path, BLOCKS[2:3])
-    with pytest.raises(ValueError, match="no block has a positive"):
+    for keep in (False, True):
+        with pytest.raises(ValueError, match="no block has a positive"):
+            evaluate_response_selection(path, score, keep_empty_blocks=keep)
+
+
+def test_a_recall_cut_off_no_block_exceeds_is_null(tmp_path):
+    """Blocks of 2 (a training file's layout): the positive is always in the top 2 and 5; a longer
+    block without a positive, left out or scored 0, changes nothing."""
+    path, score = _write(tmp_path, [([0.2, 0.9], [1, 0]), ([0.8, 0.1], [1, 0]), ([0.5] * 6, [0] * 6)])
+    report = evaluate_response_selection(path, score)
+    assert report["r10@1"] == report["p@1"] == report["r2@1"] == 0.5
+    assert report["r10@2"] is None and report["r10@5"] is None
+    assert report["map"] == report["mrr"] == pytest.approx((1 / 2 + 1) / 2)
+
+
+def test_a_set_without_a_block_of_positives_and_negatives_is_refused(tmp_path):
+    """All-positive blocks rank perfectly whatever the scores: MAP, MRR and P@1 would be 1."""
+    path, score = _write(tmp_path, [([0.1, 0.9], [1, 1]), ([0.3, 0.2], [0, 0])])
+    with pytest.raises(ValueError, match="no block holds both a positive and a negative candidate"):
         evaluate_response_selection(path, score)
+
+
+def test_a_context_id_that_is_not_an_integer_or_string_names_its_line(tmp_path):
+    path, _ = _write(tmp_path, BLOCKS[:1])
+    lines = (tmp_path / "test.jsonl").read_text(encoding="utf-8").splitlines()
+    record = json.loads(lines[1])
+    record["labels"]["context_id"] = [0]
+    (tmp_path / "test.jsonl").write_text("\n".join([lines[0], json.dumps(record)] + lines[2:]) + "\n", encoding="utf-8")
+    with pytest.raises(DialogueFormatError, match=r"test\.jsonl:2: a response-selection record .* `context_id` "
+                                                  r"\(an integer or string\)"):
+        read_blocks(path)
 
 
 def test_pair_similarity_is_table_7s_two_averages_by_brute_force(tmp_path):

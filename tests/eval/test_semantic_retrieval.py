@@ -25,8 +25,8 @@ SELECT = [
 ]
 EXPECTED = {
     "map": (5 / 6 + 1 / 2) / 2, "mrr": (1 + 1 / 2) / 2,
-    "p@1": (1 + 0) / 2, "p@2": (1 / 2 + 1 / 2) / 2, "p@5": (2 / 5 + 1 / 5) / 2,
-    "p@10": (2 / 10 + 1 / 10) / 2, "r@10": 1.0, "r@20": 1.0, "r@50": 1.0,
+    "p@1": (1 + 0) / 2, "p@2": (1 / 2 + 1 / 2) / 2, "p@5": None,  # 4 and 3 candidates: all in the top 5
+    "p@10": None, "r@10": None, "r@20": None, "r@50": None,
     "queries": 2, "skipped_queries": 1,
 }
 
@@ -71,6 +71,25 @@ def test_converted_jsonl_gives_the_same_metrics(tmp_path, name):
     assert evaluate_semantic_retrieval(path, FakeEmbedder()) == pytest.approx(EXPECTED)
 
 
+def test_converted_jsonl_with_a_byte_order_mark_is_recognised_by_its_first_line(tmp_path):
+    path = _converted(tmp_path, "select_converted.txt")
+    with open(path, "rb") as f:
+        content = f.read()
+    with open(path, "wb") as f:
+        f.write(b"\xef\xbb\xbf" + content)
+    assert evaluate_semantic_retrieval(path, FakeEmbedder()) == pytest.approx(EXPECTED)
+
+
+def test_a_cut_off_is_scored_when_a_query_has_more_candidates_than_it(tmp_path):
+    """P@5 of q's 4 candidates keeps DialogueCSE's fixed denominator once a query has 6."""
+    vectors = dict(VECTORS, c5=[0.9, 0.3], c6=[0.8, 0.6])  # r: c2- c6+ c3+ c5- c1- c4-
+    lines = SELECT[:5] + ["5\tr\t\t3,7\t2,1,4,6", "6\tc5\tintent_b\t\t", "7\tc6\tintent_b\t\t"]
+    results = evaluate_semantic_retrieval(_write(tmp_path / "select.txt", lines), FakeEmbedder(vectors))
+    assert results["p@5"] == pytest.approx((2 / 5 + 2 / 5) / 2)
+    assert results["map"] == pytest.approx((5 / 6 + (1 / 2 + 2 / 3) / 2) / 2)
+    assert results["p@10"] is None and results["r@10"] is None
+
+
 def test_constant_embeddings_get_the_worst_ranking_not_the_listed_order(tmp_path):
     """Positives are listed first; a collapsed encoder must not be rewarded for that."""
     constant = FakeEmbedder({text: [1.0, 1.0] for text in VECTORS})
@@ -98,6 +117,15 @@ def test_unknown_id_names_file_and_line(tmp_path):
 def test_id_both_positive_and_negative_is_an_error(tmp_path):
     path = _write(tmp_path / "select.txt", SELECT[:5] + ["5\tr\t\t3,2\t2,1"])
     with pytest.raises(DialogueFormatError, match=r"select.txt:6: ids both positive and negative"):
+        evaluate_semantic_retrieval(path, FakeEmbedder())
+
+
+@pytest.mark.parametrize("line", ["5\tr\t\t3,3\t2,1", "5\tr\t\t3\t2,1,2"])
+def test_a_candidate_listed_twice_is_refused(tmp_path, line):
+    """Counted twice, a repeated positive would lift r's AP from 1/2 (c2- c3+ c1-) to
+    (1/2 + 2/3) / 2 (c2- c3+ c3+ c1-)."""
+    path = _write(tmp_path / "select.txt", SELECT[:5] + [line])
+    with pytest.raises(DialogueFormatError, match=r"select.txt:6: ids listed twice: \['[32]'\]"):
         evaluate_semantic_retrieval(path, FakeEmbedder())
 
 

@@ -63,6 +63,19 @@ def test_hits_and_ranks_by_hand(tmp_path):
         pytest.approx({"avg_rank_h2_g1": 5.5, "hits@5_h2_g1": 0.5, "avg_rank": (5.5 + 46) / 2}))
 
 
+def test_hits_at_k_of_groups_without_more_than_k_candidates_are_null(tmp_path):
+    """Group (2, 1) ranks T1 among 21 candidates: 4th (d0..d2 above it), and hits@25 and hits@50 would
+    be 1 whatever the scores; group (5, 2) has 61 candidates, so hits@50 is scored there alone."""
+    records = [PlanningRecord("a", ("h1", "h2"), "T1", "G", tuple(DISTRACTORS[:20]), 1),
+               PlanningRecord("c", ("h1", "h2", "h3", "h4", "h5"), "T3", "G", tuple(DISTRACTORS), 2)]
+    results = evaluate_short_term_planning(_write(tmp_path, records), CosineEncoder(), "ccl")
+    assert (results["hits@5_h2_g1"], results["hits@10_h2_g1"]) == (1.0, 1.0)
+    assert results["hits@25_h2_g1"] is None and results["hits@50_h2_g1"] is None
+    assert (results["hits@25_h5_g2"], results["hits@50_h5_g2"]) == (0.0, 1.0)  # T3 ranks 31st
+    assert results["hits@25"] is None and results["hits@50"] is None
+    assert (results["hits@10"], results["avg_rank"]) == (0.5, (4 + 31) / 2)
+
+
 def _released_compute_stp_scores(goal_embedding, candidates_embeddings, history):
     """UKPLab/acl2024-triple-encoders triple_encoders/TripleEncodersForSTP.py:compute_stp_scores,
     ported line by line from torch to numpy: torch.nn.functional.normalize(x, p=2, dim=d) is

@@ -9,10 +9,11 @@ Embed = Callable[[Sequence[str]], np.ndarray]
 """Texts in, one embedding row per text out (e.g. `SentenceEmbedder.embed`)."""
 
 def is_jsonl(path: str) -> bool:
-    """True for canonical JSONL: a .jsonl name, or a first non-blank line that opens an object."""
+    """True for canonical JSONL: a .jsonl name, or a first non-blank line that opens an object
+    (after a UTF-8 byte-order mark, which the readers accept)."""
     if path.endswith(".jsonl"):
         return True
-    with open(path, encoding="utf-8", errors="replace") as f:
+    with open(path, encoding="utf-8-sig", errors="replace") as f:
         first = next((line for line in f if line.strip()), "")
     return first.lstrip().startswith("{")
 

@@ -41,9 +41,9 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
 import numpy as np
 
-from tfdialemb.augment.base import applied, source_id
+from tfdialemb.augment.base import AUGMENTATIONS, SOURCE_ID, applied, source_id
 from tfdialemb.augment.presets import OPERATIONS
-from tfdialemb.dialogue import Dialogue, read_dialogues
+from tfdialemb.dialogue import Dialogue, DialogueFormatError, read_dialogues
 from tfdialemb.eval import classifier_probes
 from tfdialemb.eval.dialogue_embedding import checked_views
 from tfdialemb.eval.dialogue_metrics import unit_rows
@@ -111,11 +111,18 @@ class AugmentedViews:
 
 
 def read_views(path: str) -> AugmentedViews:
-    """The usable views of an augmented file; a ValueError when fewer than two classes, or no
-    source with every class, remain."""
+    """The usable views of an augmented file; a DialogueFormatError names a line whose
+    augmentations or source id are malformed, a ValueError says when fewer than two classes, or
+    no source with every class, remain."""
     by_source: Dict[str, Dict[str, List[Dialogue]]] = {}
     left_out: Dict[str, int] = collections.Counter()
-    for dialogue in read_dialogues(path):
+    for line, dialogue in enumerate(read_dialogues(path), start=1):
+        operations, source = dialogue.labels.get(AUGMENTATIONS, []), dialogue.labels.get(SOURCE_ID, dialogue.id)
+        if not isinstance(operations, list) or not all(isinstance(operation, str) for operation in operations):
+            raise DialogueFormatError(path, line, f"labels.{AUGMENTATIONS} must be a list of operation names, "
+                                      f"got {operations!r}")
+        if not isinstance(source, str):
+            raise DialogueFormatError(path, line, f"labels.{SOURCE_ID} must be the original's id, got {source!r}")
         name = view_class(dialogue)
         if name is None:
             left_out["+".join(applied(dialogue))] += 1

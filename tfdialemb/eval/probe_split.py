@@ -55,12 +55,18 @@ def probe_parts(vectors: np.ndarray, labels: Sequence[Hashable], fit_vectors: Op
                 groups: Optional[Sequence[Hashable]] = None) -> ProbeParts:
     """The evaluated rows held out against a fit file's rows (`fit_vectors`, the released fixed
     splits; `fit_description` says which file), or a seeded held-out fraction of them against
-    the rest, each of `groups` (when given) wholly on one side."""
+    the rest, each of `groups` (when given) wholly on one side; a held-out part of a single label
+    is refused."""
     vectors = np.asarray(vectors)
     if fit_vectors is not None:
         return ProbeParts(np.asarray(fit_vectors), list(fit_labels), vectors, list(labels),
                           {"fixed": True, **(fit_description or {})})
     fit, test = held_out_split(len(vectors), test_fraction, seed, groups)
+    held_out_labels = {labels[i] for i in test}
+    if len(held_out_labels) < 2:
+        raise ValueError(f"the held-out part ({len(test)} of {len(vectors)} rows: fraction {test_fraction}, seed {seed}) "
+                         f"holds the single label {held_out_labels.pop()!r}, on which purity and macro F1 are perfect "
+                         "whatever the embedding; give a fit file, or another seed or held-out fraction")
     return ProbeParts(vectors[fit], [labels[i] for i in fit], vectors[test], [labels[i] for i in test],
                       {"fixed": False, "test_fraction": test_fraction, "seed": seed,
                        **({"by_group": True} if groups is not None else {})})

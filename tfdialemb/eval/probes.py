@@ -121,7 +121,8 @@ class DomainProbesEvaluator(ProbeTaskEvaluator):
         return {"label_key": options.label_key, "embedding": source.embedding, **result}, evaluated[0]
 
     def validation(self, eval_file, settings, options):
-        read_labelled_dialogues(eval_file, options.label_key)
+        labels = read_labelled_dialogues(eval_file, options.label_key).labels
+        probe_parts(np.zeros([len(labels), 1]), labels, seed=options.seed)  # a split it cannot score fails now
         pooling = settings["dialogue_pooling"]
         return lambda runtime: evaluate_probes(eval_file, options.label_key,
                                                lambda dialogues: runtime.embed(dialogues)[pooling],

@@ -8,7 +8,8 @@ positive; Douban: 10 candidates, human labels, so several positives or none). A 
 candidate has nothing to rank it against and is refused, and so is a block without a positive
 whose context is the block's before it: the rest of a longer block cut by too small a
 --block_size (read from text, or converted so), which would otherwise count as a block without a
-positive. Metrics per block, averaged over blocks,
+positive, and a set where no block holds both a positive and a negative (each block would score
+1 or 0 whatever the scores). Metrics per block, averaged over blocks,
 as taesunwhang/UMS-ResSel models/utils/scorer.py computes them (the scorer of SMN and of the
 BERT-DPT/UMS baselines FGC compares with):
   - r10@k: the share of the block's positives ranked in the top k (one positive: 1[rank ≤ k]);
@@ -42,6 +43,7 @@ from tfdialemb.eval.inputs import is_jsonl, read_eval_records
 from tfdialemb.options import Option
 
 RECALL_AT = (1, 2, 5)
+CUT_OFFS = {f"r10@{k}": k for k in RECALL_AT}
 Score = Callable[[Sequence[Sequence[str]], Sequence[str]], np.ndarray]
 """(contexts as lists of turns, responses) in, one score per pair out."""
 Represent = Callable[[Sequence[Sequence[str]], Sequence[str]], Dict[str, np.ndarray]]
@@ -66,9 +68,12 @@ def read_blocks(path: str, block_size: Optional[int] = None) -> List[Block]:
     current, seen, first_lines = None, set(), []
     for line, record in read_eval_records(path, lambda source, errors: convert_response_selection(source, errors, size)):
         labels = record.labels
-        if labels.get("label") not in (0, 1) or "context_id" not in labels or len(record.turns) < 2:
+        context_id = labels.get("context_id")
+        if (labels.get("label") not in (0, 1) or not isinstance(context_id, (int, str)) or isinstance(context_id, bool)
+                or len(record.turns) < 2):
             raise DialogueFormatError(path, line, "a response-selection record has context turns, the "
-                                      "candidate as its last turn and labels `label` (0/1) and `context_id`")
+                                      "candidate as its last turn and labels `label` (0/1) and `context_id` "
+                                      "(an integer or string)")
         context = tuple(t.text for t in record.turns[:-1])
         if current is None or current[0] != labels["context_id"]:
             if labels["context_id"] in seen:
@@ -112,8 +117,14 @@ def block_metrics(scores: np.ndarray, labels: np.ndarray) -> Dict[str, float]:
 def evaluate_response_selection(path: str, score: Score, keep_empty_blocks: bool = False,
                                 block_size: Optional[int] = None) -> Dict[str, object]:
     """{metric: mean over blocks, "blocks", "scored_blocks", "empty_blocks", "block_sizes",
-    "r2_blocks"} on the set at `path` (`read_blocks`); r2@1 is None when no block qualifies for it."""
+    "r2_blocks"} on the set at `path` (`read_blocks`); r2@1 is None when no block qualifies for it,
+    r10@k when no block with a positive has more than k candidates (all in the top k, it is 1 for
+    every model)."""
     blocks = read_blocks(path, block_size)
+    if not any(0 < sum(b.labels) < len(b.labels) for b in blocks):
+        lacking = ("has a positive candidate" if not any(any(b.labels) for b in blocks)
+                   else "holds both a positive and a negative candidate")
+        raise ValueError(f"{path}: no block {lacking}, so every block scores alike whatever the model's scores")
     contexts = [list(b.context) for b in blocks for _ in b.candidates]
     responses = [c for b in blocks for c in b.candidates]
     scores = np.asarray(score(contexts, responses), np.float64)
@@ -137,10 +148,9 @@ def evaluate_response_selection(path: str, score: Score, keep_empty_blocks: bool
             totals.setdefault(name, []).append(value)
         if len(labels) >= 2 and labels[:2].any() and not labels[:2].all():
             pairwise.append(metrics.recall_at_k(block_scores[:2], labels[:2], 1))
-    if not totals:
-        raise ValueError(f"{path}: no block has a positive candidate (pass --keep_empty_blocks to score "
-                         "them as 0)")
-    report: Dict[str, object] = {name: float(np.mean(values)) for name, values in totals.items()}
+    largest = max(len(block.candidates) for block in blocks if any(block.labels))
+    report: Dict[str, object] = {name: float(np.mean(values)) if CUT_OFFS.get(name, 0) < largest else None
+                                 for name, values in totals.items()}
     report["r2@1"] = float(np.mean(pairwise)) if pairwise else None
     report.update(blocks=len(blocks), scored_blocks=len(blocks) - (0 if keep_empty_blocks else empty),
                   empty_blocks=empty, empty_blocks_kept=keep_empty_blocks, block_sizes=_sizes(blocks),

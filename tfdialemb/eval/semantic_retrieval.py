@@ -5,13 +5,14 @@ the "dialoguecse_sr" converter of `tfdialemb.converters`) or its canonical JSONL
 turn holding the text, labels `positive_ids` and `negative_ids`). A line with both lists empty is
 a candidate only. A line with exactly one empty list is skipped and counted: the released
 evaluator's `check_rank_matrix` needs a relevant and a non-relevant candidate in every ranking.
-A query listed among its own candidates is refused. Ties rank pessimistically and a NaN score is a
-miss (`tfdialemb.eval.metrics`).
+A query listed among its own candidates, or a candidate listed twice, is refused. Ties rank
+pessimistically and a NaN score is a miss (`tfdialemb.eval.metrics`).
 
 For each query the candidates are its positives followed by its negatives, scored by the cosine
 of their embeddings with the query's; every distinct text is embedded once, since the released
 evaluator looks embeddings up by text.
 """
+import collections
 import dataclasses
 import functools
 from typing import Dict, List, Tuple
@@ -34,6 +35,7 @@ RANKING_METRICS = {
     **{f"p@{k}": functools.partial(metrics.precision_at_k, k=k) for k in PRECISION_AT},
     **{f"r@{k}": functools.partial(metrics.recall_at_k, k=k) for k in RECALL_AT},
 }
+CUT_OFFS = {**{f"p@{k}": k for k in PRECISION_AT}, **{f"r@{k}": k for k in RECALL_AT}}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -53,6 +55,9 @@ def _candidate_ids(path: str, line: int, record: Dialogue) -> Tuple[List[str], L
         raise DialogueFormatError(
             path, line, "an SR record has one turn and labels positive_ids and negative_ids "
             "(lists of ids)")
+    repeated = sorted(i for ids in id_lists for i, n in collections.Counter(ids).items() if n > 1)
+    if repeated:
+        raise DialogueFormatError(path, line, f"ids listed twice: {repeated} (a candidate would count twice)")
     both = sorted(set(positives) & set(negatives))
     if both:
         raise DialogueFormatError(path, line, f"ids both positive and negative: {both}")
@@ -95,7 +100,9 @@ def read_ranked_queries(path: str) -> Tuple[List[RetrievalQuery], int]:
 
 
 def evaluate_semantic_retrieval(path: str, embed: Embed) -> Dict[str, float]:
-    """MAP, MRR, P@{1,2,5,10} and R@{10,20,50} (means over queries), with the query counts."""
+    """MAP, MRR, P@{1,2,5,10} and R@{10,20,50} (means over queries), with the query counts; P@k and
+    R@k are None when no query has more than k candidates (all in the top k, they are the same for
+    every model)."""
     queries, skipped = read_ranked_queries(path)
     vectors = embed_distinct(
         embed, (text for q in queries for text in (q.text, *q.positives, *q.negatives)))
@@ -105,8 +112,9 @@ def evaluate_semantic_retrieval(path: str, embed: Embed) -> Dict[str, float]:
         scores = cosine_matrix(vectors[query.text][None], candidates)[0]
         relevance = np.array([1] * len(query.positives) + [0] * len(query.negatives))
         rankings.append((scores, relevance))
+    largest = max(len(scores) for scores, _ in rankings)
     results = {name: float(np.mean([metric(scores, relevance) for scores, relevance in rankings]))
-               for name, metric in RANKING_METRICS.items()}
+               if CUT_OFFS.get(name, 0) < largest else None for name, metric in RANKING_METRICS.items()}
     results.update(queries=len(queries), skipped_queries=skipped)
     return results
 

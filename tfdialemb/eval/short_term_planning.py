@@ -23,7 +23,8 @@ triple_encoders/TripleEncodersForSTP.py:evaluate_stp_dataset):
 Reported: hits@5/10/25/50 (the released "Top k") and avg_rank per (h, g) as
 `{metric}_h{h}_g{g}` with `records_h{h}_g{g}`, and overall as the mean over the (h, g) groups
 (the paper averages its per-file results), and `distractor_sources`, the distinct sources of the
-set's distractors. Ties rank pessimistically by default; the released code ranks optimistically
+set's distractors. hits@k is None (null) for a group where no record has more than k candidates
+(all in the top k, it is 1 for every model), and overall when it is None for a group. Ties rank pessimistically by default; the released code ranks optimistically
 (`ties`, eval/metrics.py:rank_of).
 """
 import dataclasses
@@ -182,6 +183,7 @@ def evaluate_short_term_planning(path: str, encode: Encode, mode: str = "c3l",
     check_ties(ties)
     score = released_planning_scores if scorer == RELEASED else planning_scores
     ranks: Dict[Tuple[int, int], List[int]] = {}
+    largest: Dict[Tuple[int, int], int] = {}
     dropped = 0
     sources = set()
     for chunk in _chunks(read_planning_records(path), records_per_call):
@@ -202,19 +204,21 @@ def evaluate_short_term_planning(path: str, encode: Encode, mode: str = "c3l",
                 scores = score(b1, before, goal_vector).numpy()
             else:
                 scores = cosine_matrix(before, goal_vector[np.newaxis])[:, 0]
-            ranks.setdefault((record.history_length, record.goal_distance), []).append(
-                rank_of(scores, 0, ties))
+            group = (record.history_length, record.goal_distance)
+            ranks.setdefault(group, []).append(rank_of(scores, 0, ties))
+            largest[group] = max(largest.get(group, 0), len(candidates))
     if not ranks:
         raise ValueError(f"{path}: no STP records")
     results: Dict[str, Any] = {}
     for (h, g), group in sorted(ranks.items()):
         group = np.asarray(group)
         for k in HITS_AT:
-            results[f"hits@{k}_h{h}_g{g}"] = float(np.mean(group <= k))
+            results[f"hits@{k}_h{h}_g{g}"] = float(np.mean(group <= k)) if k < largest[h, g] else None
         results[f"avg_rank_h{h}_g{g}"] = float(np.mean(group))
         results[f"records_h{h}_g{g}"] = len(group)
     for metric in [f"hits@{k}" for k in HITS_AT] + ["avg_rank"]:
-        results[metric] = float(np.mean([results[f"{metric}_h{h}_g{g}"] for h, g in ranks]))
+        values = [results[f"{metric}_h{h}_g{g}"] for h, g in ranks]
+        results[metric] = None if None in values else float(np.mean(values))
     results.update(records=sum(len(group) for group in ranks.values()),
                    dropped_distractors=dropped, distractor_sources=sorted(sources))
     return results

@@ -287,7 +287,9 @@ class TrainingLoop:
 
     def _record_validation(self, step: int, metrics: Dict[str, float]) -> None:
         """Logs validation metrics and appends them to VALIDATION_HISTORY, so curves over
-        training (e.g. dial2vec's alignment-uniformity trajectory) can be plotted later."""
+        training (e.g. dial2vec's alignment-uniformity trajectory) can be plotted later. A metric
+        the set cannot give (None: e.g. SR's P@10 when no query has more than 10 candidates) is left out."""
+        metrics = {name: value for name, value in metrics.items() if value is not None}
         self._log_scalars(step, {f"validation/{k}": v for k, v in metrics.items()})
         if self.chief:
             with open(os.path.join(self.config.model_dir, VALIDATION_HISTORY), "a", encoding="utf-8") as f:
