@@ -8,7 +8,8 @@ this grades a pair by its labels instead — a proxy, not a human judgment:
   2  other intent, same domain       1  other intent, other domain
 Utterances are the distinct texts of turns with an `intent` field (dialogue `labels["domain"]`
 gives the domain); a text seen with two labellings is dropped, and counted on the output line.
-Pairs are drawn, seeded, in equal numbers per score. The output is the released format `score \t s1 \t s2`, written atomically.
+Pairs are drawn, seeded, in equal numbers per score. The output is the released format
+`score \t s1 \t s2`, written atomically.
 """
 import random
 import sys

@@ -11,9 +11,9 @@ models context_response and utterance_sorting. Each method's paper values fill t
 unset; the run's length (--max_steps or --num_epochs) has a default only where the method's paper
 gives one (fgc, augcl, context_response and utterance_sorting: 5 epochs; ccl and c3l: 10), and
 the others refuse to start without it. The run prints the settings it uses first, then the
-examples it built and the fraction of an epoch its steps cover. A method option given for another method is refused. A paper's
---freeze_layers that the encoder's depth cannot take (6 of a 6-layer MiniLM) becomes the bottom
-half, and the run says so.
+examples it built and the fraction of an epoch its steps cover. A method option given for
+another method is refused. A paper's --freeze_layers that the encoder's depth cannot take (6 of a
+6-layer MiniLM) becomes the bottom half, and the run says so.
 
 `--train_file` is a canonical JSONL (examples are built into DIR/data, seeded; `python -m
 tfdialemb.data convert` writes one from a named corpus or your own JSON, YAML or text) or a

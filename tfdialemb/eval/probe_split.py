@@ -64,7 +64,8 @@ def probe_parts(vectors: np.ndarray, labels: Sequence[Hashable], fit_vectors: Op
     fit, test = held_out_split(len(vectors), test_fraction, seed, groups)
     held_out_labels = {labels[i] for i in test}
     if len(held_out_labels) < 2:
-        raise ValueError(f"the held-out part ({len(test)} of {len(vectors)} rows: fraction {test_fraction}, seed {seed}) "
+        raise ValueError(f"the held-out part ({len(test)} of {len(vectors)} rows: fraction {test_fraction}, "
+                         f"seed {seed}) "
                          f"holds the single label {held_out_labels.pop()!r}, on which purity and macro F1 are perfect "
                          "whatever the embedding; give a fit file, or another seed or held-out fraction")
     return ProbeParts(vectors[fit], [labels[i] for i in fit], vectors[test], [labels[i] for i in test],

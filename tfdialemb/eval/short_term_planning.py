@@ -24,8 +24,9 @@ Reported: hits@5/10/25/50 (the released "Top k") and avg_rank per (h, g) as
 `{metric}_h{h}_g{g}` with `records_h{h}_g{g}`, and overall as the mean over the (h, g) groups
 (the paper averages its per-file results), and `distractor_sources`, the distinct sources of the
 set's distractors. hits@k is None (null) for a group where no record has more than k candidates
-(all in the top k, it is 1 for every model), and overall when it is None for a group. Ties rank pessimistically by default; the released code ranks optimistically
-(`ties`, eval/metrics.py:rank_of).
+(all in the top k, it is 1 for every model), and overall when it is None for a group. Ties rank
+pessimistically by default; the released code ranks optimistically (`ties`,
+eval/metrics.py:rank_of).
 """
 import dataclasses
 import json
