@@ -175,6 +175,9 @@ def test_inputs_that_would_mix_originals_and_views_are_refused(tmp_path):
     write_dialogues([topic_dialogue("a", [("hotel", 2)], {"augmentations": ["insert"]})], str(tmp_path / "in.jsonl"))
     with pytest.raises(ValueError, match="dialogue 'a' is already augmented \\(insert\\)"):
         augment_file(plan(tmp_path), lambda: built.append(1))
+    write_dialogues([topic_dialogue("a", [("hotel", 2)], {"augmentations": "insert"})], str(tmp_path / "in.jsonl"))
+    with pytest.raises(ValueError, match="dialogue 'a': labels.augmentations must be a list of operation names"):
+        augment_file(plan(tmp_path), lambda: built.append(1))
     (tmp_path / "out.jsonl").write_text("")
     with pytest.raises(FileExistsError, match="pass --overwrite"):
         augment_file(plan(tmp_path), lambda: built.append(1))

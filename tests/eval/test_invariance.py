@@ -54,7 +54,7 @@ def test_a_file_without_originals_is_refused(tmp_path):
 def test_malformed_view_labels_name_their_line(tmp_path, labels, message):
     write_dialogues([Dialogue("a", (Turn("a", "x"),), {"augmentations": []}),
                      Dialogue("a/1", (Turn("a", "y"),), labels)], str(tmp_path / "views.jsonl"))
-    with pytest.raises(DialogueFormatError, match=r"views.jsonl:2: " + message):
+    with pytest.raises(DialogueFormatError, match=r"views.jsonl:2: dialogue 'a/1': " + message):
         read_views(str(tmp_path / "views.jsonl"))
 
 

@@ -31,13 +31,22 @@ def dialogue_rng(seed: int, dialogue_id: str, salt: str = "") -> np.random.Gener
 
 
 def source_id(dialogue: Dialogue) -> str:
-    """The id of the original dialogue `dialogue` was made from (its own id if original)."""
-    return dialogue.labels.get(SOURCE_ID, dialogue.id)
+    """The id of the original dialogue `dialogue` was made from (its own id if original); a
+    ValueError names a `source_id` label that is not a string."""
+    source = dialogue.labels.get(SOURCE_ID, dialogue.id)
+    if not isinstance(source, str):
+        raise ValueError(f"dialogue {dialogue.id!r}: labels.{SOURCE_ID} must be the original's id, got {source!r}")
+    return source
 
 
 def applied(dialogue: Dialogue) -> Tuple[str, ...]:
-    """The operations already applied to `dialogue`, in order."""
-    return tuple(dialogue.labels.get(AUGMENTATIONS, ()))
+    """The operations already applied to `dialogue`, in order; a ValueError names an
+    `augmentations` label that is not a list of names (a bare string would read as its letters)."""
+    operations = dialogue.labels.get(AUGMENTATIONS, [])
+    if not isinstance(operations, list) or not all(isinstance(operation, str) for operation in operations):
+        raise ValueError(f"dialogue {dialogue.id!r}: labels.{AUGMENTATIONS} must be a list of operation names, "
+                         f"got {operations!r}")
+    return tuple(operations)
 
 
 def augmented(original: Dialogue, turns: Sequence[Turn], operation: str) -> Dialogue:

@@ -41,7 +41,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
 import numpy as np
 
-from tfdialemb.augment.base import AUGMENTATIONS, SOURCE_ID, applied, source_id
+from tfdialemb.augment.base import applied, source_id
 from tfdialemb.augment.presets import OPERATIONS
 from tfdialemb.dialogue import Dialogue, DialogueFormatError, read_dialogues
 from tfdialemb.eval import classifier_probes
@@ -117,12 +117,10 @@ def read_views(path: str) -> AugmentedViews:
     by_source: Dict[str, Dict[str, List[Dialogue]]] = {}
     left_out: Dict[str, int] = collections.Counter()
     for line, dialogue in enumerate(read_dialogues(path), start=1):
-        operations, source = dialogue.labels.get(AUGMENTATIONS, []), dialogue.labels.get(SOURCE_ID, dialogue.id)
-        if not isinstance(operations, list) or not all(isinstance(operation, str) for operation in operations):
-            raise DialogueFormatError(path, line, f"labels.{AUGMENTATIONS} must be a list of operation names, "
-                                      f"got {operations!r}")
-        if not isinstance(source, str):
-            raise DialogueFormatError(path, line, f"labels.{SOURCE_ID} must be the original's id, got {source!r}")
+        try:
+            applied(dialogue), source_id(dialogue)
+        except ValueError as error:
+            raise DialogueFormatError(path, line, str(error)) from None
         name = view_class(dialogue)
         if name is None:
             left_out["+".join(applied(dialogue))] += 1
