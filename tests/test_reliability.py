@@ -187,7 +187,7 @@ def test_outputs_are_checked_before_the_work(tmp_path, hf_safetensors_dir):
     ("tfdialemb.train", "--batch_size=-2"), ("tfdialemb.train", "--batch_size=0"),
     ("tfdialemb.train", "--max_steps=0"), ("tfdialemb.train", "--num_epochs=0"),
     ("tfdialemb.encode", "--batch_size=0"), ("tfdialemb.encode", "--max_length=1"),
-    ("tfdialemb.train", "--learning_rate=nan"),
+    ("tfdialemb.train", "--learning_rate=nan"), ("tfdialemb.train", "--warmup_fraction=1.5"),
 ])
 def test_bad_numbers_exit_2_at_parse_time(module, flag):
     result, = _finish(_start("-m", module, flag))

@@ -68,8 +68,8 @@ def define_flags(command: str) -> None:
                        lower_bound=0.0)
     flags.DEFINE_enum("lr_schedule", None, ["constant", "linear"], "Decay after warm-up "
                       "(default: the method's).")
-    flags.DEFINE_float("warmup_fraction", None, "Fraction of the steps with linear warm-up.",
-                       lower_bound=0.0)
+    flags.DEFINE_float("warmup_fraction", None, "Fraction of the steps with linear warm-up (0 to 1).",
+                       lower_bound=0.0, upper_bound=1.0)
     flags.DEFINE_float("weight_decay", None, "Decoupled weight decay (not on biases and norms).",
                        lower_bound=0.0)
     flags.DEFINE_integer("freeze_layers", None, "Freeze the embeddings and this many bottom layers "
