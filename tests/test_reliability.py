@@ -300,3 +300,25 @@ def test_messages_say_what_happened(tmp_path, hf_safetensors_dir):
     with pytest.raises(ValueError, match="malformed JSON"):
         split_dialogues(str(tmp_path / "bad.jsonl"), str(tmp_path / "never"), seed=0, errors=ErrorPolicy("fail"))
     assert not os.path.exists(tmp_path / "never")
+
+
+@pytest.mark.parametrize("given,message", [
+    (dict(validate_file="dev.tsv"), "error: --validate_file needs --validate_every=N (the steps between "
+                                    "validations); without it no validation runs"),
+    (dict(validate_every=5), "error: --validate_every=5 needs --validate_file; without it no validation runs"),
+    (dict(validate_file="missing.tsv", validate_every=5), "error: missing.tsv: validation file does not exist"),
+])
+def test_a_validation_that_would_not_run_is_refused_before_any_work(tmp_path, monkeypatch, capsys, corpus_file,
+                                                                    given, message):
+    from training_flags import training_flags
+
+    from tfdialemb.methods.spec import get_method
+    from tfdialemb.training import cli
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(cli, "FLAGS", training_flags(train_file=str(corpus_file), model_dir=str(tmp_path / "model"),
+                                                     init_checkpoint=str(tmp_path / "no-checkpoint"), **given))
+    spec = get_method("mge")
+    assert cli.run(spec, spec.resolve({})) == 2
+    assert capsys.readouterr().err.strip() == message
+    assert not os.path.exists(tmp_path / "model")  # refused before the data build

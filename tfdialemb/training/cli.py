@@ -219,6 +219,14 @@ def run(spec, params: Dict[str, Any]) -> int:
     if not FLAGS.max_steps and not FLAGS.num_epochs:
         print("error: give --max_steps or --num_epochs", file=sys.stderr)
         return 2
+    if bool(FLAGS.validate_file) != bool(FLAGS.validate_every):
+        given, lacking = (("--validate_file", "--validate_every=N (the steps between validations)")
+                          if FLAGS.validate_file else (f"--validate_every={FLAGS.validate_every}", "--validate_file"))
+        print(f"error: {given} needs {lacking}; without it no validation runs", file=sys.stderr)
+        return 2
+    if FLAGS.validate_file and not os.path.isfile(FLAGS.validate_file):
+        print(f"error: {FLAGS.validate_file}: validation file does not exist", file=sys.stderr)
+        return 2
     lock = contextlib.ExitStack()
     try:
         check_writable(FLAGS.model_dir)
@@ -313,9 +321,6 @@ def _train(spec, params, prepared: PreparedRun) -> int:
 
     validate = None
     if FLAGS.validate_file and FLAGS.validate_every:
-        if not os.path.isfile(FLAGS.validate_file):
-            print(f"error: {FLAGS.validate_file}: validation file does not exist", file=sys.stderr)
-            return 2
         try:
             validate = _validation(FLAGS.validate_task, FLAGS.validate_file, tokenizer, prepared.config)
         except (OSError, ValueError) as e:
