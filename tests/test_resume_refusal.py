@@ -41,3 +41,17 @@ def test_a_built_data_directory_refuses_another_seed_naming_only_it(tmp_path):
                      BuildOptions(max_length=16, num_shards=1, seed=1), ErrorPolicy())
     assert str(refused.value) == (f"{tmp_path / 'data'}: holds examples built otherwise (seed: 0 there, 1 now); "
                                   "use a new --model_dir (or the same flags to resume)")
+
+
+def test_another_training_file_is_named_as_another_source_not_as_a_changed_file(tmp_path):
+    write_dialogues(corpus(n=8, seed=1), str(tmp_path / "train.jsonl"))
+    write_dialogues(corpus(n=8, seed=2), str(tmp_path / "other.jsonl"))
+    builder = make_builder("mge", {"negatives": 2})
+    options = BuildOptions(max_length=16, num_shards=1, seed=0)
+    data.prepare(str(tmp_path / "train.jsonl"), str(tmp_path / "data"), builder, TOKENIZER, options, ErrorPolicy())
+    with pytest.raises(ValueError) as refused:
+        data.prepare(str(tmp_path / "other.jsonl"), str(tmp_path / "data"), builder, TOKENIZER, options,
+                     ErrorPolicy())
+    assert str(refused.value) == (f"{tmp_path / 'data'}: holds examples built otherwise (source: "
+                                  f"{tmp_path / 'train.jsonl'} there, {tmp_path / 'other.jsonl'} now); "
+                                  "use a new --model_dir (or the same flags to resume)")
