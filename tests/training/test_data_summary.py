@@ -20,3 +20,12 @@ def test_the_data_line_counts_examples_dropped_over_the_max_length(monkeypatch):
         "skipped); 3 steps x batch 4 = 2.00 epochs")
     assert cli.data_summary(_manifest(), 3) == (
         "data: 6 augcl examples from 9 dialogues in /runs/a/data; 3 steps x batch 4 = 2.00 epochs")
+
+
+def test_the_last_line_says_when_no_step_ran(monkeypatch):
+    monkeypatch.setattr(cli, "FLAGS", training_flags(model_dir="/runs/a"))
+    assert cli.run_summary({"step": 4.0, "loss": 2.30964, "accuracy": 0.25}, 4) == (
+        "trained to step 4 of 4: loss 2.3096, accuracy 0.2500")
+    assert cli.run_summary({"step": 4.0}, 4) == "nothing to train: /runs/a already holds step 4"
+    assert cli.run_summary({"step": 4.0}, 3) == (
+        "nothing to train: /runs/a already holds step 4, past --max_steps=3: its weights are those of step 4")

@@ -348,9 +348,19 @@ def _train(spec, params, prepared: PreparedRun) -> int:
         scalars = loop.run()
     except (CheckpointError, NonFiniteError) as e:
         return report_error(e)
-    print(f"trained to step {scalars['step']:.0f} of {max_steps}: "
-          + ", ".join(f"{k} {v:.4f}" for k, v in scalars.items() if k != "step"))
+    print(run_summary(scalars, max_steps))
     return 0
+
+
+def run_summary(scalars: Dict[str, float], max_steps: int) -> str:
+    """The run's last line: the step reached and its last loss and metrics, or, when no step ran,
+    that the model directory already held --max_steps (or more) steps."""
+    step = int(scalars["step"])
+    if set(scalars) == {"step"}:
+        past = f", past --max_steps={max_steps}: its weights are those of step {step}" if step > max_steps else ""
+        return f"nothing to train: {FLAGS.model_dir} already holds step {step}{past}"
+    return f"trained to step {step} of {max_steps}: " + ", ".join(
+        f"{k} {v:.4f}" for k, v in scalars.items() if k != "step")
 
 
 def _training_record() -> Dict[str, Any]:

@@ -134,7 +134,7 @@ class TrainingLoop:
         damaged = []
         for path in reversed(recorded):
             try:
-                self.checkpoint.read(path).assert_existing_objects_matched()
+                self.checkpoint.read(path).expect_partial().assert_existing_objects_matched()
             except DAMAGED_CHECKPOINT_ERRORS as e:
                 _log.warning("%s is damaged (%s); trying the checkpoint before it", path,
                              str(e).splitlines()[0][:200])
@@ -163,7 +163,7 @@ class TrainingLoop:
             return False
         kept = {name: value for name, value in self._saved_objects.items() if name != "dropout_seeds"}
         try:
-            tf.train.Checkpoint(**kept).read(path).assert_existing_objects_matched()
+            tf.train.Checkpoint(**kept).read(path).expect_partial().assert_existing_objects_matched()
         except (AssertionError, ValueError):
             return False
         _log.warning("%s holds no dropout state: the dropout masks from here on differ from those of an "
