@@ -31,6 +31,17 @@ def test_a_model_directory_refuses_other_options_naming_only_them(tmp_path):
     assert "turns" not in str(refused.value)
 
 
+def test_a_model_directory_refuses_another_freezing(tmp_path):
+    config = {"format_version": 1, "method": "mge", "params": {"turns": 3}, "builder": {"method": "mge"},
+              "preprocessing": {"max_length": 32}, "encoder_options": {},
+              "training": {"learning_rate": 1e-4, "freeze_layers": 1}, "inference": {}}
+    write_method_config(str(tmp_path), config)
+    with pytest.raises(ValueError) as refused:
+        write_method_config(str(tmp_path), {**config, "training": {"learning_rate": 1e-5, "freeze_layers": 0}})
+    assert str(refused.value) == (f"{tmp_path}: holds a model trained otherwise (training.freeze_layers: 1 there, "
+                                  "0 now); use a new --model_dir, or the same flags to resume")
+
+
 def test_a_built_data_directory_refuses_another_seed_naming_only_it(tmp_path):
     write_dialogues(corpus(n=8, seed=1), str(tmp_path / "train.jsonl"))
     builder = make_builder("mge", {"negatives": 2})

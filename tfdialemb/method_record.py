@@ -21,7 +21,10 @@ VALIDATION_HISTORY = "validation.jsonl"
 FORMAT_VERSION = 1
 COMPARED_ON_RESUME = ("method", "params", "builder", "preprocessing", "encoder_options")
 """What a resumed run must share with the run that wrote the directory; training settings
-(steps, learning rate, ...) may change between runs."""
+(steps, learning rate, ...) may change between runs, except COMPARED_TRAINING."""
+COMPARED_TRAINING = ("freeze_layers",)
+"""The training settings a resumed run must share too: the checkpoints hold optimizer slots for
+the variables the first run trained, listed in order, which another freezing cannot restore."""
 
 
 def method_config(spec, params: Mapping[str, Any], manifest: Mapping[str, Any], tokenizer,
@@ -88,13 +91,18 @@ def write_method_config(directory: str, config: Mapping[str, Any]) -> None:
     same method, options and build, or a ValueError names what differs."""
     existing = read_method_config(directory)
     if existing is not None:
-        differ = setting_differences({key: existing.get(key) for key in COMPARED_ON_RESUME},
-                                     {key: config.get(key) for key in COMPARED_ON_RESUME})
+        differ = setting_differences(_compared_on_resume(existing), _compared_on_resume(config))
         if differ:
             raise ValueError(f"{directory}: holds a model trained otherwise ({'; '.join(differ)}); use a new "
                              "--model_dir, or the same flags to resume")
     with atomic_open(os.path.join(directory, METHOD_CONFIG)) as f:
         f.write(json.dumps(config, indent=2, ensure_ascii=False) + "\n")
+
+
+def _compared_on_resume(config: Mapping[str, Any]) -> Dict[str, Any]:
+    training = config.get("training") or {}
+    return {**{key: config.get(key) for key in COMPARED_ON_RESUME},
+            "training": {key: training.get(key) for key in COMPARED_TRAINING}}
 
 
 def setting_differences(there: Mapping[str, Any], now: Mapping[str, Any], prefix: str = "") -> List[str]:
