@@ -195,6 +195,20 @@ def test_bad_numbers_exit_2_at_parse_time(module, flag):
     assert flag.split("=")[0] in result.stderr and "Traceback" not in result.stderr
 
 
+@pytest.mark.parametrize("flags,message", [
+    (("--method=context_response", "--lr_schedule=constant", "--warmup_fraction=0.2"),
+     "error: --lr_schedule, --warmup_fraction do(es) not apply to --method=context_response with these options, "
+     "whose optimizer fixes schedule one_cycle, warmup_steps 0, amsgrad True, no_decay ('bias',)"),
+    (("--method=augcl", "--augcl_optimizer=released", "--learning_rate=3e-6", "--weight_decay=0.01"),
+     "error: --learning_rate do(es) not apply to --method=augcl with these options, whose optimizer fixes "
+     "schedule one_cycle, warmup_steps 0, amsgrad True, no_decay ('bias',), learning_rate 1e-05"),
+])
+def test_optimizer_flags_a_released_optimizer_would_ignore_exit_2(flags, message):
+    result, = _finish(_start("-m", "tfdialemb.train", *flags))
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines()[-1] == message
+
+
 @pytest.mark.slow
 def test_a_diverging_run_exits_2_naming_the_step_and_the_last_good_checkpoint(tmp_path, corpus_file,
                                                                              hf_safetensors_dir):

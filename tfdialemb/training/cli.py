@@ -48,6 +48,9 @@ TRAINING_DEFAULTS = {"batch_size": 32, "learning_rate": 5e-5, "freeze_layers": 0
                      "num_epochs": None, "weight_decay": 0.0, "warmup_fraction": 0.0,
                      "lr_schedule": "constant"}
 """Values of the shared flags a method's `defaults` leaves unset."""
+OPTIMIZER_FLAGS = {"learning_rate": "learning_rate", "lr_schedule": "schedule", "warmup_fraction": "warmup_steps",
+                   "weight_decay": "weight_decay"}
+"""The shared flags that set an OptimizerConfig field, which a method's `optimizer_settings` may fix."""
 
 
 def define_flags(command: str) -> None:
@@ -136,7 +139,21 @@ def main(command: str) -> int:
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    fixed = spec.optimizer_settings(params)
+    ignored = [name for name in fixed_flags(spec, params) if FLAGS[name].present]
+    if ignored:
+        print(f"error: {', '.join('--' + n for n in ignored)} do(es) not apply to --{selector}={spec.name} with "
+              f"these options, whose optimizer fixes {', '.join(f'{k} {v}' for k, v in fixed.items())}",
+              file=sys.stderr)
+        return 2
     return run(spec, params)
+
+
+def fixed_flags(spec, params) -> List[str]:
+    """The shared optimizer flags whose value `params` leave without effect: the method's
+    `optimizer_settings` fix their field (e.g. a released variant's own schedule)."""
+    fixed = spec.optimizer_settings(params)
+    return [name for name, field in OPTIMIZER_FLAGS.items() if field in fixed]
 
 
 def training_settings(spec) -> Dict[str, Any]:
@@ -178,10 +195,11 @@ def fitted_freeze_layers(spec, given: Optional[int], num_layers: int, checkpoint
 
 
 def run_header(spec, params: Dict[str, Any]) -> str:
-    """The settings this run uses: the shared ones (the run's length as given, --max_steps or
-    --num_epochs), then the method's options that apply (`MethodSpec.unused_options`), then the
+    """The settings this run uses: the shared ones the method's optimizer does not fix (the run's
+    length as given, --max_steps or --num_epochs), then the method's options that apply (`MethodSpec.unused_options`), then the
     precision it trains in and, when it validates, the one it validates in."""
-    shared = {name: getattr(FLAGS, name) for name in TRAINING_DEFAULTS if name != "num_epochs"}
+    fixed = fixed_flags(spec, params)
+    shared = {name: getattr(FLAGS, name) for name in TRAINING_DEFAULTS if name != "num_epochs" and name not in fixed}
     shared.update({"max_steps": FLAGS.max_steps} if FLAGS.max_steps else {"num_epochs": FLAGS.num_epochs})
     unused = set(spec.unused_options(params))
     shown = {**shared, **{k: v for k, v in params.items() if k not in unused}, **spec.optimizer_settings(params),
