@@ -66,3 +66,32 @@ def test_another_training_file_is_named_as_another_source_not_as_a_changed_file(
     assert str(refused.value) == (f"{tmp_path / 'data'}: holds examples built otherwise (source: "
                                   f"{tmp_path / 'train.jsonl'} there, {tmp_path / 'other.jsonl'} now); "
                                   "use a new --model_dir (or the same flags to resume)")
+
+
+def test_a_model_directory_refuses_an_init_checkpoint_of_other_shapes(tmp_path, monkeypatch, capsys,
+                                                                      hf_safetensors_dir):
+    import json
+
+    import tiny_bert
+    from training_flags import training_flags
+
+    from tfdialemb.methods.spec import get_method
+    from tfdialemb.training import cli
+
+    model_dir = tmp_path / "model"  # as a run of a 48-wide encoder leaves it, checkpoints recorded
+    model_dir.mkdir()
+    tiny_bert.write_vocab(str(model_dir))
+    (model_dir / "checkpoint").write_text('model_checkpoint_path: "ckpt-2"\n', encoding="utf-8")
+    wide = {"vocab_size": len(tiny_bert.WORDS), "hidden_size": 48, "num_layers": 2, "num_attention_heads": 4,
+            "intermediate_size": 40, "max_position_embeddings": 64}
+    (model_dir / "tfdialemb_encoder.json").write_text(json.dumps({"format_version": 1, "encoder": wide}),
+                                                      encoding="utf-8")
+    monkeypatch.setattr(cli, "FLAGS", training_flags(train_file=str(tmp_path / "train.jsonl"),
+                                                     model_dir=str(model_dir), init_checkpoint=hf_safetensors_dir))
+    spec = get_method("mge")
+    assert cli.run(spec, spec.resolve({})) == 2
+    # tiny_bert.HF_CONFIG: 32 wide, intermediate size 37.
+    assert capsys.readouterr().err.strip() == (
+        f"error: {model_dir}: holds checkpoints of another encoder than {hf_safetensors_dir}'s (hidden_size: 48 "
+        "there, 32 now; intermediate_size: 40 there, 37 now); use a new --model_dir, or the --init_checkpoint it "
+        "was trained from to resume")

@@ -32,6 +32,7 @@ from tfdialemb.inference_kinds import (
 from tfdialemb.method_record import (
     method_config,
     recorded_settings,
+    setting_differences,
     write_method_config,
 )
 from tfdialemb.methods.spec import TrainingRun, all_specs, get_method
@@ -227,7 +228,6 @@ def run(spec, params: Dict[str, Any]) -> int:
     """Trains `spec`'s model with `params` on --train_file; the exit status."""
     from tfdialemb.data.build import BuildOptions  # pylint: disable=import-outside-toplevel
     from tfdialemb.encoders import load_tokenizer  # pylint: disable=import-outside-toplevel
-    from tfdialemb.encoders.checkpoint import load_encoder_config  # pylint: disable=import-outside-toplevel
     from tfdialemb.training import data  # pylint: disable=import-outside-toplevel
 
     missing = [f"--{n}" for n in ("train_file", "model_dir", "init_checkpoint") if not getattr(FLAGS, n)]
@@ -248,7 +248,7 @@ def run(spec, params: Dict[str, Any]) -> int:
     lock = contextlib.ExitStack()
     try:
         check_writable(FLAGS.model_dir)
-        encoder_config = load_encoder_config(FLAGS.init_checkpoint)
+        encoder_config = init_encoder_config(FLAGS.init_checkpoint, FLAGS.model_dir)
         FLAGS.max_length = usable_max_length(encoder_config, FLAGS.max_length)
         FLAGS.freeze_layers, freezing = fitted_freeze_layers(spec, FLAGS.freeze_layers, encoder_config.num_layers,
                                                              FLAGS.init_checkpoint)
@@ -289,6 +289,29 @@ def run(spec, params: Dict[str, Any]) -> int:
     with lock:
         return _train(spec, params, PreparedRun(strategy, tokenizer, manifest, auxiliary, encoder_options,
                                                 config, run_settings))
+
+
+ENCODER_SHAPE = ("vocab_size", "hidden_size", "num_layers", "num_attention_heads", "intermediate_size",
+                 "max_position_embeddings", "type_vocab_size", "embedding_size")
+"""The encoder config fields that set the shapes of its weights and come from --init_checkpoint
+alone (role and turn embeddings are the method's encoder options, compared with method.json)."""
+
+
+def init_encoder_config(init_checkpoint: str, model_dir: str):
+    """The encoder config of `init_checkpoint`; a ValueError naming the shapes that differ when
+    `model_dir` already holds checkpoints of an encoder of other shapes, which it cannot resume."""
+    from tfdialemb.encoders.checkpoint import OWN_CONFIG, load_encoder_config  # pylint: disable=import-outside-toplevel
+
+    config = load_encoder_config(init_checkpoint)
+    if os.path.isfile(os.path.join(model_dir, "checkpoint")) and os.path.isfile(os.path.join(model_dir, OWN_CONFIG)):
+        trained = load_encoder_config(model_dir)
+        differ = setting_differences({name: getattr(trained, name) for name in ENCODER_SHAPE},
+                                     {name: getattr(config, name) for name in ENCODER_SHAPE})
+        if differ:
+            raise ValueError(f"{model_dir}: holds checkpoints of another encoder than {init_checkpoint}'s "
+                             f"({'; '.join(differ)}); use a new --model_dir, or the --init_checkpoint it was "
+                             "trained from to resume")
+    return config
 
 
 @dataclasses.dataclass(frozen=True)
