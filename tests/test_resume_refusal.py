@@ -95,3 +95,31 @@ def test_a_model_directory_refuses_an_init_checkpoint_of_other_shapes(tmp_path, 
         f"error: {model_dir}: holds checkpoints of another encoder than {hf_safetensors_dir}'s (hidden_size: 48 "
         "there, 32 now; intermediate_size: 40 there, 37 now); use a new --model_dir, or the --init_checkpoint it "
         "was trained from to resume")
+
+
+def test_a_model_directory_refuses_a_shard_directory_rebuilt_from_another_corpus(tmp_path):
+    from tfdialemb.data.build import build
+    from tfdialemb.files import file_sha256
+    from tfdialemb.method_record import method_config
+    from tfdialemb.methods.spec import get_method
+
+    spec = get_method("mge")
+    params = spec.resolve({"negatives": 2})
+    builder = make_builder("mge", {"negatives": 2})
+    records = []
+    for seed, name in ((0, "train.jsonl"), (3, "other.jsonl")):  # the same --train_file=shards, rebuilt
+        write_dialogues(corpus(n=8, seed=seed + 1), str(tmp_path / name))
+        manifest = build(str(tmp_path / name), str(tmp_path / f"shards{seed}"), builder, TOKENIZER,
+                         BuildOptions(max_length=16, num_shards=1, seed=seed), ErrorPolicy())
+        records.append((file_sha256(str(tmp_path / name)), manifest["counts"]["examples"],
+                        method_config(spec, params, manifest, TOKENIZER, {}, {"freeze_layers": 0})))
+    (first_sha, first_examples, first), (other_sha, other_examples, other) = records
+    write_method_config(str(tmp_path / "model"), first)
+    write_method_config(str(tmp_path / "model"), first)  # the same build resumes
+    with pytest.raises(ValueError) as refused:
+        write_method_config(str(tmp_path / "model"), other)
+    assert (first_examples, other_examples) == (29, 35)  # one per turn of corpus(n=8, seed=1) and of seed=4
+    assert str(refused.value) == (
+        f"{tmp_path / 'model'}: holds a model trained otherwise (data.source_sha256: {first_sha} there, {other_sha} "
+        "now; data.seed: 0 there, 3 now; data.examples: 29 there, 35 now); use a new --model_dir, or the same "
+        "flags to resume")
