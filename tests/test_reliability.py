@@ -316,6 +316,27 @@ def test_messages_say_what_happened(tmp_path, hf_safetensors_dir):
     assert not os.path.exists(tmp_path / "never")
 
 
+def test_training_into_the_init_checkpoint_is_refused_before_any_work(tmp_path, monkeypatch, capsys, corpus_file,
+                                                                     hf_safetensors_dir):
+    import shutil
+
+    from training_flags import training_flags
+
+    from tfdialemb.methods.spec import get_method
+    from tfdialemb.training import cli
+
+    shutil.copytree(hf_safetensors_dir, tmp_path / "bert")
+    before = sorted(os.listdir(tmp_path / "bert"))
+    monkeypatch.setattr(cli, "FLAGS", training_flags(train_file=str(corpus_file), model_dir=str(tmp_path / "bert"),
+                                                     init_checkpoint=str(tmp_path / "bert") + "/"))
+    spec = get_method("mge")
+    assert cli.run(spec, spec.resolve({})) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"error: --model_dir is --init_checkpoint ({tmp_path / 'bert'}): the run's checkpoints would take the place "
+        "of the encoder it starts from; give another --model_dir")
+    assert sorted(os.listdir(tmp_path / "bert")) == before
+
+
 @pytest.mark.parametrize("given,message", [
     (dict(validate_file="dev.tsv"), "error: --validate_file needs --validate_every=N (the steps between "
                                     "validations); without it no validation runs"),

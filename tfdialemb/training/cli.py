@@ -237,6 +237,10 @@ def run(spec, params: Dict[str, Any]) -> int:
     if not FLAGS.max_steps and not FLAGS.num_epochs:
         print("error: give --max_steps or --num_epochs", file=sys.stderr)
         return 2
+    if os.path.realpath(FLAGS.model_dir) == os.path.realpath(FLAGS.init_checkpoint):
+        print(f"error: --model_dir is --init_checkpoint ({FLAGS.model_dir}): the run's checkpoints would take the "
+              "place of the encoder it starts from; give another --model_dir", file=sys.stderr)
+        return 2
     if bool(FLAGS.validate_file) != bool(FLAGS.validate_every):
         given, lacking = (("--validate_file", "--validate_every=N (the steps between validations)")
                           if FLAGS.validate_file else (f"--validate_every={FLAGS.validate_every}", "--validate_file"))
