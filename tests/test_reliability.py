@@ -209,6 +209,14 @@ def test_optimizer_flags_a_released_optimizer_would_ignore_exit_2(flags, message
     assert result.stderr.strip().splitlines()[-1] == message
 
 
+def test_an_optimizer_flag_given_the_released_optimizers_own_value_is_accepted():
+    """A flagfile's --learning_rate is overridden by the released optimizer's own 1e-5 on the command line."""
+    result, = _finish(_start("-m", "tfdialemb.train", "--method=augcl", "--augcl_optimizer=released",
+                             "--learning_rate=2e-5", "--learning_rate=1e-5"))
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines()[-1] == "error: missing --train_file, --model_dir, --init_checkpoint"
+
+
 @pytest.mark.slow
 def test_a_diverging_run_exits_2_naming_the_step_and_the_last_good_checkpoint(tmp_path, corpus_file,
                                                                              hf_safetensors_dir):

@@ -51,7 +51,8 @@ TRAINING_DEFAULTS = {"batch_size": 32, "learning_rate": 5e-5, "freeze_layers": 0
 """Values of the shared flags a method's `defaults` leaves unset."""
 OPTIMIZER_FLAGS = {"learning_rate": "learning_rate", "lr_schedule": "schedule", "warmup_fraction": "warmup_steps",
                    "weight_decay": "weight_decay"}
-"""The shared flags that set an OptimizerConfig field, which a method's `optimizer_settings` may fix."""
+"""The shared flags that set an OptimizerConfig field, which a method's `optimizer_settings` may fix;
+given with another value than the fixed one, they are refused."""
 
 
 def define_flags(command: str) -> None:
@@ -141,7 +142,8 @@ def main(command: str) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     fixed = spec.optimizer_settings(params)
-    ignored = [name for name in fixed_flags(spec, params) if FLAGS[name].present]
+    ignored = [name for name in fixed_flags(spec, params)
+               if FLAGS[name].present and FLAGS[name].value != fixed[OPTIMIZER_FLAGS[name]]]
     if ignored:
         print(f"error: {', '.join('--' + n for n in ignored)} do(es) not apply to --{selector}={spec.name} with "
               f"these options, whose optimizer fixes {', '.join(f'{k} {v}' for k, v in fixed.items())}",
