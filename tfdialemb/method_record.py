@@ -91,7 +91,15 @@ def trained_method_name(directory: str) -> Optional[str]:
 
 def write_method_config(directory: str, config: Mapping[str, Any]) -> None:
     """Writes `config` as DIR/method.json; a directory written by another run must describe the
-    same method, options and build, or a ValueError names what differs."""
+    same method, options and build, or a ValueError names what differs (`check_method_config`)."""
+    check_method_config(directory, config)
+    with atomic_open(os.path.join(directory, METHOD_CONFIG)) as f:
+        f.write(json.dumps(config, indent=2, ensure_ascii=False) + "\n")
+
+
+def check_method_config(directory: str, config: Mapping[str, Any]) -> None:
+    """A ValueError naming what differs when DIR/method.json describes another method, options or
+    build than `config`, which a run resuming in DIR must share."""
     existing = read_method_config(directory)
     if existing is not None:
         there, now = _compared_on_resume(existing), _compared_on_resume(config)
@@ -101,8 +109,6 @@ def write_method_config(directory: str, config: Mapping[str, Any]) -> None:
         if differ:
             raise ValueError(f"{directory}: holds a model trained otherwise ({'; '.join(differ)}); use a new "
                              "--model_dir, or the same flags to resume")
-    with atomic_open(os.path.join(directory, METHOD_CONFIG)) as f:
-        f.write(json.dumps(config, indent=2, ensure_ascii=False) + "\n")
 
 
 def _compared_on_resume(config: Mapping[str, Any]) -> Dict[str, Any]:

@@ -30,6 +30,7 @@ from tfdialemb.inference_kinds import (
     resolve,
 )
 from tfdialemb.method_record import (
+    check_method_config,
     method_config,
     recorded_settings,
     setting_differences,
@@ -287,8 +288,8 @@ def run(spec, params: Dict[str, Any]) -> int:
         auxiliary = spec.auxiliary(params, run_settings)
         encoder_options = spec.encoder_options(params)
         config = method_config(spec, params, manifest, tokenizer, encoder_options, _training_record())
-        if chief:
-            write_method_config(FLAGS.model_dir, config)
+        if chief:  # written once the loop has restored the checkpoint it resumes from
+            check_method_config(FLAGS.model_dir, config)
     except (OSError, ValueError) as e:
         lock.close()
         return report_error(e)
@@ -387,7 +388,8 @@ def _train(spec, params, prepared: PreparedRun) -> int:
         keep_best=get_evaluator(FLAGS.validate_task).selection if validate else None, seed=FLAGS.seed)
     print(f"building the {spec.name} model from {FLAGS.init_checkpoint}", flush=True)
     try:
-        loop = TrainingLoop(prepared.strategy, build_method, dataset_fn, tokenizer, loop_config, validate)
+        loop = TrainingLoop(prepared.strategy, build_method, dataset_fn, tokenizer, loop_config, validate,
+                            record=lambda: write_method_config(FLAGS.model_dir, prepared.config))
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
