@@ -1,8 +1,9 @@
 """A model directory opened for inference releases its model when its block ends: evaluating
-several models one after another holds one at a time."""
+several models one after another holds one at a time; one whose training saved no checkpoint
+says so."""
 import weakref
 
-from tfdialemb.model_dir import ModelSource
+from tfdialemb.model_dir import ModelSource, load_method
 
 
 def test_the_loaded_encoder_is_freed_when_the_block_ends(hf_safetensors_dir):
@@ -42,3 +43,21 @@ def test_a_record_written_under_the_former_layout_name_reads_as_pair_layout(tmp_
     assert recorded_settings(config, "selection") == {"pair_layout": "ums", "max_length": 64}
     params = get_method("fgc").from_record(config["params"])
     assert (params.pair_layout, params.aug_strength) == ("ums", 0.1)
+
+
+def test_a_directory_whose_training_saved_no_checkpoint_says_so(tmp_path):
+    import json
+
+    import pytest
+
+    from tfdialemb.encoders import CheckpointError
+    from tfdialemb.method_record import METHOD_CONFIG
+
+    (tmp_path / METHOD_CONFIG).write_text(json.dumps({
+        "format_version": 1, "method": "mge", "params": {}, "preprocessing": {"merge_consecutive_turns": True},
+        "inference": {"sentence": {"pooling": "mean", "max_length": 32}}}), encoding="utf-8")
+    (tmp_path / "data").mkdir()  # what a run stopped before its first checkpoint leaves
+    with pytest.raises(CheckpointError) as refused:
+        load_method(str(tmp_path))
+    assert str(refused.value) == (f"{tmp_path}: its mge training run has saved no checkpoint yet; rerun its "
+                                  "training command to train it")

@@ -187,12 +187,34 @@ def test_outputs_are_checked_before_the_work(tmp_path, hf_safetensors_dir):
     ("tfdialemb.train", "--batch_size=-2"), ("tfdialemb.train", "--batch_size=0"),
     ("tfdialemb.train", "--max_steps=0"), ("tfdialemb.train", "--num_epochs=0"),
     ("tfdialemb.encode", "--batch_size=0"), ("tfdialemb.encode", "--max_length=1"),
-    ("tfdialemb.train", "--learning_rate=nan"),
+    ("tfdialemb.train", "--learning_rate=nan"), ("tfdialemb.train", "--warmup_fraction=1.5"),
 ])
 def test_bad_numbers_exit_2_at_parse_time(module, flag):
     result, = _finish(_start("-m", module, flag))
     assert result.returncode == 2
     assert flag.split("=")[0] in result.stderr and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("flags,message", [
+    (("--method=context_response", "--lr_schedule=constant", "--warmup_fraction=0.2"),
+     "error: --lr_schedule, --warmup_fraction do(es) not apply to --method=context_response with these options, "
+     "whose optimizer fixes schedule one_cycle, warmup_steps 0, amsgrad True, no_decay ('bias',)"),
+    (("--method=augcl", "--augcl_optimizer=released", "--learning_rate=3e-6", "--weight_decay=0.01"),
+     "error: --learning_rate do(es) not apply to --method=augcl with these options, whose optimizer fixes "
+     "schedule one_cycle, warmup_steps 0, amsgrad True, no_decay ('bias',), learning_rate 1e-05"),
+])
+def test_optimizer_flags_a_released_optimizer_would_ignore_exit_2(flags, message):
+    result, = _finish(_start("-m", "tfdialemb.train", *flags))
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines()[-1] == message
+
+
+def test_an_optimizer_flag_given_the_released_optimizers_own_value_is_accepted():
+    """A flagfile's --learning_rate is overridden by the released optimizer's own 1e-5 on the command line."""
+    result, = _finish(_start("-m", "tfdialemb.train", "--method=augcl", "--augcl_optimizer=released",
+                             "--learning_rate=2e-5", "--learning_rate=1e-5"))
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines()[-1] == "error: missing --train_file, --model_dir, --init_checkpoint"
 
 
 @pytest.mark.slow
@@ -300,3 +322,46 @@ def test_messages_say_what_happened(tmp_path, hf_safetensors_dir):
     with pytest.raises(ValueError, match="malformed JSON"):
         split_dialogues(str(tmp_path / "bad.jsonl"), str(tmp_path / "never"), seed=0, errors=ErrorPolicy("fail"))
     assert not os.path.exists(tmp_path / "never")
+
+
+def test_training_into_the_init_checkpoint_is_refused_before_any_work(tmp_path, monkeypatch, capsys, corpus_file,
+                                                                     hf_safetensors_dir):
+    import shutil
+
+    from training_flags import training_flags
+
+    from tfdialemb.methods.spec import get_method
+    from tfdialemb.training import cli
+
+    shutil.copytree(hf_safetensors_dir, tmp_path / "bert")
+    before = sorted(os.listdir(tmp_path / "bert"))
+    monkeypatch.setattr(cli, "FLAGS", training_flags(train_file=str(corpus_file), model_dir=str(tmp_path / "bert"),
+                                                     init_checkpoint=str(tmp_path / "bert") + "/"))
+    spec = get_method("mge")
+    assert cli.run(spec, spec.resolve({})) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"error: --model_dir is --init_checkpoint ({tmp_path / 'bert'}): the run's checkpoints would take the place "
+        "of the encoder it starts from; give another --model_dir")
+    assert sorted(os.listdir(tmp_path / "bert")) == before
+
+
+@pytest.mark.parametrize("given,message", [
+    (dict(validate_file="dev.tsv"), "error: --validate_file needs --validate_every=N (the steps between "
+                                    "validations); without it no validation runs"),
+    (dict(validate_every=5), "error: --validate_every=5 needs --validate_file; without it no validation runs"),
+    (dict(validate_file="missing.tsv", validate_every=5), "error: missing.tsv: validation file does not exist"),
+])
+def test_a_validation_that_would_not_run_is_refused_before_any_work(tmp_path, monkeypatch, capsys, corpus_file,
+                                                                    given, message):
+    from training_flags import training_flags
+
+    from tfdialemb.methods.spec import get_method
+    from tfdialemb.training import cli
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(cli, "FLAGS", training_flags(train_file=str(corpus_file), model_dir=str(tmp_path / "model"),
+                                                     init_checkpoint=str(tmp_path / "no-checkpoint"), **given))
+    spec = get_method("mge")
+    assert cli.run(spec, spec.resolve({})) == 2
+    assert capsys.readouterr().err.strip() == message
+    assert not os.path.exists(tmp_path / "model")  # refused before the data build

@@ -1,7 +1,8 @@
 """The record of a model directory (`method.json`, like sentence-transformers' `modules.json`):
 what a training run was, written beside its checkpoints.
 
-Training writes the method and its resolved options, the example builder and its parameters, the
+Training writes the method and its resolved options, the example builder and its parameters, what
+identifies the examples it built (the source's SHA-256, the seed, their number), the
 pre-processing (merged turns, minimum turns, max length, packing separator, casing, special-token
 mapping), the encoder's start and options, the training settings, and per inference kind the
 settings inference must repeat (`tfdialemb.inference_kinds`). Reading it needs no model:
@@ -19,9 +20,12 @@ METHOD_CONFIG = "method.json"
 VALIDATION_HISTORY = "validation.jsonl"
 """One JSON line per validation of a training run: {"step": N, metric: value, ...}."""
 FORMAT_VERSION = 1
-COMPARED_ON_RESUME = ("method", "params", "builder", "preprocessing", "encoder_options")
+COMPARED_ON_RESUME = ("method", "params", "builder", "data", "preprocessing", "encoder_options")
 """What a resumed run must share with the run that wrote the directory; training settings
-(steps, learning rate, ...) may change between runs."""
+(steps, learning rate, ...) may change between runs, except COMPARED_TRAINING."""
+COMPARED_TRAINING = ("freeze_layers",)
+"""The training settings a resumed run must share too: the checkpoints hold optimizer slots for
+the variables the first run trained, listed in order, which another freezing cannot restore."""
 
 
 def method_config(spec, params: Mapping[str, Any], manifest: Mapping[str, Any], tokenizer,
@@ -50,6 +54,8 @@ def method_config(spec, params: Mapping[str, Any], manifest: Mapping[str, Any], 
         "paper": spec.paper,
         "params": dict(params),
         "builder": manifest["builder"],
+        "data": {"source_sha256": (manifest.get("source_fingerprint") or {}).get("sha256"),
+                 "seed": manifest.get("seed"), "examples": manifest["counts"]["examples"]},
         "preprocessing": preprocessing,
         "encoder_options": dict(encoder_options),
         "training": dict(training),
@@ -85,16 +91,30 @@ def trained_method_name(directory: str) -> Optional[str]:
 
 def write_method_config(directory: str, config: Mapping[str, Any]) -> None:
     """Writes `config` as DIR/method.json; a directory written by another run must describe the
-    same method, options and build, or a ValueError names what differs."""
+    same method, options and build, or a ValueError names what differs (`check_method_config`)."""
+    check_method_config(directory, config)
+    with atomic_open(os.path.join(directory, METHOD_CONFIG)) as f:
+        f.write(json.dumps(config, indent=2, ensure_ascii=False) + "\n")
+
+
+def check_method_config(directory: str, config: Mapping[str, Any]) -> None:
+    """A ValueError naming what differs when DIR/method.json describes another method, options or
+    build than `config`, which a run resuming in DIR must share."""
     existing = read_method_config(directory)
     if existing is not None:
-        differ = setting_differences({key: existing.get(key) for key in COMPARED_ON_RESUME},
-                                     {key: config.get(key) for key in COMPARED_ON_RESUME})
+        there, now = _compared_on_resume(existing), _compared_on_resume(config)
+        if there["data"] is None:  # a record that predates "data"
+            del there["data"], now["data"]
+        differ = setting_differences(there, now)
         if differ:
             raise ValueError(f"{directory}: holds a model trained otherwise ({'; '.join(differ)}); use a new "
                              "--model_dir, or the same flags to resume")
-    with atomic_open(os.path.join(directory, METHOD_CONFIG)) as f:
-        f.write(json.dumps(config, indent=2, ensure_ascii=False) + "\n")
+
+
+def _compared_on_resume(config: Mapping[str, Any]) -> Dict[str, Any]:
+    training = config.get("training") or {}
+    return {**{key: config.get(key) for key in COMPARED_ON_RESUME},
+            "training": {key: training.get(key) for key in COMPARED_TRAINING}}
 
 
 def setting_differences(there: Mapping[str, Any], now: Mapping[str, Any], prefix: str = "") -> List[str]:

@@ -53,6 +53,9 @@ def load_method(directory: str) -> TrainedMethod:
     if config is None:
         raise ValueError(f"{directory}: has no {METHOD_CONFIG}, so it is not a model directory written by "
                          "`python -m tfdialemb.train` (load its encoder with --init_checkpoint)")
+    if not os.path.isfile(os.path.join(directory, "checkpoint")):
+        raise CheckpointError(f"{directory}: its {config['method']} training run has saved no checkpoint yet; "
+                              "rerun its training command to train it")
     spec = get_method(config["method"])
     encoder, tokenizer, path = load_own_encoder(directory, restore=False)
     model = spec.make_model(encoder, spec.from_record(config["params"]))

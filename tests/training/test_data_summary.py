@@ -1,6 +1,8 @@
-"""The training run's `data:` line says what the build left out, so a run that trains on fewer
-examples than its corpus holds says why."""
+"""What the training run prints: the `data:` line says what the build left out, so a run that
+trains on fewer examples than its corpus holds says why; the header shows the settings that apply;
+the last line says the step reached, or why no step ran."""
 from training_flags import training_flags
+from tfdialemb.methods.spec import get_method
 from tfdialemb.training import cli
 
 
@@ -24,3 +26,24 @@ def test_the_data_line_counts_examples_dropped_over_the_max_length(monkeypatch):
         "3 steps x batch 4 = 2.00 epochs")
     assert cli.data_summary(_manifest(), 3) == (
         "data: 6 augcl examples from 9 dialogues in /runs/a/data; 3 steps x batch 4 = 2.00 epochs")
+
+
+def test_the_last_line_says_when_no_step_ran(monkeypatch):
+    monkeypatch.setattr(cli, "FLAGS", training_flags(model_dir="/runs/a"))
+    assert cli.run_summary({"step": 4.0, "loss": 2.30964, "accuracy": 0.25}, 4) == (
+        "trained to step 4 of 4: loss 2.3096, accuracy 0.2500")
+    assert cli.run_summary({"step": 4.0}, 4) == "nothing to train: /runs/a already holds step 4"
+    assert cli.run_summary({"step": 4.0}, 3) == (
+        "nothing to train: /runs/a already holds step 4, past --max_steps=3: its weights are those of step 4")
+
+
+def test_the_header_leaves_out_the_shared_flags_a_released_optimizer_fixes(monkeypatch):
+    monkeypatch.setattr(cli, "FLAGS", training_flags(max_steps=5, learning_rate=1e-5, lr_schedule="linear",
+                                                     warmup_fraction=0.1, weight_decay=0.01))
+    spec = get_method("context_response")
+    header = cli.run_header(spec, spec.resolve({}))  # the released one-cycle optimizer by default
+    assert "lr_schedule" not in header and "warmup_fraction" not in header
+    assert "learning_rate 1e-05, freeze_layers 0, max_length 24, weight_decay 0.01, max_steps 5" in header
+    assert "schedule one_cycle, warmup_steps 0" in header
+    linear = cli.run_header(spec, spec.resolve({"context_response_optimizer": "linear"}))
+    assert "warmup_fraction 0.1, lr_schedule linear" in linear and "one_cycle" not in linear

@@ -109,7 +109,7 @@ def built(tmp_path_factory):
 
 def _loop(strategy, built, model_dir, max_steps, batch=8, checkpoint_every=3, buckets=None, epsilon=1e-8,
           validate=None, validate_every=0, jit_compile=False, method_class=ShrinkEmbeddings,
-          reshape_batches=lambda dataset: dataset, keep_best=None, dropout=0.0):
+          reshape_batches=lambda dataset: dataset, keep_best=None, dropout=0.0, record=None):
     config = EncoderConfig.from_huggingface(tiny_bert.HF_CONFIG).replace(hidden_dropout=dropout,
                                                                          attention_dropout=dropout)
 
@@ -126,7 +126,7 @@ def _loop(strategy, built, model_dir, max_steps, batch=8, checkpoint_every=3, bu
                              checkpoint_every=checkpoint_every,
                              log_every=1, validate_every=validate_every, jit_compile=jit_compile,
                              keep_best=keep_best)
-    return TrainingLoop(strategy, build_method, dataset_fn, TOKENIZER, loop_config, validate)
+    return TrainingLoop(strategy, build_method, dataset_fn, TOKENIZER, loop_config, validate, record=record)
 
 
 def _weights(loop):
@@ -199,6 +199,20 @@ def test_a_checkpoint_without_the_dropout_state_resumes_with_a_warning(built, tm
     assert "holds no dropout state: the dropout masks from here on differ" in caplog.text
     for a, b in zip(_weights(resumed), _weights(saved)):
         np.testing.assert_array_equal(a, b)
+
+
+def test_the_run_is_recorded_once_its_checkpoint_is_restored_and_steps_remain(built, tmp_path):
+    from tfdialemb.encoders import CheckpointError
+
+    records = []
+    strategy = make_strategy("default")
+    _loop(strategy, built, tmp_path / "m", max_steps=3, record=lambda: records.append("first")).run()
+    _loop(strategy, built, tmp_path / "m", max_steps=3, record=lambda: records.append("finished")).run()
+    with pytest.raises(CheckpointError, match="does not hold this run's model"):
+        _loop(strategy, built, tmp_path / "m", max_steps=4, method_class=ShrinkThenCenter,
+              record=lambda: records.append("refused")).run()
+    _loop(strategy, built, tmp_path / "m", max_steps=4, record=lambda: records.append("resumed")).run()
+    assert records == ["first", "resumed"]
 
 
 def test_one_trace_serves_the_first_step_and_every_batch_shape(built, tmp_path):

@@ -30,8 +30,10 @@ from tfdialemb.inference_kinds import (
     resolve,
 )
 from tfdialemb.method_record import (
+    check_method_config,
     method_config,
     recorded_settings,
+    setting_differences,
     write_method_config,
 )
 from tfdialemb.methods.spec import TrainingRun, all_specs, get_method
@@ -48,6 +50,10 @@ TRAINING_DEFAULTS = {"batch_size": 32, "learning_rate": 5e-5, "freeze_layers": 0
                      "num_epochs": None, "weight_decay": 0.0, "warmup_fraction": 0.0,
                      "lr_schedule": "constant"}
 """Values of the shared flags a method's `defaults` leaves unset."""
+OPTIMIZER_FLAGS = {"learning_rate": "learning_rate", "lr_schedule": "schedule", "warmup_fraction": "warmup_steps",
+                   "weight_decay": "weight_decay"}
+"""The shared flags that set an OptimizerConfig field, which a method's `optimizer_settings` may fix;
+given with another value than the fixed one, they are refused."""
 
 
 def define_flags(command: str) -> None:
@@ -68,8 +74,8 @@ def define_flags(command: str) -> None:
                        lower_bound=0.0)
     flags.DEFINE_enum("lr_schedule", None, ["constant", "linear"], "Decay after warm-up "
                       "(default: the method's).")
-    flags.DEFINE_float("warmup_fraction", None, "Fraction of the steps with linear warm-up.",
-                       lower_bound=0.0)
+    flags.DEFINE_float("warmup_fraction", None, "Fraction of the steps with linear warm-up (0 to 1).",
+                       lower_bound=0.0, upper_bound=1.0)
     flags.DEFINE_float("weight_decay", None, "Decoupled weight decay (not on biases and norms).",
                        lower_bound=0.0)
     flags.DEFINE_integer("freeze_layers", None, "Freeze the embeddings and this many bottom layers "
@@ -136,7 +142,22 @@ def main(command: str) -> int:
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    fixed = spec.optimizer_settings(params)
+    ignored = [name for name in fixed_flags(spec, params)
+               if FLAGS[name].present and FLAGS[name].value != fixed[OPTIMIZER_FLAGS[name]]]
+    if ignored:
+        print(f"error: {', '.join('--' + n for n in ignored)} do(es) not apply to --{selector}={spec.name} with "
+              f"these options, whose optimizer fixes {', '.join(f'{k} {v}' for k, v in fixed.items())}",
+              file=sys.stderr)
+        return 2
     return run(spec, params)
+
+
+def fixed_flags(spec, params) -> List[str]:
+    """The shared optimizer flags whose value `params` leave without effect: the method's
+    `optimizer_settings` fix their field (e.g. a released variant's own schedule)."""
+    fixed = spec.optimizer_settings(params)
+    return [name for name, field in OPTIMIZER_FLAGS.items() if field in fixed]
 
 
 def training_settings(spec) -> Dict[str, Any]:
@@ -178,10 +199,11 @@ def fitted_freeze_layers(spec, given: Optional[int], num_layers: int, checkpoint
 
 
 def run_header(spec, params: Dict[str, Any]) -> str:
-    """The settings this run uses: the shared ones (the run's length as given, --max_steps or
-    --num_epochs), then the method's options that apply (`MethodSpec.unused_options`), then the
+    """The settings this run uses: the shared ones the method's optimizer does not fix (the run's
+    length as given, --max_steps or --num_epochs), then the method's options that apply (`MethodSpec.unused_options`), then the
     precision it trains in and, when it validates, the one it validates in."""
-    shared = {name: getattr(FLAGS, name) for name in TRAINING_DEFAULTS if name != "num_epochs"}
+    fixed = fixed_flags(spec, params)
+    shared = {name: getattr(FLAGS, name) for name in TRAINING_DEFAULTS if name != "num_epochs" and name not in fixed}
     shared.update({"max_steps": FLAGS.max_steps} if FLAGS.max_steps else {"num_epochs": FLAGS.num_epochs})
     unused = set(spec.unused_options(params))
     shown = {**shared, **{k: v for k, v in params.items() if k not in unused}, **spec.optimizer_settings(params),
@@ -212,7 +234,6 @@ def run(spec, params: Dict[str, Any]) -> int:
     """Trains `spec`'s model with `params` on --train_file; the exit status."""
     from tfdialemb.data.build import BuildOptions  # pylint: disable=import-outside-toplevel
     from tfdialemb.encoders import load_tokenizer  # pylint: disable=import-outside-toplevel
-    from tfdialemb.encoders.checkpoint import load_encoder_config  # pylint: disable=import-outside-toplevel
     from tfdialemb.training import data  # pylint: disable=import-outside-toplevel
 
     missing = [f"--{n}" for n in ("train_file", "model_dir", "init_checkpoint") if not getattr(FLAGS, n)]
@@ -222,10 +243,22 @@ def run(spec, params: Dict[str, Any]) -> int:
     if not FLAGS.max_steps and not FLAGS.num_epochs:
         print("error: give --max_steps or --num_epochs", file=sys.stderr)
         return 2
+    if os.path.realpath(FLAGS.model_dir) == os.path.realpath(FLAGS.init_checkpoint):
+        print(f"error: --model_dir is --init_checkpoint ({FLAGS.model_dir}): the run's checkpoints would take the "
+              "place of the encoder it starts from; give another --model_dir", file=sys.stderr)
+        return 2
+    if bool(FLAGS.validate_file) != bool(FLAGS.validate_every):
+        given, lacking = (("--validate_file", "--validate_every=N (the steps between validations)")
+                          if FLAGS.validate_file else (f"--validate_every={FLAGS.validate_every}", "--validate_file"))
+        print(f"error: {given} needs {lacking}; without it no validation runs", file=sys.stderr)
+        return 2
+    if FLAGS.validate_file and not os.path.isfile(FLAGS.validate_file):
+        print(f"error: {FLAGS.validate_file}: validation file does not exist", file=sys.stderr)
+        return 2
     lock = contextlib.ExitStack()
     try:
         check_writable(FLAGS.model_dir)
-        encoder_config = load_encoder_config(FLAGS.init_checkpoint)
+        encoder_config = init_encoder_config(FLAGS.init_checkpoint, FLAGS.model_dir)
         FLAGS.max_length = usable_max_length(encoder_config, FLAGS.max_length)
         FLAGS.freeze_layers, freezing = fitted_freeze_layers(spec, FLAGS.freeze_layers, encoder_config.num_layers,
                                                              FLAGS.init_checkpoint)
@@ -258,14 +291,37 @@ def run(spec, params: Dict[str, Any]) -> int:
         auxiliary = spec.auxiliary(params, run_settings)
         encoder_options = spec.encoder_options(params)
         config = method_config(spec, params, manifest, tokenizer, encoder_options, _training_record())
-        if chief:
-            write_method_config(FLAGS.model_dir, config)
+        if chief:  # written once the loop has restored the checkpoint it resumes from
+            check_method_config(FLAGS.model_dir, config)
     except (OSError, ValueError) as e:
         lock.close()
         return report_error(e)
     with lock:
         return _train(spec, params, PreparedRun(strategy, tokenizer, manifest, auxiliary, encoder_options,
                                                 config, run_settings))
+
+
+ENCODER_SHAPE = ("vocab_size", "hidden_size", "num_layers", "num_attention_heads", "intermediate_size",
+                 "max_position_embeddings", "type_vocab_size", "embedding_size")
+"""The encoder config fields that set the shapes of its weights and come from --init_checkpoint
+alone (role and turn embeddings are the method's encoder options, compared with method.json)."""
+
+
+def init_encoder_config(init_checkpoint: str, model_dir: str):
+    """The encoder config of `init_checkpoint`; a ValueError naming the shapes that differ when
+    `model_dir` already holds checkpoints of an encoder of other shapes, which it cannot resume."""
+    from tfdialemb.encoders.checkpoint import OWN_CONFIG, load_encoder_config  # pylint: disable=import-outside-toplevel
+
+    config = load_encoder_config(init_checkpoint)
+    if os.path.isfile(os.path.join(model_dir, "checkpoint")) and os.path.isfile(os.path.join(model_dir, OWN_CONFIG)):
+        trained = load_encoder_config(model_dir)
+        differ = setting_differences({name: getattr(trained, name) for name in ENCODER_SHAPE},
+                                     {name: getattr(config, name) for name in ENCODER_SHAPE})
+        if differ:
+            raise ValueError(f"{model_dir}: holds checkpoints of another encoder than {init_checkpoint}'s "
+                             f"({'; '.join(differ)}); use a new --model_dir, or the --init_checkpoint it was "
+                             "trained from to resume")
+    return config
 
 
 @dataclasses.dataclass(frozen=True)
@@ -316,9 +372,6 @@ def _train(spec, params, prepared: PreparedRun) -> int:
 
     validate = None
     if FLAGS.validate_file and FLAGS.validate_every:
-        if not os.path.isfile(FLAGS.validate_file):
-            print(f"error: {FLAGS.validate_file}: validation file does not exist", file=sys.stderr)
-            return 2
         try:
             validate = _validation(FLAGS.validate_task, FLAGS.validate_file, tokenizer, prepared.config)
         except (OSError, ValueError) as e:
@@ -338,7 +391,8 @@ def _train(spec, params, prepared: PreparedRun) -> int:
         keep_best=get_evaluator(FLAGS.validate_task).selection if validate else None, seed=FLAGS.seed)
     print(f"building the {spec.name} model from {FLAGS.init_checkpoint}", flush=True)
     try:
-        loop = TrainingLoop(prepared.strategy, build_method, dataset_fn, tokenizer, loop_config, validate)
+        loop = TrainingLoop(prepared.strategy, build_method, dataset_fn, tokenizer, loop_config, validate,
+                            record=lambda: write_method_config(FLAGS.model_dir, prepared.config))
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -346,9 +400,19 @@ def _train(spec, params, prepared: PreparedRun) -> int:
         scalars = loop.run()
     except (CheckpointError, NonFiniteError) as e:
         return report_error(e)
-    print(f"trained to step {scalars['step']:.0f} of {max_steps}: "
-          + ", ".join(f"{k} {v:.4f}" for k, v in scalars.items() if k != "step"))
+    print(run_summary(scalars, max_steps))
     return 0
+
+
+def run_summary(scalars: Dict[str, float], max_steps: int) -> str:
+    """The run's last line: the step reached and its last loss and metrics, or, when no step ran,
+    that the model directory already held --max_steps (or more) steps."""
+    step = int(scalars["step"])
+    if set(scalars) == {"step"}:
+        past = f", past --max_steps={max_steps}: its weights are those of step {step}" if step > max_steps else ""
+        return f"nothing to train: {FLAGS.model_dir} already holds step {step}{past}"
+    return f"trained to step {step} of {max_steps}: " + ", ".join(
+        f"{k} {v:.4f}" for k, v in scalars.items() if k != "step")
 
 
 def _training_record() -> Dict[str, Any]:

@@ -50,7 +50,8 @@ def prepare(train_file: str, data_dir: str, builder: ExampleBuilder, tokenizer: 
         check_input_file(train_file, "training file")
         if os.path.isfile(os.path.join(data_dir, MANIFEST)):
             manifest = read_manifest(data_dir)
-            check_same_source(train_file, data_dir, manifest)
+            if manifest.get("source") == os.path.abspath(train_file):  # another file is named below
+                check_same_source(train_file, data_dir, manifest)
             expected = {"source": os.path.abspath(train_file), "seed": options.seed,
                         "max_length": options.max_length, "builder": builder.describe(),
                         "dialogue_separator": options.dialogue_separator}

@@ -72,7 +72,9 @@ class TrainingLoop:
     """Trains `build_method()` on `dataset_fn(input_context)` until `config.max_steps`.
 
     `dataset_fn` returns an infinite, deterministic per-replica-batched dataset for one input
-    pipeline; `validate(method, step)` (optional) returns named metrics logged with the losses.
+    pipeline; `validate(method, step)` (optional) returns named metrics logged with the losses;
+    `record()` (optional) writes the run's description once its checkpoint is restored and steps
+    remain, so a resume refused there, or with nothing to train, leaves the description as it was.
     The model directory holds `ckpt-STEP` checkpoints whose root has `encoder`, so it loads with
     `load_pretrained` (and as `--init_checkpoint`), plus the config and vocabulary files.
     """
@@ -80,7 +82,8 @@ class TrainingLoop:
     def __init__(self, strategy: tf.distribute.Strategy, build_method: Callable[[], Method],
                  dataset_fn: Callable[[tf.distribute.InputContext], tf.data.Dataset],
                  tokenizer: BertTokenizer, config: LoopConfig,
-                 validate: Optional[Callable[[Method, int], Dict[str, float]]] = None):
+                 validate: Optional[Callable[[Method, int], Dict[str, float]]] = None,
+                 record: Optional[Callable[[], None]] = None):
         if config.max_steps < 1:
             raise ValueError(f"max_steps must be positive, got {config.max_steps}")
         if config.jit_compile and strategy.num_replicas_in_sync > 1 and any(
@@ -93,6 +96,7 @@ class TrainingLoop:
         self.tokenizer = tokenizer
         self.dataset_fn = dataset_fn
         self.validate = validate
+        self.record = record
         self.chief = is_chief(strategy)
         with strategy.scope():
             self.method = build_method()
@@ -134,7 +138,7 @@ class TrainingLoop:
         damaged = []
         for path in reversed(recorded):
             try:
-                self.checkpoint.read(path).assert_existing_objects_matched()
+                self.checkpoint.read(path).expect_partial().assert_existing_objects_matched()
             except DAMAGED_CHECKPOINT_ERRORS as e:
                 _log.warning("%s is damaged (%s); trying the checkpoint before it", path,
                              str(e).splitlines()[0][:200])
@@ -163,7 +167,7 @@ class TrainingLoop:
             return False
         kept = {name: value for name, value in self._saved_objects.items() if name != "dropout_seeds"}
         try:
-            tf.train.Checkpoint(**kept).read(path).assert_existing_objects_matched()
+            tf.train.Checkpoint(**kept).read(path).expect_partial().assert_existing_objects_matched()
         except (AssertionError, ValueError):
             return False
         _log.warning("%s holds no dropout state: the dropout masks from here on differ from those of an "
@@ -180,6 +184,8 @@ class TrainingLoop:
             self._forget_best_after(start)
         if start >= self.config.max_steps:
             return {"step": float(start)}
+        if self.chief and self.record:
+            self.record()
         dataset = self.strategy.distribute_datasets_from_function(
             lambda context: self.dataset_fn(context).skip(
                 start * context.num_replicas_in_sync // context.num_input_pipelines))
