@@ -200,8 +200,9 @@ def fitted_freeze_layers(spec, given: Optional[int], num_layers: int, checkpoint
 
 def run_header(spec, params: Dict[str, Any]) -> str:
     """The settings this run uses: the shared ones the method's optimizer does not fix (the run's
-    length as given, --max_steps or --num_epochs), then the method's options that apply (`MethodSpec.unused_options`), then the
-    precision it trains in and, when it validates, the one it validates in."""
+    length as given, --max_steps or --num_epochs), then the method's options that apply
+    (`MethodSpec.unused_options`), then the precision it trains in and, when it validates, the
+    one it validates in."""
     fixed = fixed_flags(spec, params)
     shared = {name: getattr(FLAGS, name) for name in TRAINING_DEFAULTS if name != "num_epochs" and name not in fixed}
     shared.update({"max_steps": FLAGS.max_steps} if FLAGS.max_steps else {"num_epochs": FLAGS.num_epochs})
