@@ -93,7 +93,9 @@ class ContextResponseModel(Method):
         local = tf.shape(contexts)[0]
         scores = tf.matmul(contexts, gather_across_replicas(responses), transpose_b=True)
         labels = replica_offset(local) + tf.range(local)
-        return losses, {f"accuracy@{k}": top_k_hits(scores, labels, k) for k in REPORTED_K}
+        candidates = scores.shape[1]  # the global batch; at most k of them are all in the top k
+        return losses, {f"accuracy@{k}": top_k_hits(scores, labels, k) for k in REPORTED_K
+                        if candidates is None or k < candidates}
 
 
 PROJECTION_SIZE = Option("projection_size", 256, "Width of both projections (thesis appendix 1.1: 256).",
