@@ -42,6 +42,18 @@ def test_a_model_directory_refuses_another_freezing(tmp_path):
                                   "0 now); use a new --model_dir, or the same flags to resume")
 
 
+def test_a_model_directory_refuses_another_batch_size(tmp_path):
+    config = {"format_version": 1, "method": "mge", "params": {"turns": 3}, "builder": {"method": "mge"},
+              "preprocessing": {"max_length": 32}, "encoder_options": {},
+              "training": {"learning_rate": 1e-4, "freeze_layers": 1, "batch_size": 20}, "inference": {}}
+    write_method_config(str(tmp_path), config)
+    write_method_config(str(tmp_path), {**config, "training": {**config["training"], "learning_rate": 1e-5}})
+    with pytest.raises(ValueError) as refused:
+        write_method_config(str(tmp_path), {**config, "training": {**config["training"], "batch_size": 16}})
+    assert str(refused.value) == (f"{tmp_path}: holds a model trained otherwise (training.batch_size: 20 there, "
+                                  "16 now); use a new --model_dir, or the same flags to resume")
+
+
 def test_a_built_data_directory_refuses_another_seed_naming_only_it(tmp_path):
     write_dialogues(corpus(n=8, seed=1), str(tmp_path / "train.jsonl"))
     builder = make_builder("mge", {"negatives": 2})
