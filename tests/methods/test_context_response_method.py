@@ -8,7 +8,7 @@ import tiny_bert
 
 from tfdialemb.data.context_response_pairs import CONTEXT, RESPONSE
 from tfdialemb.encoders import Encoder, EncoderConfig
-from tfdialemb.methods.spec import get_method
+from tfdialemb.methods.spec import TrainingRun, get_method
 
 LENGTH = 6
 
@@ -45,3 +45,12 @@ def test_accuracy_at_k_is_the_numpy_ranking_and_left_out_at_k_or_fewer_pairs(pai
     for name in reported:
         k = int(name.split("@")[1])
         np.testing.assert_array_equal(metrics[name].numpy(), (above < k).astype(np.float32))
+
+
+def test_a_run_of_k_or_fewer_pairs_per_batch_reports_no_accuracy_at_k_from_its_open_shaped_trace():
+    model = _model()
+    get_method("context_response").after_build(model, {}, TrainingRun("unused", 4, LENGTH, 0))
+    batch = _batch(4)
+    signature = {name: tf.TensorSpec([None, *value.shape[1:]], value.dtype) for name, value in batch.items()}
+    step = tf.function(lambda b: model.per_example_loss(b, training=False)[1], input_signature=[signature])
+    assert sorted(step(batch)) == ["accuracy@1"]

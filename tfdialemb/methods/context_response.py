@@ -54,6 +54,9 @@ class ContextResponseModel(Method):
         if context < 1 or temperature <= 0:
             raise ValueError(f"context and temperature must be positive, got {context} and {temperature}")
         self.context = context
+        # Training keeps the k below its global batch (`ContextResponseSpec.after_build`): a batch of
+        # k pairs or fewer has every candidate in the top k, and the traced step leaves its size open.
+        self.reported_k = REPORTED_K
         self.projection_size = projection_size
         self.temperature = temperature
         width = encoder.encoder_config.hidden_size
@@ -93,8 +96,8 @@ class ContextResponseModel(Method):
         local = tf.shape(contexts)[0]
         scores = tf.matmul(contexts, gather_across_replicas(responses), transpose_b=True)
         labels = replica_offset(local) + tf.range(local)
-        candidates = scores.shape[1]  # the global batch; at most k of them are all in the top k
-        return losses, {f"accuracy@{k}": top_k_hits(scores, labels, k) for k in REPORTED_K
+        candidates = scores.shape[1]  # the global batch, when the trace knows it
+        return losses, {f"accuracy@{k}": top_k_hits(scores, labels, k) for k in self.reported_k
                         if candidates is None or k < candidates}
 
 
@@ -143,6 +146,9 @@ class ContextResponseSpec(MethodSpec):
 
     def optimizer_settings(self, params):
         return dict(THESIS_RELEASED_ADAMW) if params[OPTIMIZER.name] == "released" else {}
+
+    def after_build(self, model, params, run):
+        model.reported_k = tuple(k for k in REPORTED_K if k < run.batch_size)
 
     def inference_settings(self, params):
         return {"context_response": {"context": params[CONTEXT_OPTION.name]}, "sentence": {"pooling": "mean"}}
