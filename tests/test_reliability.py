@@ -347,7 +347,7 @@ def test_training_into_the_init_checkpoint_is_refused_before_any_work(tmp_path, 
 
 @pytest.mark.parametrize("given,message", [
     (dict(validate_file="dev.tsv"), "error: --validate_file needs --validate_every=N (the steps between "
-                                    "validations); without it no validation runs"),
+                                    "validations; 0 trains without validating)"),
     (dict(validate_every=5), "error: --validate_every=5 needs --validate_file; without it no validation runs"),
     (dict(validate_file="missing.tsv", validate_every=5), "error: missing.tsv: validation file does not exist"),
 ])
@@ -365,3 +365,19 @@ def test_a_validation_that_would_not_run_is_refused_before_any_work(tmp_path, mo
     assert cli.run(spec, spec.resolve({})) == 2
     assert capsys.readouterr().err.strip() == message
     assert not os.path.exists(tmp_path / "model")  # refused before the data build
+
+
+def test_validate_every_0_turns_off_a_validation_file_a_flagfile_gives(tmp_path, monkeypatch, capsys, corpus_file):
+    from training_flags import training_flags
+
+    from tfdialemb.methods.spec import get_method
+    from tfdialemb.training import cli
+
+    monkeypatch.setattr(cli, "FLAGS", training_flags(train_file=str(corpus_file), model_dir=str(tmp_path / "model"),
+                                                     init_checkpoint=str(tmp_path / "no-checkpoint"),
+                                                     validate_file="missing.tsv", validate_every=0))
+    spec = get_method("mge")
+    assert cli.run(spec, spec.resolve({})) == 2
+    error = capsys.readouterr().err
+    assert "no-checkpoint: checkpoint directory does not exist" in error  # past the validation checks
+    assert "--validate" not in error and "missing.tsv" not in error

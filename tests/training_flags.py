@@ -7,7 +7,7 @@ DEFAULTS = dict(
     train_file=None, model_dir=None, init_checkpoint=None, max_steps=2, num_epochs=None, batch_size=4,
     learning_rate=1e-3, lr_schedule="constant", warmup_fraction=0.0, weight_decay=0.0, freeze_layers=0,
     max_length=24, seed=0, checkpoint_every=100, log_every=1, num_shards=1, merge_consecutive_turns=True,
-    min_turns=2, pool_dialogues=100_000, validate_task="sr", validate_file=None, validate_every=0,
+    min_turns=2, pool_dialogues=100_000, validate_task="sr", validate_file=None, validate_every=None,
     validate_label_key="domain", validate_mixed_precision="float32",
     strategy="default", devices=None, collective_timeout=900, mixed_precision="float32", jit_compile=False)
 

@@ -105,7 +105,8 @@ def define_flags(command: str) -> None:
                       "context_response: accuracy@5) are kept in MODEL_DIR/best.")
     flags.DEFINE_string("validate_label_key", "domain", "Label key of --validate_task=dialogue.")
     flags.DEFINE_string("validate_file", None, "Evaluation set scored every --validate_every steps.")
-    flags.DEFINE_integer("validate_every", 0, "Validation interval in steps (0: never).", lower_bound=0)
+    flags.DEFINE_integer("validate_every", None, "Validation interval in steps (0: never, also with a "
+                         "--validate_file, e.g. one a flagfile gives).", lower_bound=0)
     flags.DEFINE_enum("validate_mixed_precision", precision.INFERENCE_POLICY, list(precision.POLICIES),
                       "Precision policy validation embeds in, as `evaluate --mixed_precision` (default float32, "
                       "whatever --mixed_precision trains in: validation then runs a copy of the model built in "
@@ -248,12 +249,15 @@ def run(spec, params: Dict[str, Any]) -> int:
         print(f"error: --model_dir is --init_checkpoint ({FLAGS.model_dir}): the run's checkpoints would take the "
               "place of the encoder it starts from; give another --model_dir", file=sys.stderr)
         return 2
-    if bool(FLAGS.validate_file) != bool(FLAGS.validate_every):
-        given, lacking = (("--validate_file", "--validate_every=N (the steps between validations)")
-                          if FLAGS.validate_file else (f"--validate_every={FLAGS.validate_every}", "--validate_file"))
-        print(f"error: {given} needs {lacking}; without it no validation runs", file=sys.stderr)
+    if FLAGS.validate_file and FLAGS.validate_every is None:
+        print("error: --validate_file needs --validate_every=N (the steps between validations; 0 trains without "
+              "validating)", file=sys.stderr)
         return 2
-    if FLAGS.validate_file and not os.path.isfile(FLAGS.validate_file):
+    if FLAGS.validate_every and not FLAGS.validate_file:
+        print(f"error: --validate_every={FLAGS.validate_every} needs --validate_file; without it no validation runs",
+              file=sys.stderr)
+        return 2
+    if FLAGS.validate_file and FLAGS.validate_every and not os.path.isfile(FLAGS.validate_file):
         print(f"error: {FLAGS.validate_file}: validation file does not exist", file=sys.stderr)
         return 2
     lock = contextlib.ExitStack()
@@ -388,7 +392,7 @@ def _train(spec, params, prepared: PreparedRun) -> int:
                                      "warmup_steps": int(FLAGS.warmup_fraction * max_steps),
                                      "weight_decay": FLAGS.weight_decay, **spec.optimizer_settings(params)}),
         checkpoint_every=FLAGS.checkpoint_every, log_every=FLAGS.log_every,
-        validate_every=FLAGS.validate_every, jit_compile=FLAGS.jit_compile,
+        validate_every=FLAGS.validate_every or 0, jit_compile=FLAGS.jit_compile,
         keep_best=get_evaluator(FLAGS.validate_task).selection if validate else None, seed=FLAGS.seed)
     print(f"building the {spec.name} model from {FLAGS.init_checkpoint}", flush=True)
     try:
