@@ -45,8 +45,8 @@ def test_pipeline_benchmark_on_a_tiny_checkpoint(hf_safetensors_dir):
     report = bench_pipeline(60, "mlm", max_length=24, batch=8, checkpoint=hf_safetensors_dir, steps=1,
                             warmup=1)
     assert report["examples"] > 60
-    assert 0 < report["padding_efficiency_max_length"] <= report["padding_efficiency_dynamic"] <= 1
-    assert report["padding_efficiency_bucketed"] >= report["padding_efficiency_dynamic"] - 0.05
+    assert 0 < report["padding_efficiency_max_length"] <= report["padding_efficiency_uniform"] <= 1
+    assert report["padding_efficiency_bucketed"] >= report["padding_efficiency_uniform"] - 0.05
     assert report["pipeline_vs_encoder"] > 0
 
 

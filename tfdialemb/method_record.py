@@ -23,10 +23,11 @@ FORMAT_VERSION = 1
 COMPARED_ON_RESUME = ("method", "params", "builder", "data", "preprocessing", "encoder_options")
 """What a resumed run must share with the run that wrote the directory; training settings
 (steps, learning rate, ...) may change between runs, except COMPARED_TRAINING."""
-COMPARED_TRAINING = ("freeze_layers", "batch_size")
+COMPARED_TRAINING = ("freeze_layers", "batch_size", "bucket_by_length")
 """The training settings a resumed run must share too: the checkpoints hold optimizer slots for
 the variables the first run trained, listed in order, which another freezing cannot restore; and
-a resumed run skips the batches the first run read, which only batches of its size skip exactly."""
+a resumed run skips the batches the first run read, which only batches of its size and grouping
+skip exactly."""
 
 
 def method_config(spec, params: Mapping[str, Any], manifest: Mapping[str, Any], tokenizer,

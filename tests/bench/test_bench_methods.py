@@ -22,13 +22,17 @@ def test_dial2vec_bench_reports_steps_and_padding(hf_safetensors_dir):
     assert report["processed_positions"] % (2 * samples) == 0
     assert 0 < report["real_tokens"] <= report["processed_positions"]
     for key in ("method_step_s", "encoder_step_s", "method_tokens_per_s", "encoder_tokens_per_s",
-                "throughput_ratio"):
+                "throughput_ratio", "uniform_step_s", "bucketed_step_s"):
         assert report[key] > 0, key
-    ours, plain, padded = (report[f"padding_efficiency_{name}"]
-                           for name in ("bucketed", "dynamic", "padded"))
-    assert 0 < padded <= plain <= 1 and 0 < padded <= ours <= 1
-    # Every feed carries the same real tokens: the position ratio is the efficiency ratio.
-    np.testing.assert_allclose(report["processed_positions_padded_vs_bucketed"], ours / padded)
+    np.testing.assert_allclose(report["uniform_vs_bucketed_step"],
+                               report["uniform_step_s"] / report["bucketed_step_s"])
+    assert report["timed_batches"] == 1
+    uniform, bucketed, padded = (report[f"padding_efficiency_{name}"]
+                                 for name in ("uniform", "bucketed", "padded"))
+    assert 0 < padded <= uniform <= 1 and 0 < padded <= bucketed <= 1
+    # The padded feed is the uniform one padded further: the same real tokens, so the position
+    # ratio is the efficiency ratio.
+    np.testing.assert_allclose(report["processed_positions_padded_vs_uniform"], uniform / padded)
     assert "dial2vec step" in method_text(report)
 
 

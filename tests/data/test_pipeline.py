@@ -1,4 +1,6 @@
 """tf.data pipelines over built shards."""
+from collections import Counter
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -41,26 +43,35 @@ def test_evaluation_order_reads_every_example_once(built):
     assert sorted(rows) == sorted(expected)
 
 
-def test_training_batches_are_shuffled_bucketed_and_complete(built):
-    eval_rows = sorted(_rows(make_dataset(str(built / "mlm"), 8, training=False)))
-    dataset = make_dataset(str(built / "mlm"), 8, training=True, seed=3, bucket_boundaries=(6, 9))
-    train_rows = _rows(dataset)
-    assert sorted(train_rows) == eval_rows
-    assert train_rows != _rows(make_dataset(str(built / "mlm"), 8, training=False))
-    # Bucketing: within a batch every length falls in the same bucket.
-    for batch in dataset:
+def test_training_batches_are_shuffled_full_and_bucketed_when_asked(built):
+    """A training epoch is full batches of distinct examples in a new order, the partial last
+    batch dropped (of each length class, with buckets); bucketed batches keep to one class."""
+    eval_rows = _rows(make_dataset(str(built / "mlm"), 8, training=False))
+    for buckets in (None, (6, 9)):
+        dataset = make_dataset(str(built / "mlm"), 8, training=True, seed=3, bucket_boundaries=buckets)
+        batches = [_rows([batch]) for batch in dataset]
+        train_rows = sum(batches, [])
+        assert all(len(b) == 8 for b in batches)
+        assert len(eval_rows) - len(train_rows) < (8 if buckets is None else 8 * 3)
+        remaining = Counter(eval_rows)
+        remaining.subtract(train_rows)
+        assert min(remaining.values()) >= 0  # no example more often than the corpus holds it
+        assert train_rows != eval_rows[: len(train_rows)]
+        assert _rows(make_dataset(str(built / "mlm"), 8, training=True, seed=3, bucket_boundaries=buckets)) == train_rows
+    for batch in make_dataset(str(built / "mlm"), 8, training=True, seed=3, bucket_boundaries=(6, 9)):
         lengths = batch["input_word_ids_mask"].numpy().sum(axis=1)
         buckets = np.searchsorted([6, 9], lengths, side="left")
         assert len(set(buckets.tolist())) == 1, lengths
-    assert _rows(make_dataset(str(built / "mlm"), 8, training=True, seed=3, bucket_boundaries=(6, 9))) == train_rows
 
 
 def test_sequence_lists_pad_to_batch_shape(built):
     batch = next(iter(make_dataset(str(built / "mge"), 5, training=False)))
     assert batch["candidates"].shape[:2] == (5, 3)
     assert batch["context_before"].shape[0] == 5 and batch["context_before"].shape[1] <= 2
-    first_turn_rows = batch["context_before_mask"].numpy()[0].sum(axis=-1)
-    assert first_turn_rows.tolist() in ([0, 0], [0])  # the first response of a dialogue has no history
+    # The first response of each of the 40 dialogues has no history: all its rows are padding.
+    without_history = sum(int((b["context_before_mask"].numpy().sum(axis=(1, 2)) == 0).sum())
+                          for b in make_dataset(str(built / "mge"), 5, training=False))
+    assert without_history == 40
     fixed = next(iter(make_dataset(str(built / "mge"), 5, training=False, pad_to=24)))
     assert fixed["candidates"].shape[-1] == 24
 

@@ -12,6 +12,7 @@ from tiny_corpus import TOKENIZER, corpus
 from tfdialemb.data.build import BuildOptions, build
 from tfdialemb.data.examples import make_builder
 from tfdialemb.data.pipeline import make_dataset
+from tfdialemb.data.records import read_manifest
 from tfdialemb.dialogue import write_dialogues
 from tfdialemb.distribute import make_strategy
 from tfdialemb.encoders import Encoder, EncoderConfig, load_pretrained
@@ -183,6 +184,25 @@ def test_resume_continues_exactly_where_it_stopped(built, tmp_path):
         np.testing.assert_array_equal(got[name], value, err_msg=name)
     assert _loop(make_strategy("default"), built, tmp_path / "resumed", max_steps=8, dropout=0.1,
                  method_class=ShrinkDroppedEmbeddings).run()["step"] == 8
+
+
+def test_resume_across_an_epoch_boundary_continues_exactly(built, tmp_path):
+    """Uniform batches (the default): stopped two steps before the first epoch ends and resumed
+    three steps into the second, whose order is drawn afresh, the run saves bit for bit every
+    tensor of a run that went straight there."""
+    epoch = read_manifest(built)["counts"]["examples"] // 8
+
+    def loop(name, max_steps):
+        return _loop(make_strategy("default"), built, tmp_path / name, max_steps=max_steps, dropout=0.1,
+                     method_class=ShrinkDroppedEmbeddings, checkpoint_every=100)
+
+    loop("straight", epoch + 3).run()
+    loop("resumed", epoch - 2).run()
+    assert loop("resumed", epoch + 3).run()["step"] == epoch + 3
+    expected, got = _saved_tensors(tmp_path / "straight"), _saved_tensors(tmp_path / "resumed")
+    assert sorted(got) == sorted(expected)
+    for name, value in expected.items():
+        np.testing.assert_array_equal(got[name], value, err_msg=name)
 
 
 def test_a_checkpoint_without_the_dropout_state_resumes_with_a_warning(built, tmp_path, caplog):

@@ -23,15 +23,15 @@ def demo_build(directory: str, dialogues: int, builder, tokenizer, options) -> s
 
 
 def padding_feeds(built: str, batch: int, seed: int, pad_to: int) -> dict:
-    """The same examples fed three ways, to compare how many positions each pads: length-bucketed
-    (the library's default), dynamic padding without buckets, and padding every batch to `pad_to`."""
-    from tfdialemb.data.pipeline import make_dataset  # pylint: disable=import-outside-toplevel
+    """One epoch of the examples fed three ways, to compare how many positions each pads: uniform
+    batches padded to their longest sequence (training's default), length-bucketed batches
+    (`--bucket_by_length`), and the uniform batches padded to `pad_to`."""
+    from tfdialemb.data.pipeline import LENGTH_BOUNDARIES, make_dataset  # pylint: disable=import-outside-toplevel
 
     return {
-        "bucketed": make_dataset(built, batch, training=True, seed=seed),
-        "dynamic": make_dataset(built, batch, training=True, seed=seed, bucket_boundaries=None),
-        "padded": make_dataset(built, batch, training=True, seed=seed, bucket_boundaries=None,
-                               pad_to=pad_to),
+        "uniform": make_dataset(built, batch, training=True, seed=seed),
+        "bucketed": make_dataset(built, batch, training=True, seed=seed, bucket_boundaries=LENGTH_BOUNDARIES),
+        "padded": make_dataset(built, batch, training=True, seed=seed, pad_to=pad_to),
     }
 
 

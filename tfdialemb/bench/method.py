@@ -1,18 +1,22 @@
-"""A method's training step against the bare encoder on the same tokens, for any registered method.
+"""A method's training step against the bare encoder on the same tokens, for any registered method,
+and its cost on uniform batches (training's default) against length-bucketed ones.
 
 The ratio (bare encoder forward+backward time / method step time) says how much the method's own
 layers, loss and data handling cost on top of encoding: 1.0 means nothing. Both see identical
 sequences (each spec's `bench_sequences`: MGE the chosen context turns and the candidates,
 dial2vec every sample of every dialogue), the same frozen layers and the same optimizer update.
+The batch orders are compared as the step's median time over the first `steps` batches of each,
+timed in turns: what uniform batches, which pad more, cost per step.
 """
+import itertools
 import tempfile
-from typing import Dict, List, Tuple
+from typing import Dict, List, Sequence, Tuple
 
 import numpy as np
 
 from tfdialemb.bench.demo_data import demo_build, padding_feeds
 from tfdialemb.bench.pipeline import batch_tokens
-from tfdialemb.bench.timing import time_alternating
+from tfdialemb.bench.timing import time_alternating, time_in_turns
 from tfdialemb.data.examples import make_builder
 from tfdialemb.methods.spec import TrainingRun
 
@@ -70,13 +74,43 @@ def time_steps(model, batch: Dict, sequences: List[Tuple], steps: int, warmup: i
     }
 
 
+def time_batch_orders(model, orders: Dict[str, Sequence[Dict]], steps: int, warmup: int) -> Dict[str, float]:
+    """Median seconds per training step of `model` over each list of batches in `orders` (every
+    list as long), passes over the lists timed in turns; one trace serves every batch shape, as
+    in training."""
+    import tensorflow as tf  # pylint: disable=import-outside-toplevel
+    import tf_keras  # pylint: disable=import-outside-toplevel
+
+    optimizer = tf_keras.optimizers.AdamW(learning_rate=1e-5, weight_decay=0.0)
+    model.per_example_loss(next(iter(orders.values()))[0], training=False)
+    optimizer.build(model.trainable_variables)
+
+    @tf.function(autograph=False, reduce_retracing=True)
+    def step(batch):
+        with tf.GradientTape() as tape:
+            losses, _ = model.per_example_loss(batch, training=True)
+            loss = tf.reduce_mean(losses)
+        variables = model.trainable_variables
+        grads = tape.gradient(loss, variables)
+        optimizer.apply_gradients([(g, v) for g, v in zip(grads, variables) if g is not None])
+        return loss
+
+    def one_pass(batches):
+        return lambda: [step(batch).numpy() for batch in batches]
+
+    names = list(orders)
+    seconds = time_in_turns([one_pass(orders[name]) for name in names], steps, warmup)
+    return {name: pass_s / len(orders[name]) for name, pass_s in zip(names, seconds)}
+
+
 def bench_method(spec, dialogues: int, batch: int, max_length: int, checkpoint: str, freeze_layers: int,
                  steps: int = 5, warmup: int = 1, seed: int = 0, params=None) -> Dict:
-    """`spec`'s training step on one length-bucketed batch of its examples (built from `dialogues`
-    demo dialogues) against the bare encoder's forward+backward on the sequences the step encodes
-    (`MethodSpec.bench_sequences`), and the padding efficiency of the whole build's batches:
-    length-bucketed, dynamically padded without buckets, and padded to `max_length` (what the
-    released dial2vec code does at 512)."""
+    """`spec`'s training step on one uniform batch of its examples (built from `dialogues` demo
+    dialogues) against the bare encoder's forward+backward on the sequences the step encodes
+    (`MethodSpec.bench_sequences`); the step's time on the first `steps` uniform batches against
+    the first `steps` length-bucketed ones; and the padding efficiency of an epoch of batches:
+    uniform, length-bucketed, and uniform padded to `max_length` (what the released dial2vec code
+    does at 512)."""
     from tfdialemb.data.build import BuildOptions  # pylint: disable=import-outside-toplevel
     from tfdialemb.encoders import load_pretrained  # pylint: disable=import-outside-toplevel
 
@@ -91,14 +125,20 @@ def bench_method(spec, dialogues: int, batch: int, max_length: int, checkpoint: 
                            pretrained.tokenizer, options)
         feeds = padding_feeds(built, batch, seed, max_length)
         positions = {name: _epoch_tokens(dataset) for name, dataset in feeds.items()}
-        batch_data = next(iter(spec.batches(feeds["bucketed"], pretrained.tokenizer, params, run)))
+        orders = {name: list(itertools.islice(spec.batches(feeds[name], pretrained.tokenizer, params, run), steps))
+                  for name in ("uniform", "bucketed")}
+    batch_data = orders["uniform"][0]
     sequences = spec.bench_sequences(batch_data, params)
     report = {"method": spec.name, "batch": batch, "freeze_layers": freeze_layers, "max_length": max_length,
               "dialogues": dialogues}
     report.update(time_steps(model, batch_data, sequences, steps, warmup))
+    per_step = time_batch_orders(model, orders, steps, warmup)
+    report.update({"uniform_step_s": per_step["uniform"], "bucketed_step_s": per_step["bucketed"],
+                   "uniform_vs_bucketed_step": per_step["uniform"] / per_step["bucketed"],
+                   "timed_batches": min(len(b) for b in orders.values())})
     for name, (real, processed) in positions.items():
         report[f"padding_efficiency_{name}"] = real / processed
-    report["processed_positions_padded_vs_bucketed"] = positions["padded"][1] / positions["bucketed"][1]
+    report["processed_positions_padded_vs_uniform"] = positions["padded"][1] / positions["uniform"][1]
     return report
 
 
@@ -119,11 +159,15 @@ def format_report(report: Dict) -> str:
         f"  bare encoder fwd+bwd, same rows: {report['encoder_step_s'] * 1000:8.1f} ms "
         f"({report['encoder_tokens_per_s']:,.0f} tokens/s)",
         f"  throughput ratio (encoder time / {name} step time): {report['throughput_ratio']:.2f}",
-        f"  padding efficiency over {report['dialogues']} demo dialogues (real tokens / processed positions):",
-        f"    length bucketing + dynamic padding (ours): {report['padding_efficiency_bucketed']:6.1%}",
-        f"    dynamic padding, no buckets:               {report['padding_efficiency_dynamic']:6.1%}",
-        f"    every batch padded to max_length {report['max_length']:<5d}:   "
+        f"  {name} step over the first {report['timed_batches']} batches, median per step:",
+        f"    uniform batches (default):       {report['uniform_step_s'] * 1000:8.1f} ms",
+        f"    length-bucketed batches:         {report['bucketed_step_s'] * 1000:8.1f} ms",
+        f"    uniform / bucketed:              {report['uniform_vs_bucketed_step']:8.2f}x",
+        f"  padding efficiency of an epoch over {report['dialogues']} demo dialogues (real tokens / positions):",
+        f"    uniform batches, dynamic padding (default): {report['padding_efficiency_uniform']:6.1%}",
+        f"    length-bucketed batches:                    {report['padding_efficiency_bucketed']:6.1%}",
+        f"    uniform batches padded to max_length {report['max_length']:<5d}: "
         f"{report['padding_efficiency_padded']:6.1%}",
-        f"  processed positions, padding to {report['max_length']} / ours: "
-        f"{report['processed_positions_padded_vs_bucketed']:.2f}x",
+        f"  processed positions, padding to {report['max_length']} / dynamic padding: "
+        f"{report['processed_positions_padded_vs_uniform']:.2f}x",
     ])

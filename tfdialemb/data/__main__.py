@@ -207,6 +207,7 @@ def split() -> int:
 def build() -> int:
     from tfdialemb.data.build import BuildOptions  # pylint: disable=import-outside-toplevel
     from tfdialemb.data.build import build as build_shards
+    from tfdialemb.data.records import describe_cuts  # pylint: disable=import-outside-toplevel
 
     _require("method", "input", "output_dir", "init_checkpoint")
     params = {}
@@ -239,9 +240,10 @@ def build() -> int:
     merged = " after merging consecutive turns" if manifest["merge_consecutive_turns"] else ""
     dropped = ([f"{short} dialogue(s) of fewer than {manifest['min_turns']} turns{merged}"] if short else []) + (
         [f"{long} example(s) over {manifest['max_length']} tokens"] if long else [])
+    cuts = describe_cuts(manifest)
     print(f"built {counts['examples']} {FLAGS.method} examples from {counts['dialogues']} dialogues "
           f"into {len(manifest['shards'])} shards in {FLAGS.output_dir}"
-          + (f"; dropped {' and '.join(dropped)}" if dropped else ""))
+          + (f"; dropped {' and '.join(dropped)}" if dropped else "") + (f"; {cuts}" if cuts else ""))
     return 0
 
 

@@ -1,7 +1,12 @@
 """Streams a canonical dialogue file through an example builder into sharded TFRecords.
 
-Memory holds one chunk of examples (flushed once it holds CHUNK_TEXTS texts) and, for builders that sample negatives, the ids and offsets of the pool of
-dialogues they are drawn from (`DialoguePool`; its texts are spilled to disk, its size is in the
+The examples are written in a seeded uniformly random order (`ExternalShuffle`), dealt to the
+shards in turn, so each shard is a random sample of the corpus in random order whatever order the
+corpus is stored in, and training batches drawn from them are uniform samples.
+
+Memory holds one chunk of examples (flushed once it holds CHUNK_TEXTS texts), the shuffle's
+bounded part of records, and, for builders that sample negatives, the ids and offsets of the pool
+of dialogues they are drawn from (`DialoguePool`; its texts are spilled to disk, its size is in the
 manifest's counts); never the corpus. Shards are written into a temporary sibling directory and
 the manifest last; the directory is renamed into place only when complete.
 """
@@ -16,6 +21,7 @@ import numpy as np
 import tensorflow as tf
 
 from tfdialemb.data.examples import ExampleBuilder
+from tfdialemb.data.external_shuffle import ExternalShuffle
 from tfdialemb.data.records import (
     DIALOGUE_LIST, DIALOGUE_TURNS, MANIFEST, SEQUENCE, SEQUENCE_LIST, serialize_example, shard_name, write_manifest)
 from tfdialemb.data.sampling import DialoguePool
@@ -26,6 +32,9 @@ from tfdialemb.text.dialogue_packing import pack_dialogues, separator_id
 
 CHUNK_TEXTS = 2048
 """Texts tokenized at once: a chunk of examples is flushed when it holds this many."""
+SHUFFLED_ORDER = "uniform_permutation"
+"""The manifest's `example_order` of a build whose shards hold its examples in a seeded uniformly
+random order (builds without the key kept the corpus' order)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -69,7 +78,11 @@ def _counting(dialogues: Iterable[Dialogue], count: List[int]) -> Iterator[Dialo
 class _Tokenizing:
     """Turns the text features of a chunk of examples into id lists at once: `[CLS] ... [SEP]`
     for sequences, `pack_dialogues` sequences with turn and role ids for dialogue lists, and
-    each turn's pieces (at most max_length - 2, all a packed sequence can hold) for dialogue turns."""
+    each turn's pieces (at most max_length - 2, all a packed sequence can hold) for dialogue turns.
+
+    Each example comes with the tokens its sequences had and those the cut at max_length left
+    out, so a build can say how much of a corpus it keeps (a text is tokenized up to the
+    tokenizer's character budget for max_length, so a huge text counts that much at most)."""
 
     def __init__(self, tokenizer: BertTokenizer, schema: Dict[str, str], max_length: int,
                  dialogue_separator: str = "[SEP]"):
@@ -86,14 +99,18 @@ class _Tokenizing:
                                       tf.TensorSpec([None], tf.int64)], autograph=False)
         def pack(texts, roles, turn_counts):
             pieces = tf.RaggedTensor.from_row_lengths(tokenizer.tokenize(texts, max_length), turn_counts)
-            return pack_dialogues(pieces, tf.RaggedTensor.from_row_lengths(roles, turn_counts),
-                                  self.cls, separator, max_length)
+            packed = pack_dialogues(pieces, tf.RaggedTensor.from_row_lengths(roles, turn_counts),
+                                    self.cls, separator, max_length)
+            # Uncut: [CLS], every turn's pieces and a separator between turns.
+            uncut = tf.reduce_sum(pieces.row_lengths(axis=2), axis=1) + turn_counts
+            return (*packed, uncut)
 
         self._pack_dialogues = pack
         self.max_lengths = {name: 0 for name, kind in schema.items()
                             if kind in (SEQUENCE, SEQUENCE_LIST, DIALOGUE_LIST, DIALOGUE_TURNS)}
 
-    def __call__(self, examples: List[Dict]) -> List[Dict]:
+    def __call__(self, examples: List[Dict]) -> List[Tuple[Dict, int, int]]:
+        """(ids, tokens left out by the cut at max_length, tokens uncut) of each example."""
         texts: List[str] = []
         dialogues: List[Tuple[str, Sequence]] = []
         for example in examples:
@@ -110,6 +127,7 @@ class _Tokenizing:
         packed = iter(self._dialogues(dialogues))
         encoded = []
         for example in examples:
+            self._cut = self._uncut = 0
             row = {}
             for name, kind in self.schema.items():
                 if kind == SEQUENCE:
@@ -117,13 +135,13 @@ class _Tokenizing:
                 elif kind == SEQUENCE_LIST:
                     row[name] = [self._pack(next(ids), name) for _ in example[name]]
                 elif kind == DIALOGUE_LIST:
-                    row[name] = [next(packed) for _ in example[name]]
+                    row[name] = [self._packed(*next(packed)) for _ in example[name]]
                 elif kind == DIALOGUE_TURNS:
                     row[name] = [[(int(role), self._turn(next(ids), name)) for role, _ in sample]
                                  for sample in example[name]]
                 else:
                     row[name] = example[name]
-            encoded.append(row)
+            encoded.append((row, self._cut, self._uncut))
         return encoded
 
     def texts_in(self, example: Dict) -> int:
@@ -140,16 +158,26 @@ class _Tokenizing:
 
     def _turn(self, pieces: List[int], name: str) -> List[int]:
         kept = pieces[: self.keep]
+        self._count(len(kept), len(pieces))
         self.max_lengths[name] = max(self.max_lengths[name], len(kept))
         return kept
 
     def _pack(self, pieces: List[int], name: str) -> List[int]:
         packed = [self.cls] + pieces[: self.keep] + [self.sep]
+        self._count(len(packed), len(pieces) + 2)
         self.max_lengths[name] = max(self.max_lengths[name], len(packed))
         return packed
 
-    def _dialogues(self, dialogues: List[Tuple[str, Sequence]]) -> List[Tuple[List[int], List[int], List[int]]]:
-        """(ids, turn ids, role ids) of each (feature, [(role_id, text), ...]) sample."""
+    def _packed(self, ids: List[int], turn_ids: List[int], role_ids: List[int], uncut: int):
+        self._count(len(ids), uncut)
+        return ids, turn_ids, role_ids
+
+    def _count(self, kept: int, uncut: int) -> None:
+        self._cut += uncut - kept
+        self._uncut += uncut
+
+    def _dialogues(self, dialogues: List[Tuple[str, Sequence]]) -> List[Tuple[List[int], List[int], List[int], int]]:
+        """(ids, turn ids, role ids, tokens uncut) of each (feature, [(role_id, text), ...]) sample."""
         if not dialogues:
             return []
         texts, roles, counts = [], [], []
@@ -158,10 +186,10 @@ class _Tokenizing:
                 roles.append(int(role))
                 texts.append(text)
             counts.append(len(sample))
-        packed = self._pack_dialogues(tf.constant(texts, tf.string), tf.constant(roles, tf.int32),
-                                      tf.constant(counts, tf.int64))
-        rows = list(zip(*(channel.to_list() for channel in packed)))
-        for (name, _), (ids, _, _) in zip(dialogues, rows):
+        *packed, uncut = self._pack_dialogues(tf.constant(texts, tf.string), tf.constant(roles, tf.int32),
+                                              tf.constant(counts, tf.int64))
+        rows = list(zip(*(channel.to_list() for channel in packed), uncut.numpy().tolist()))
+        for (name, _), (ids, *_) in zip(dialogues, rows):
             self.max_lengths[name] = max(self.max_lengths[name], len(ids))
         return rows
 
@@ -244,9 +272,8 @@ def _negative_pool(input_path: str, staging: str, builder: ExampleBuilder, optio
 
 def _write_shards(input_path, staging, builder, tokenizer, tokenizing, options, errors, pool, on_dialogue) -> Dict:
     names = [shard_name(i, options.num_shards) for i in range(options.num_shards)]
-    writers = [tf.io.TFRecordWriter(os.path.join(staging, n)) for n in names]
     per_shard = [0] * options.num_shards
-    written = dialogues = too_long = 0
+    written = dialogues = too_long = cut_examples = tokens_cut = tokens = 0
     read = [0]
     chunk: List[Dict] = []
     chunk_texts = 0
@@ -260,19 +287,20 @@ def _write_shards(input_path, staging, builder, tokenizer, tokenizing, options, 
                 flush()
 
     def flush():
-        nonlocal written, too_long, chunk_texts
-        for example in tokenizing(chunk):
+        nonlocal written, too_long, chunk_texts, cut_examples, tokens_cut, tokens
+        for example, cut, uncut in tokenizing(chunk):
             if not builder.fits(example, tokenizer, options.max_length):
                 too_long += 1
                 continue
-            shard = written % options.num_shards
-            writers[shard].write(serialize_example(example, builder.schema))
-            per_shard[shard] += 1
+            shuffle.add(serialize_example(example, builder.schema))
             written += 1
+            cut_examples += cut > 0
+            tokens_cut += cut
+            tokens += uncut
         chunk.clear()
         chunk_texts = 0
 
-    try:
+    with ExternalShuffle(staging, options.seed) as shuffle:
         for index, dialogue in enumerate(preprocessed_dialogues(input_path, options, errors, read)):
             add(builder.examples(dialogue, index, np.random.default_rng([options.seed, index]), pool))
             dialogues += 1
@@ -280,9 +308,20 @@ def _write_shards(input_path, staging, builder, tokenizer, tokenizing, options, 
                 on_dialogue(1)
         add(builder.finish(np.random.default_rng([options.seed, dialogues]), pool))
         flush()
-    finally:
-        for writer in writers:
-            writer.close()
+        writers = [tf.io.TFRecordWriter(os.path.join(staging, n)) for n in names]
+        dealt = 0
+
+        def deal(record: bytes) -> None:
+            nonlocal dealt
+            writers[dealt % options.num_shards].write(record)
+            per_shard[dealt % options.num_shards] += 1
+            dealt += 1
+
+        try:
+            shuffle.drain(deal)
+        finally:
+            for writer in writers:
+                writer.close()
     if dialogues == 0:
         raise ValueError(f"{input_path}: no dialogue passed pre-processing (merging consecutive turns: "
                          f"{options.merge_consecutive_turns}, at least {options.min_turns} turns)")
@@ -296,6 +335,7 @@ def _write_shards(input_path, staging, builder, tokenizer, tokenizing, options, 
         "source": os.path.abspath(input_path),
         "source_fingerprint": file_fingerprint(input_path),
         "seed": options.seed,
+        "example_order": SHUFFLED_ORDER,
         "max_length": options.max_length,
         "max_lengths": tokenizing.max_lengths,
         "dialogue_separator": options.dialogue_separator,
@@ -312,6 +352,9 @@ def _write_shards(input_path, staging, builder, tokenizer, tokenizing, options, 
             "skipped_lines": errors.skipped,
             "examples": written,
             "dropped_over_length": too_long,
+            "cut_at_max_length": cut_examples,
+            "tokens": tokens,
+            "tokens_cut": tokens_cut,
             "per_shard": per_shard,
             "negative_pool": pool.memory() if pool else None,
         },

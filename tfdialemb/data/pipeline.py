@@ -1,5 +1,6 @@
-"""tf.data input pipelines over built shards: interleave, shuffle, batched parsing, length
-bucketing, dynamic padding, prefetch, and per-worker sharding through `tf.distribute.InputContext`.
+"""tf.data input pipelines over built shards: interleave, shuffle, epochs of full batches, batched
+parsing, optional length bucketing, dynamic padding, prefetch, and per-worker sharding through
+`tf.distribute.InputContext`.
 
 Batches are dicts of dense int32 tensors: a "sequence" feature NAME becomes `NAME` [B, T] and
 `NAME_mask` [B, T]; a "sequence_list" feature becomes `NAME` [B, N, T], `NAME_mask` [B, N, T]
@@ -18,7 +19,10 @@ from tfdialemb.data.records import (
 from tfdialemb.text.dialogue_packing import PackedDialogues, dense_dialogues
 
 PARSE_BATCH = 256
-DEFAULT_BOUNDARIES = (16, 24, 32, 48, 64, 96, 128, 192, 256, 384)
+LENGTH_BOUNDARIES = (16, 24, 32, 48, 64, 96, 128, 192, 256, 384)
+"""The length classes of `--bucket_by_length`."""
+SHUFFLE_BUFFER = 10_000
+"""Examples shuffled at once in training, on top of the build's uniform order."""
 
 
 def example_lengths(batch: Mapping[str, tf.Tensor], schema: Mapping[str, str]) -> tf.Tensor:
@@ -72,21 +76,34 @@ def make_dataset(
     training: bool = True,
     input_context: Optional[tf.distribute.InputContext] = None,
     seed: Optional[int] = None,
-    shuffle_buffer: int = 10_000,
-    bucket_boundaries: Optional[Sequence[int]] = DEFAULT_BOUNDARIES,
+    shuffle_buffer: int = SHUFFLE_BUFFER,
+    bucket_boundaries: Optional[Sequence[int]] = None,
     pad_to: Optional[int] = None,
     repeat: bool = False,
 ) -> tf.data.Dataset:
     """Batches of a build directory.
 
     `batch_size` is global; with an `input_context` (from `distribute_datasets_from_function`)
-    each input pipeline reads its own shards and yields per-replica batches. Training shuffles
-    files and records (seeded when `seed` is given) and groups examples of similar length into the
-    same batch (`bucket_boundaries`; None turns bucketing off). Evaluation keeps file order.
+    each input pipeline reads its own shards and yields per-replica batches.
+
+    Training reads each pass over the shards (an epoch) in a fresh order, seeded when `seed` is
+    given: the shard list shuffled, the shards interleaved, `shuffle_buffer` examples shuffled. An
+    epoch is cut into full batches, its last partial batch dropped as the papers'
+    `DataLoader(shuffle=True, drop_last=True)` drops it, so an epoch visits every example at most
+    once and never puts one example twice in a batch. The build wrote the examples in a uniformly
+    random order, so every batch is a uniform sample of the corpus, whatever the corpus' own
+    order. With `repeat` the epochs follow each other; a pipeline with fewer examples than one
+    batch batches across epochs instead (every batch then repeats examples).
+
+    `bucket_boundaries` groups examples of similar length into the same batch: a speed option that
+    changes the objective of every method taking its negatives from the batch (they are then of
+    the example's own length class, not a sample of the corpus). Evaluation keeps file order and
+    the last partial batch.
     """
     manifest = read_manifest(directory)
     schema = manifest["builder"]["schema"]
     files = shard_paths(directory, manifest)
+    per_shard = manifest["counts"]["per_shard"]
     if input_context is not None:
         batch_size = input_context.get_per_replica_batch_size(batch_size)
         if input_context.num_input_pipelines > 1:
@@ -96,6 +113,7 @@ def make_dataset(
                     "input pipelines; rebuild with --num_shards at least the number of workers"
                 )
             files = files[input_context.input_pipeline_id::input_context.num_input_pipelines]
+            per_shard = per_shard[input_context.input_pipeline_id::input_context.num_input_pipelines]
     dataset = tf.data.Dataset.from_tensor_slices(files)
     if training:
         dataset = dataset.shuffle(len(files), seed=seed, reshuffle_each_iteration=True)
@@ -105,34 +123,46 @@ def make_dataset(
         num_parallel_calls=tf.data.AUTOTUNE,
         deterministic=not training or seed is not None,
     )
-    if repeat:
-        dataset = dataset.repeat()
-    if training:
-        dataset = dataset.shuffle(shuffle_buffer, seed=seed, reshuffle_each_iteration=True)
     spec = parse_spec(schema)
 
     def parse(records):
         return tf.io.parse_example(records, spec)
 
-    if training and bucket_boundaries:
-        # Bucket keys are computed on the parsed batch, in the parallel map, before it is split
-        # into examples for grouping: a per-example key_func would run serially in group_by_window.
-        boundaries = tf.constant(list(bucket_boundaries), tf.int64)
-
-        def parse_with_bucket(records):
-            batch = parse(records)
-            lengths = example_lengths(batch, schema)
-            return batch, tf.reduce_sum(tf.cast(lengths[:, tf.newaxis] > boundaries, tf.int64), axis=1)
-
-        dataset = dataset.batch(PARSE_BATCH).map(parse_with_bucket, num_parallel_calls=tf.data.AUTOTUNE)
-        dataset = dataset.unbatch().group_by_window(
-            key_func=lambda _, bucket: bucket,
-            reduce_func=lambda _, window: window.batch(batch_size).map(lambda batch, _: batch),
-            window_size=batch_size,
-        )
-    else:
-        # Without bucketing a batch of records parses straight into a batch of examples.
+    if not training:
         dataset = dataset.batch(batch_size).map(parse, num_parallel_calls=tf.data.AUTOTUNE)
+        dataset = dataset.repeat() if repeat else dataset
+    else:
+        across_epochs = repeat and sum(per_shard) < batch_size
+        if across_epochs:
+            dataset = dataset.repeat()
+        dataset = dataset.shuffle(shuffle_buffer, seed=seed, reshuffle_each_iteration=True)
+        if bucket_boundaries:
+            dataset = _length_buckets(dataset, parse, schema, bucket_boundaries, batch_size)
+        else:
+            # A batch of records parses straight into a batch of examples.
+            dataset = dataset.batch(batch_size, drop_remainder=True).map(parse, num_parallel_calls=tf.data.AUTOTUNE)
+        if repeat and not across_epochs:
+            dataset = dataset.repeat()
     pad_id = manifest.get("pad_id", 0)
     dataset = dataset.map(lambda b: to_dense(b, schema, pad_id, pad_to), num_parallel_calls=tf.data.AUTOTUNE)
     return dataset.prefetch(tf.data.AUTOTUNE)
+
+
+def _length_buckets(records: tf.data.Dataset, parse, schema: Mapping[str, str], boundaries: Sequence[int],
+                    batch_size: int) -> tf.data.Dataset:
+    """Full batches of parsed examples, each from one length class between `boundaries`."""
+    # Bucket keys are computed on the parsed batch, in the parallel map, before it is split into
+    # examples for grouping: a per-example key_func would run serially in group_by_window.
+    limits = tf.constant(list(boundaries), tf.int64)
+
+    def parse_with_bucket(batch_records):
+        batch = parse(batch_records)
+        lengths = example_lengths(batch, schema)
+        return batch, tf.reduce_sum(tf.cast(lengths[:, tf.newaxis] > limits, tf.int64), axis=1)
+
+    parsed = records.batch(PARSE_BATCH).map(parse_with_bucket, num_parallel_calls=tf.data.AUTOTUNE)
+    return parsed.unbatch().group_by_window(
+        key_func=lambda _, bucket: bucket,
+        reduce_func=lambda _, window: window.batch(batch_size, drop_remainder=True).map(lambda batch, _: batch),
+        window_size=batch_size,
+    )

@@ -21,7 +21,7 @@ so a directory without a manifest is never a complete build.
 """
 import json
 import os
-from typing import Dict, List, Mapping
+from typing import Dict, List, Mapping, Optional
 
 import tensorflow as tf
 
@@ -129,6 +129,16 @@ def read_manifest(directory: str) -> Dict:
     if missing:
         raise IncompleteBuildError(f"{directory}: shards named in {MANIFEST} are missing: {missing}")
     return manifest
+
+
+def describe_cuts(manifest: Mapping) -> Optional[str]:
+    """How much the cut at max_length left out of a build ("12 of 40 examples cut at 128 tokens,
+    9.5% of the tokens left out"); None when nothing was cut, or the manifest does not say."""
+    counts = manifest["counts"]
+    if not counts.get("cut_at_max_length"):
+        return None
+    return (f"{counts['cut_at_max_length']} of {counts['examples']} examples cut at {manifest['max_length']} tokens, "
+            f"{counts['tokens_cut'] / counts['tokens']:.1%} of the tokens left out")
 
 
 def shard_paths(directory: str, manifest: Mapping) -> List[str]:

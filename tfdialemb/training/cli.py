@@ -66,7 +66,8 @@ def define_flags(command: str) -> None:
     flags.DEFINE_string("model_dir", None, "Checkpoints, method.json, TensorBoard logs and the built data.")
     flags.DEFINE_string("init_checkpoint", None, "Encoder to start from (any checkpoint kind).")
     flags.DEFINE_integer("max_steps", None, "Training steps (or give --num_epochs).", lower_bound=1)
-    flags.DEFINE_float("num_epochs", None, "Passes over the built examples.")
+    flags.DEFINE_float("num_epochs", None, "Passes over the built examples, each in a fresh order and cut into "
+                      "full batches (the last partial batch of a pass is dropped, as the papers drop it).")
     flags.register_validator("num_epochs", lambda value: value is None or value > 0,
                              message="--num_epochs must be positive")
     flags.DEFINE_integer("batch_size", None, "Global batch size (default: the method's).", lower_bound=1)
@@ -92,6 +93,9 @@ def define_flags(command: str) -> None:
                          "TensorBoard (MODEL_DIR/train), every N steps.", lower_bound=1)
     flags.DEFINE_integer("num_shards", 4, "Shards when building --train_file (>= number of workers).",
                          lower_bound=1)
+    flags.DEFINE_boolean("bucket_by_length", False, "Batch examples of similar length together: less padding, "
+                         "but the in-batch negatives are then of the example's own length class, not the "
+                         "papers' uniform sample of the corpus (default: uniform batches, as the papers draw).")
     flags.DEFINE_enum("validate_task", "sr", validation_tasks(),
                       "Validation task (with --validate_file), an evaluator of `evaluate` (its primary metric "
                       "keeps the best weights); dialogue: dial2vec's metrics of the "
@@ -215,10 +219,18 @@ def run_header(spec, params: Dict[str, Any]) -> str:
     return f"{spec.name}: " + ", ".join(f"{name} {value}" for name, value in shown.items() if value is not None)
 
 
+def steps_per_epoch(examples: int, batch_size: int) -> float:
+    """Full batches in one pass over `examples`, the partial last one dropped as the papers'
+    `DataLoader(drop_last=True)` drops it; a corpus smaller than a batch counts its fraction."""
+    return examples // batch_size if examples >= batch_size else examples / batch_size
+
+
 def data_summary(manifest: Dict[str, Any], max_steps: int) -> str:
     """What the run reads: the built examples, what the build left out (examples over the max
-    length, bad lines skipped, dialogues under the minimum turns) and the fraction of the
-    examples its steps cover."""
+    length, bad lines skipped, dialogues under the minimum turns, the tokens cut at the max
+    length) and the epochs its steps make."""
+    from tfdialemb.data.records import describe_cuts  # pylint: disable=import-outside-toplevel
+
     counts = manifest["counts"]
     examples = counts["examples"]
     dropped, skipped = counts.get("dropped_over_length", 0), counts.get("skipped_lines", 0)
@@ -226,10 +238,13 @@ def data_summary(manifest: Dict[str, Any], max_steps: int) -> str:
     left_out = ([f"{dropped} dropped for exceeding {manifest['max_length']} tokens"] if dropped else []) + (
         [f"{skipped} bad lines skipped"] if skipped else []) + (
         [f"{short} dialogues of fewer than {manifest['min_turns']} turns dropped"] if short else [])
+    cuts = describe_cuts(manifest)
+    left_out += [cuts] if cuts else []
     return (f"data: {examples} {manifest['builder']['method']} examples from {counts['dialogues']} dialogues in "
             f"{manifest['directory']}" + (f" ({'; '.join(left_out)})" if left_out else "") +
             f"; {max_steps} steps x batch {FLAGS.batch_size} = "
-            f"{max_steps * FLAGS.batch_size / examples:.2f} epochs")
+            f"{max_steps / steps_per_epoch(examples, FLAGS.batch_size):.2f} epochs of "
+            + ("length-bucketed batches" if FLAGS.bucket_by_length else "uniformly shuffled batches"))
 
 
 def run(spec, params: Dict[str, Any]) -> int:
@@ -345,9 +360,10 @@ def _train(spec, params, prepared: PreparedRun) -> int:
     """The training loop of `run`, once the data is prepared and the model directory locked."""
     import tensorflow as tf  # pylint: disable=import-outside-toplevel
 
-    from tfdialemb.data.pipeline import make_dataset  # pylint: disable=import-outside-toplevel
+    from tfdialemb.data.build import SHUFFLED_ORDER  # pylint: disable=import-outside-toplevel
     from tfdialemb.encoders import CheckpointError, load_pretrained  # pylint: disable=import-outside-toplevel
     from tfdialemb.training.loop import LoopConfig, NonFiniteError, TrainingLoop  # pylint: disable=import-outside-toplevel
+    from tfdialemb.training.data import training_batches  # pylint: disable=import-outside-toplevel
     from tfdialemb.training.optimizer import OptimizerConfig  # pylint: disable=import-outside-toplevel
 
     tokenizer, manifest, auxiliary, run_settings = (prepared.tokenizer, prepared.manifest, prepared.auxiliary,
@@ -355,11 +371,15 @@ def _train(spec, params, prepared: PreparedRun) -> int:
     precision.apply(FLAGS.mixed_precision)
     apply_training_graph_options()
     examples = manifest["counts"]["examples"]
-    max_steps = FLAGS.max_steps or max(1, math.ceil(FLAGS.num_epochs * examples / FLAGS.batch_size))
+    epoch = steps_per_epoch(examples, FLAGS.batch_size)
+    max_steps = FLAGS.max_steps or max(1, math.ceil(FLAGS.num_epochs * epoch))
     print(data_summary(manifest, max_steps), flush=True)
     if FLAGS.batch_size > examples:
         print(f"warning: --batch_size={FLAGS.batch_size} exceeds the {examples} examples built from "
               f"{FLAGS.train_file}: every batch repeats examples", file=sys.stderr)
+    if manifest.get("example_order") != SHUFFLED_ORDER:
+        print(f"warning: {manifest['directory']} was built in the corpus' order, so its batches are not uniform "
+              "samples of the corpus; rebuild it to draw them as the papers do", file=sys.stderr)
 
     def build_method():
         tf.keras.utils.set_random_seed(FLAGS.seed)
@@ -370,8 +390,8 @@ def _train(spec, params, prepared: PreparedRun) -> int:
         return model
 
     def dataset_fn(context):
-        dataset = make_dataset(manifest["directory"], FLAGS.batch_size, training=True, input_context=context,
-                               seed=FLAGS.seed, repeat=True)
+        dataset = training_batches(manifest["directory"], FLAGS.batch_size, FLAGS.seed, FLAGS.bucket_by_length,
+                                   context)
         dataset = spec.batches(dataset, tokenizer, params, run_settings)
         return merge_auxiliary(dataset, auxiliary(context, tokenizer)) if auxiliary else dataset
 
@@ -424,7 +444,7 @@ def _training_record() -> Dict[str, Any]:
     """The training settings written to method.json (informative: a resumed run may change them)."""
     names = ("train_file", "init_checkpoint", "max_steps", "num_epochs", "batch_size", "learning_rate",
              "lr_schedule", "warmup_fraction", "weight_decay", "freeze_layers", "seed", "strategy",
-             "mixed_precision", "jit_compile", "validate_mixed_precision")
+             "mixed_precision", "jit_compile", "validate_mixed_precision", "bucket_by_length")
     return {name: getattr(FLAGS, name) for name in names}
 
 

@@ -10,6 +10,7 @@ from typing import Callable, Dict, Optional
 
 from tfdialemb.data.build import BuildOptions, build, vocab_sha256
 from tfdialemb.data.examples import ExampleBuilder
+from tfdialemb.data.pipeline import LENGTH_BOUNDARIES, make_dataset
 from tfdialemb.data.records import DIALOGUE_LIST, MANIFEST, read_manifest
 from tfdialemb.dialogue import ErrorPolicy, check_input_file
 from tfdialemb.files import file_fingerprint
@@ -73,3 +74,11 @@ def prepare(train_file: str, data_dir: str, builder: ExampleBuilder, tokenizer: 
         raise ValueError(f"{source}: built with another vocabulary than the checkpoint's vocab.txt; rebuild it")
     manifest["directory"] = source
     return manifest
+
+
+def training_batches(directory: str, batch_size: int, seed: int, bucket_by_length: bool = False, context=None):
+    """The endless batches a training run reads from the build in `directory`: epoch after epoch,
+    each in a fresh seeded order of uniformly drawn full batches, or with `bucket_by_length` of
+    batches grouped by length class (`make_dataset`)."""
+    return make_dataset(directory, batch_size, training=True, input_context=context, seed=seed, repeat=True,
+                        bucket_boundaries=LENGTH_BOUNDARIES if bucket_by_length else None)
