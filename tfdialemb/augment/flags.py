@@ -45,8 +45,8 @@ STAGE_OPTIONS = (
     Option("shuffle_search", "best", "best: n random stage orders for every number of stages n, the one "
            "the similarity model scores best kept (released); random: one random order.",
            choices=SEARCHES),
-    Option("shuffle_allow_unchanged", False, "Let shuffle keep an order that leaves the dialogue as it "
-           "was (the released code can)."),
+    Option("shuffle_allow_unchanged", True, "Let shuffle keep an order that leaves the dialogue as it "
+           "was when it scores best (the released shuffle.py:41, 48); false: such orders are redrawn."),
 )
 SIMILARITY_OPTIONS = (
     Option("sentence_encoder_context", 1, "Utterances per context window of --sentence_encoder (1: "
