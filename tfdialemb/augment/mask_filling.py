@@ -46,13 +46,12 @@ from tfdialemb.augment.base import Augmentation, with_texts
 from tfdialemb.augment.fill_mask import FillMaskModel
 from tfdialemb.dialogue import Dialogue
 from tfdialemb.options import Option
+from tfdialemb.text.stop_words import nltk_english_stop_words, sklearn_english_stop_words
 
 PAIRS, WINDOW = "pairs", "window"
 FILL_CONTEXTS = (PAIRS, WINDOW)
 NLTK_ENGLISH, SKLEARN_ENGLISH, NO_STOP_WORDS = "nltk_english", "sklearn_english", "none"
 STOP_WORD_LISTS = (NLTK_ENGLISH, SKLEARN_ENGLISH, NO_STOP_WORDS)
-NLTK_ENGLISH_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "resources",
-                                 "nltk_english_stopwords.txt")
 FILL_CONTEXT = Option("fill_context", PAIRS, "What the fill-mask model sees: pairs (released, "
                       "fill_utterance_level=2): consecutive utterances (u1, u2), (u3, u4), ... in one input, the "
                       "masks of both filled together; window: each masked utterance alone between "
@@ -92,12 +91,9 @@ def stop_words(name: str) -> frozenset:
     if name == NO_STOP_WORDS:
         return frozenset()
     if name == NLTK_ENGLISH:
-        with open(NLTK_ENGLISH_FILE, encoding="utf-8") as f:
-            return frozenset(line.strip() for line in f if line.strip() and not line.startswith("#"))
+        return nltk_english_stop_words()
     if name == SKLEARN_ENGLISH:
-        from tfdialemb.data.response_augmentation import english_stop_words  # pylint: disable=import-outside-toplevel
-
-        return english_stop_words()
+        return sklearn_english_stop_words()
     raise ValueError(f"fill_stop_words must be one of {STOP_WORD_LISTS}, got {name!r}")
 
 
