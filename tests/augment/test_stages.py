@@ -249,7 +249,7 @@ def test_the_released_reading_keeps_the_first_utterances_and_inverts_the_similar
         for source in (TopicSource(context=3), TopicUtterances(context=3)):
             [got] = UtteranceSimilarity(source, reading=reading).matrices([texts])
             np.testing.assert_array_equal(got, matrix)
-    # prune.py:71 then: d(i, j) = 1 / (S[i, j - 1] + 1e-5).
+    # prune.py:78 then: d(i, j) = 1 / (S[i, j - 1] + 1e-5).
     s = np.array([[0.8, 0.3], [0.7, 0.6]])
     d = utterance_distances(s, "released")
     np.testing.assert_allclose([d[0, 1], d[0, 2], d[1, 2], d[2, 0]], [1 / 0.80001, 1 / 0.30001, 1 / 0.60001, 1 / 0.30001])

@@ -20,6 +20,17 @@ contexts (of shuffle's candidate orders) it appears in. Two are provided:
   make_batch_from_dia) and takes the dot product of the unnormalised mean-pooled vectors
   (`context_encodings @ target_encodings.T`): `--sentence_encoder_context=3
   --sentence_encoder_similarity=dot` reproduces it.
+
+How the context-response model is read (`--context_response_reading`, `READING`): `paper`, each
+context the last `context` utterances up to utterance a (the thesis' appendix 1.1; prune.py
+`make_batch_from_dia` from commit 20c5d49 on), utterances i < j 1 − S[i, j − 1] apart; or
+`released`, as the released code read its trained `Pairwise` model when it built the a-h, a-l-m
+and a-h-m sets (before commit 5ef94c7): prune.py:96 gave each context the whole dialogue up to a,
+and context_encoders.py:48-57 `ContextEncoderConcat.pad_missing_utterances` padded the
+concatenated utterance embeddings to `context` slots with `F.pad`, whose negative pad, once there
+were more, cuts the vector to the dialogue's first `context` utterances; the distance was
+1 / (S + 1e-5) (prune.py:78), and the model had projection 128 (config.py:6,
+`PairwiseModelConfig`).
 """
 from typing import Callable, Dict, Hashable, Iterable, List, Sequence
 
@@ -39,7 +50,7 @@ READING = Switch("context_response_reading", PAPER, "How crop and shuffle read t
                  released="the version that built a-h, a-l-m and a-h-m (before commit 5ef94c7): prune.py "
                           "make_batch_from_dia's whole history cut by context_encoders.py "
                           "pad_missing_utterances' negative padding to the dialogue's first 3 utterances, "
-                          "distance 1 / (S + 1e-5) (prune.py:71), a model of projection 128 "
+                          "distance 1 / (S + 1e-5) (prune.py:78), a model of projection 128 "
                           "(PairwiseModelConfig; refused otherwise)")
 CONTEXT_SEPARATOR = "\n"
 """Between the utterances of a context given to a sentence encoder (SimplifiedPairwise.forward)."""

@@ -46,7 +46,7 @@ first utterance for `contiguous`, by scikit-learn's label for `released`)."""
 def utterance_distances(similarity: np.ndarray, reading: str = PAPER) -> np.ndarray:
     """Symmetric [L, L] distances with a zero diagonal from the [L − 1, L − 1] context-response
     matrix: d(i, j) = 1 − S[i, j − 1] for i < j, or 1 / (S[i, j − 1] + 1e-5) under the `released`
-    reading (similarity_sources.READING: prune.py:71 before commit 5ef94c7)."""
+    reading (similarity_sources.READING: prune.py:78 before commit 5ef94c7)."""
     similarity = np.asarray(similarity, np.float64)
     length = similarity.shape[0] + 1
     if similarity.ndim != 2 or similarity.shape[1] != length - 1:
