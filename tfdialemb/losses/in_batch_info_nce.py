@@ -29,16 +29,18 @@ def in_batch_info_nce(anchors: tf.Tensor, positives: tf.Tensor, temperature: flo
     local = tf.shape(anchors)[0]
     labels = (replica_offset(local) if gather else 0) + tf.range(local)
     negatives = gather_across_replicas if gather else tf.identity
-    others = tf.range(tf.shape(negatives(positives))[0])
-    # Logits of the pairs outside an anchor's group are pushed out of its softmax.
-    outside = (tf.zeros([local, tf.size(others)]) if group_size is None else
-               tf.where(labels[:, tf.newaxis] // group_size == others[tf.newaxis] // group_size, 0.0, -1e9))
+    all_positives = negatives(positives)
+    outside = None
+    if group_size is not None:
+        # Pairs outside an anchor's group are pushed out of its softmax.
+        others = tf.range(tf.shape(all_positives)[0])
+        outside = tf.where(labels[:, tf.newaxis] // group_size == others[tf.newaxis] // group_size, 0.0, -1e9)
 
-    def cross_entropy(left, right):
-        logits = tf.matmul(left, negatives(right), transpose_b=True) / temperature + outside
-        return tf.nn.sparse_softmax_cross_entropy_with_logits(labels, logits)
+    def cross_entropy(rows, columns):
+        logits = tf.matmul(rows, columns, transpose_b=True) / temperature
+        return tf.nn.sparse_softmax_cross_entropy_with_logits(labels, logits if outside is None else logits + outside)
 
-    loss = cross_entropy(anchors, positives)
+    loss = cross_entropy(anchors, all_positives)
     if symmetric:
-        loss = (loss + cross_entropy(positives, anchors)) / 2.0
+        loss = (loss + cross_entropy(positives, negatives(anchors))) / 2.0
     return loss
