@@ -391,6 +391,8 @@ def _train(spec, params, prepared: PreparedRun) -> int:
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    if schedule_steps:
+        print(f"learning-rate schedule over {schedule_steps} steps; the run takes {max_steps}", flush=True)
     loop_config = LoopConfig(
         model_dir=FLAGS.model_dir, max_steps=max_steps,
         optimizer=OptimizerConfig(**{"learning_rate": FLAGS.learning_rate, "schedule": FLAGS.lr_schedule,
