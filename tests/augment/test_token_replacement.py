@@ -23,8 +23,8 @@ def _texts(dialogue):
 
 
 def test_the_released_replacer_masks_only_space_separated_tokens_of_letters(controlled_mlm, set_probabilities):
-    """replace.py:18 + insert.py:95-96, 126-131: "Book a TAXI, please!\nHello 2 world_x don't" split
-    at spaces is Book | a | TAXI, | please!\nHello | 2 | world_x | don't; of these only "Book" is
+    """replace.py:18 + insert.py:95-96, 126-131: "Book a TAXI, please!\\nHello 2 world_x don't" split
+    at spaces is Book | a | TAXI, | please!\\nHello | 2 | world_x | don't; of these only "Book" is
     letters and not an nltk stop word ("a" is one)."""
     set_probabilities({"hotel": 0.9})
     [result] = TokenReplacement(controlled_mlm).augment([BOOKING])

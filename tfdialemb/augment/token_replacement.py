@@ -12,11 +12,11 @@ thesis calls replacement identical to insertion (whose threshold is 0.005).
 
 Which words may be masked (`replace_words`):
 - `spaces` (default, released: replace.py:18 `mask_utterance_level=False` makes
-  insert.py:95-96 join the dialogue's utterances by "\n" and split it at each " ", and
+  insert.py:95-96 join the dialogue's utterances by "\\n" and split it at each " ", and
   replace.py:28 masks a token when insert.py:126-131 `_is_not_forbidden` holds: all its
   characters letters, `str.isalpha()`, and not a stop word): "you?" is never masked, nor an
   utterance's first and last tokens, which the newline glues to the neighbouring utterances'
-  ("thanks\nbye" is not letters), except the dialogue's very first and last;
+  ("thanks\\nbye" is not letters), except the dialogue's very first and last;
 - `letters`: every word of letters, with inner apostrophes, not a stop word: "you" of "you?" is
   masked, "?" stays, and each run of CJK ideographs is cut into words (below).
 The fill is written over the word in the original string, in the word's case when the model's
