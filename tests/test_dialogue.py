@@ -4,8 +4,8 @@ import json
 import pytest
 
 from tfdialemb.dialogue import (Dialogue, DialogueFormatError, ErrorPolicy, SeenIds, Turn, drop_short,
-                                merge_consecutive_turns, read_dialogues, role_ids, split_of,
-                                write_dialogues)
+                                merge_consecutive_turns, read_dialogues, released_splits, role_ids,
+                                split_dialogues, split_of, write_dialogues)
 
 GOOD = {"id": "g1", "turns": [{"speaker": "user", "text": "hi", "intent": "greet"},
                               {"speaker": "agent", "text": "hello"}], "labels": {"domain": "x"}}
@@ -105,6 +105,29 @@ def test_splits_are_deterministic_and_follow_the_fractions():
     for fractions in ((float("nan"), 0.5, 0.5), (float("inf"), 0.0, 0.0), (0.5, 0.5, float("nan"))):
         with pytest.raises(ValueError, match="summing to 1"):
             split_of("x", 0, fractions)
+
+
+def test_released_splits_follow_hugging_faces_train_test_split_by_hand():
+    """source.py:111-120 on n dialogues: test_size=.1 shuffled with seed 0 holds out the first
+    ceil(0.1 n) of default_rng(0).permutation(n) ([4, 19, 6, ...] for 20, [19, 4, 10, 11, ...] for
+    25); those, unshuffled, test_size=.5: "val" (dev) the first m - ceil(m / 2), test the rest."""
+    twenty = released_splits(20, 0)
+    assert twenty[4] == "dev" and twenty[19] == "test" and twenty.count("train") == 18
+    twenty_five = released_splits(25, 0)  # ceil(2.5) = 3 held out: dev 3 - ceil(1.5) = 1, test 2
+    assert [i for i, s in enumerate(twenty_five) if s != "train"] == [4, 10, 19]
+    assert twenty_five[19] == "dev" and twenty_five[4] == twenty_five[10] == "test"
+    assert released_splits(20, 1) != twenty
+    with pytest.raises(ValueError, match="summing to 1"):
+        released_splits(20, 0, (0.5, 0.5, 0.5))
+
+
+def test_split_dialogues_released_reads_the_file_order(tmp_path):
+    path = tmp_path / "all.jsonl"
+    write_dialogues([Dialogue(f"z{i}", (Turn("a", "hi"),)) for i in range(20)], str(path))
+    counts = split_dialogues(str(path), str(tmp_path / "out"), 0, (0.9, 0.05, 0.05), method="released")
+    assert counts == {"train": 18, "dev": 1, "test": 1}
+    assert [d.id for d in read_dialogues(str(tmp_path / "out" / "dev.jsonl"))] == ["z4"]
+    assert [d.id for d in read_dialogues(str(tmp_path / "out" / "test.jsonl"))] == ["z19"]
 
 
 def test_error_policy_rejects_unknown_mode():

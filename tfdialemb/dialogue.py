@@ -13,14 +13,19 @@ import contextlib
 import dataclasses
 import hashlib
 import json
+import math
 import os
 import unicodedata
 from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
+
+import numpy as np
 
 from tfdialemb.files import atomic_open
 
 ON_ERROR = ("fail", "skip")
 SPLITS = ("train", "dev", "test")
+SPLIT_METHODS = ("id_hash", "released")
+"""How `split_dialogues` assigns splits: `split_of` each id, or `released_splits` of the file's order."""
 
 
 class DialogueFormatError(ValueError):
@@ -274,12 +279,20 @@ def write_dialogues(dialogues: Iterable[Dialogue], path: str) -> int:
 
 def split_dialogues(path: str, output_dir: str, seed: int,
                     fractions: Sequence[float] = (0.8, 0.1, 0.1),
-                    errors: Optional[ErrorPolicy] = None) -> Dict[str, int]:
-    """Streams `path` into `output_dir/{train,dev,test}.jsonl` by `split_of`; returns the counts.
+                    errors: Optional[ErrorPolicy] = None, method: str = "id_hash") -> Dict[str, int]:
+    """Streams `path` into `output_dir/{train,dev,test}.jsonl` by `split_of` (`method` "id_hash")
+    or by `released_splits` of the file's order ("released", which reads the file twice); returns
+    the counts.
 
     The three files are renamed into place together once the input has been read to the end; a
     failed split leaves no directory it created.
     """
+    if method not in SPLIT_METHODS:
+        raise ValueError(f"split method must be one of {SPLIT_METHODS}, got {method!r}")
+    if method == "released":
+        # Counted with the same reading (bad lines skipped alike), reported by the second pass.
+        count = sum(1 for _ in read_dialogues(path, ErrorPolicy("skip") if errors and errors.mode == "skip" else None))
+        positions = iter(released_splits(count, seed, fractions))
     counts = {split: 0 for split in SPLITS}
     created = not os.path.exists(output_dir)
     try:
@@ -287,7 +300,7 @@ def split_dialogues(path: str, output_dir: str, seed: int,
             files = {split: stack.enter_context(atomic_open(os.path.join(output_dir, f"{split}.jsonl")))
                      for split in SPLITS}
             for dialogue in read_dialogues(path, errors):
-                split = split_of(dialogue.id, seed, fractions)
+                split = next(positions) if method == "released" else split_of(dialogue.id, seed, fractions)
                 files[split].write(dialogue.to_line() + "\n")
                 counts[split] += 1
     except BaseException:
@@ -330,15 +343,41 @@ def capped_roles(dialogue: Dialogue, max_roles: int) -> List[int]:
     return [min(role, max_roles - 1) for role in role_ids(dialogue)]
 
 
+def _check_fractions(fractions: Sequence[float]) -> None:
+    if len(fractions) != len(SPLITS) or not all(f >= 0 for f in fractions) or not abs(sum(fractions) - 1.0) <= 1e-9:
+        # Written so that NaN, for which every comparison is false, fails the test.
+        raise ValueError(f"fractions must be three non-negative numbers summing to 1, got {fractions}")
+
+
+def released_splits(count: int, seed: int, fractions: Sequence[float] = (0.9, 0.05, 0.05)) -> List[str]:
+    """The split of each of `count` dialogues by position, as the thesis' released corpus was split
+    (voorhs/dialogue-augmentation mylib/datamakers/source.py:111-120, Hugging Face datasets'
+    `train_test_split`): the first ceil((dev + test) · n) of numpy `default_rng(seed).permutation(n)`
+    are held out, the rest train; the held-out ones, in that order and unshuffled, are cut into dev,
+    the first m − ceil(test / (dev + test) · m), and test, the rest (source.py: 0.1, then 0.5 of it,
+    dev being its "val")."""
+    _check_fractions(fractions)
+    held = fractions[1] + fractions[2]
+    splits = ["train"] * count
+    if count == 0 or held == 0:
+        return splits
+    permutation = np.random.default_rng(seed).permutation(count)
+    held_out = permutation[:math.ceil(held * count)]  # as train_test_split's float test_size
+    to_test = math.ceil(fractions[2] / held * len(held_out))
+    for index in held_out[:len(held_out) - to_test]:
+        splits[index] = "dev"
+    for index in held_out[len(held_out) - to_test:]:
+        splits[index] = "test"
+    return splits
+
+
 def split_of(dialogue_id: str, seed: int, fractions: Sequence[float] = (0.8, 0.1, 0.1)) -> str:
     """The split ("train", "dev", "test") a dialogue belongs to, from a hash of seed and id.
 
     Independent of file order and of the other dialogues, so a corpus splits while streaming and
     a dialogue keeps its split when the corpus grows.
     """
-    if len(fractions) != len(SPLITS) or not all(f >= 0 for f in fractions) or not abs(sum(fractions) - 1.0) <= 1e-9:
-        # Written so that NaN, for which every comparison is false, fails the test.
-        raise ValueError(f"fractions must be three non-negative numbers summing to 1, got {fractions}")
+    _check_fractions(fractions)
     digest = hashlib.sha256(f"{seed}\x00{dialogue_id}".encode("utf-8")).digest()
     point = int.from_bytes(digest[:8], "big") / 2**64
     bound = 0.0

@@ -15,7 +15,9 @@ context-response model (a-h, a-l-m, a-h-m) need one: `--context_response_model`,
 here first with `--method=context_response` from `--context_response_init` (the thesis' encoder,
 aws-ai/dse-bert-large, whose trained model is not public). Tables 4-5 (with a-l-m-dse in the grid):
 `evaluate --task=invariance` of each encoder raw and trained on a-l-m-dse ("cft"), on
-`--invariance_file`, or on the a-l-m-dse augmentations of --probe_eval_file written here.
+`--invariance_file`, or on the a-l-m-dse augmentations of --probe_fit_file (SGD train, the set the
+released scatter-analysis.sh augments and probes) written here; dialogues over 512 tokens are left
+out as released (`--invariance_max_tokens`).
 
 Every command is printed and run in its own process; a run resumes from its checkpoints and a
 report already written is read when it records the same evaluate arguments and the weights its
@@ -53,7 +55,7 @@ flags.DEFINE_string("intent_fit_file", None, "banking77 train (--format=banking7
                     "intents column.")
 flags.DEFINE_string("intent_eval_file", None, "banking77 test (--format=banking77).")
 flags.DEFINE_string("invariance_file", None, "Augmented probe dialogues for Tables 4-5 (default: the a-l-m-dse "
-                    "augmentations of --probe_eval_file, written into the workdir).")
+                    "augmentations of --probe_fit_file, SGD train as released, written into the workdir).")
 flags.DEFINE_string("context_response_model", None, "The context-response model of a-h, a-l-m and a-h-m (default: "
                     "trained here from --context_response_init).")
 flags.DEFINE_string("context_response_init", "models/dse-bert-large", "Encoder the context-response model is "
@@ -204,9 +206,9 @@ def invariance_file(work: str, encoders) -> Optional[str]:
     settings = ("fill_mask_model", "sentence_encoder", "stage_clustering", "sentence_encoder_context",
                 "sentence_encoder_similarity", "fill_stop_words", "shuffle_min_turns", "shuffle_min_stages")
     run_once(output, "tfdialemb.augment",
-             [f"--input={FLAGS.probe_eval_file}", f"--output={output}", f"--set={CFT_SET}",
+             [f"--input={FLAGS.probe_fit_file}", f"--output={output}", f"--set={CFT_SET}",
               *(f"--{name}={models[name]}" for name in settings if name in models)],
-             depends_on=[FLAGS.probe_eval_file, *(models[name] for name in required_model_flags(PRESETS[CFT_SET])
+             depends_on=[FLAGS.probe_fit_file, *(models[name] for name in required_model_flags(PRESETS[CFT_SET])
                                                   if name in models)],
              discard=[output + PARTIAL_SUFFIX])
     return output

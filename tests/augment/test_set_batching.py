@@ -32,8 +32,8 @@ def dialogues(count=5):
 
 def test_batches_of_dialogues_write_what_one_dialogue_at_a_time_writes(random_mlm, hf_safetensors_dir):
     similarity = load_similarity("sentence_encoder", hf_safetensors_dir, batch_size=8)
-    fill = dict(min_fill_prob=0.0, fill_stop_words="none", fill_batch_size=4)
-    operations = OperationSet((TokenInsertion(random_mlm, seed=SEED, **fill),
+    fill = dict(fill_stop_words="none", fill_batch_size=4)
+    operations = OperationSet((TokenInsertion(random_mlm, seed=SEED, min_fill_prob=0.0, **fill),
                                TokenReplacement(random_mlm, seed=SEED, **fill),
                                StageCrop(similarity, seed=SEED), StageShuffle(similarity, seed=SEED)), similarity)
     corpus = dialogues()

@@ -1,5 +1,5 @@
-"""Shuffle by stages: every utterance once, each stage in its order, the best-scored order kept;
-and Chain composing shuffle with crop."""
+"""Shuffle by stages: every utterance once, each stage in its order, the best-scored order kept
+(the unchanged one too, as released); and Chain composing shuffle with crop."""
 import numpy as np
 import pytest
 from scipy.special import softmax
@@ -34,7 +34,7 @@ def test_every_utterance_once_and_each_stage_in_order(search):
     dialogue = topic_dialogue("d", RUNS, {"domain": "x"})
     orders = set()
     for seed in range(8):
-        [result] = shuffle(search=search, seed=seed).augment([dialogue])
+        [result] = shuffle(search=search, allow_unchanged=False, seed=seed).augment([dialogue])
         assert sorted(result.turns, key=lambda t: int(t.text.split()[1])) == list(dialogue.turns)
         runs = runs_of(result)
         assert sorted(name for name, _ in runs) == sorted(name for name, _ in RUNS)  # whole stages
@@ -46,12 +46,13 @@ def test_every_utterance_once_and_each_stage_in_order(search):
     assert len(orders) > 1
 
 
-def test_two_stages_always_swap_unless_unchanged_is_allowed():
+def test_two_stages_may_stay_as_released_and_always_swap_when_unchanged_is_redrawn():
     dialogue = topic_dialogue("d", [("hotel", 4), ("taxi", 2)])
     for seed in range(10):
-        [result] = shuffle(min_turns=6, min_stages=2, search="random", seed=seed).augment([dialogue])
+        [result] = shuffle(min_turns=6, min_stages=2, search="random", allow_unchanged=False,
+                           seed=seed).augment([dialogue])
         assert texts(result) == ["taxi 4", "taxi 5", "hotel 0", "hotel 1", "hotel 2", "hotel 3"]
-    kept = {tuple(texts(shuffle(min_turns=6, min_stages=2, search="random", allow_unchanged=True,
+    kept = {tuple(texts(shuffle(min_turns=6, min_stages=2, search="random",
                                 seed=seed).augment([dialogue])[0])) for seed in range(16)}
     assert tuple(texts(dialogue)) in kept and len(kept) == 2
 
@@ -83,6 +84,29 @@ def test_best_search_keeps_the_best_scored_candidate(monkeypatch):
     monkeypatch.setattr(operation, "_candidates", lambda *args: candidates)
     [result] = operation.augment([dialogue])
     assert result.turns == tuple(dialogue.turns[i] for i in candidates[1])
+
+
+def test_the_unchanged_order_is_kept_when_it_scores_best(monkeypatch):
+    """shuffle.py:41, 48: an order `random.shuffle` leaves as it was is a candidate, and the best
+    one is kept. Stages hotel 0-2, taxi 3-5, hotel 6-8, taxi 9-11 as one dialogue of runs
+    hotel-hotel-taxi-taxi: the original switches topic once, the other order three times."""
+    dialogue = topic_dialogue("d", [("hotel", 6), ("taxi", 6)], {"domain": "x"})
+    unchanged = list(range(12))
+    candidates = [[0, 1, 2, 6, 7, 8, 3, 4, 5, 9, 10, 11], unchanged]
+    scores = [released_score([dialogue.turns[i].text for i in order]) for order in candidates]
+    # By hand: among the 11 targets 5 are hotels and 6 taxis in both orders, so a hotel context's
+    # softmax gives e / (5e + 6) to a hotel target and 1 / (5e + 6) to a taxi one (a taxi context
+    # e / (6e + 5) and 1 / (6e + 5)). The original: 5 hotel->hotel rows, 1 hotel->taxi, 5 taxi->taxi.
+    # The other: 4 hotel->hotel, 2 hotel->taxi, 4 taxi->taxi, 1 taxi->hotel.
+    e = np.e
+    hh, ht, tt, th = (np.log10(x) for x in (e / (5 * e + 6), 1 / (5 * e + 6), e / (6 * e + 5), 1 / (6 * e + 5)))
+    assert scores == pytest.approx([(4 * hh + 2 * ht + 4 * tt + th) / 11, (5 * hh + ht + 5 * tt) / 11])
+    assert scores[1] > scores[0]
+    operation = shuffle()
+    monkeypatch.setattr(operation, "_candidates", lambda *args: candidates)
+    [result] = operation.augment([dialogue])
+    assert result.turns == dialogue.turns
+    assert result.labels == {"domain": "x", "source_id": "d", "augmentations": ["shuffle"]}
 
 
 def test_best_search_draws_n_orders_for_every_stage_count():

@@ -232,3 +232,42 @@ def test_the_released_clustering_is_the_default_of_the_flags_and_the_operations(
     assert settings["crop"]["clustering"] == settings["shuffle"]["clustering"] == "released"
     similarity = UtteranceSimilarity(TopicSource())
     assert StageCrop(similarity).clustering == StageShuffle(similarity).clustering == "released"
+
+
+def test_the_released_reading_keeps_the_first_utterances_and_inverts_the_similarity():
+    """--context_response_reading=released (the version that built a-h, a-l-m, a-h-m): the whole
+    history up to a, cut by the negative padding to the dialogue's first 3 utterances; TopicSource
+    reads a context by its last utterance, so a = 3 is about "food 2", not "bank 3"."""
+    texts = ["hotel 0", "taxi 1", "food 2", "bank 3", "music 4"]
+    released = UtteranceSimilarity(TopicSource(context=3), reading="released")
+    assert released.windows(texts) == [("hotel 0",), ("hotel 0", "taxi 1"), ("hotel 0", "taxi 1", "food 2"),
+                                       ("hotel 0", "taxi 1", "food 2")]
+    # Targets taxi 1, food 2, bank 3, music 4.
+    expected = {"paper": [[0, 0, 0, 0], [1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0]],
+                "released": [[0, 0, 0, 0], [1, 0, 0, 0], [0, 1, 0, 0], [0, 1, 0, 0]]}
+    for reading, matrix in expected.items():
+        for source in (TopicSource(context=3), TopicUtterances(context=3)):
+            [got] = UtteranceSimilarity(source, reading=reading).matrices([texts])
+            np.testing.assert_array_equal(got, matrix)
+    # prune.py:78 then: d(i, j) = 1 / (S[i, j - 1] + 1e-5).
+    s = np.array([[0.8, 0.3], [0.7, 0.6]])
+    d = utterance_distances(s, "released")
+    np.testing.assert_allclose([d[0, 1], d[0, 2], d[1, 2], d[2, 0]], [1 / 0.80001, 1 / 0.30001, 1 / 0.60001, 1 / 0.30001])
+    assert np.all(np.diag(d) == 0)
+
+
+def test_the_released_reading_needs_the_released_projection(monkeypatch):
+    from tfdialemb.augment import operations
+
+    class Projected(TopicSource):
+        def __init__(self, width):
+            super().__init__()
+            self.width = width
+
+    monkeypatch.setattr(operations, "load_context_response_model", lambda path: Projected(256))
+    with pytest.raises(ValueError, match="projection 128; model projects to 256"):
+        operations.load_similarity("context_response", "model", context_response_reading="released")
+    assert operations.load_similarity("context_response", "model").reading == "paper"
+    monkeypatch.setattr(operations, "load_context_response_model", lambda path: Projected(128))
+    assert operations.load_similarity("context_response", "model", context_response_reading="released").reading == \
+        "released"

@@ -102,14 +102,38 @@ M = "[MASK]"
              ["[CLS]", "are", "you", "[SEP]", M, "good", M, "morning", "[SEP]", "book", "a", "[SEP]"],
              ["[CLS]", "good", "morning", "[SEP]", M, "book", M, "a", M, "taxi", "[SEP]"]]),
 ])
-def test_the_model_sees_the_masked_utterance_between_its_neighbours(controlled_mlm, set_probabilities,
-                                                                   model_inputs, context, max_length, expected):
+def test_a_window_shows_the_masked_utterance_between_its_neighbours(controlled_mlm, set_probabilities,
+                                                                    model_inputs, context, max_length, expected):
     set_probabilities({"hotel": 0.9})
-    operation = TokenInsertion(controlled_mlm, mask_rate=1.0, context_utterances=context, fill_max_length=max_length)
+    operation = TokenInsertion(controlled_mlm, mask_rate=1.0, fill_context="window", context_utterances=context,
+                               fill_max_length=max_length)
     sequences, positions, k = model_inputs(operation, [PLAIN])
     assert sequences == [token_ids(*tokens) for tokens in expected]
     assert positions == [[i for i, t in enumerate(tokens) if t == M] for tokens in expected]
     assert k == len(VOCAB)  # the 100 candidates scanned, capped by the 98-token vocabulary
+
+
+@pytest.mark.parametrize("max_length, expected, texts", [
+    (256, [["[CLS]", M, "hello", M, "world", "[SEP]", M, "how", M, "are", M, "you", "[SEP]"],
+           ["[CLS]", M, "good", M, "morning", "[SEP]", M, "book", M, "a", M, "taxi", "[SEP]"]],
+     ["hotel hello hotel world", "hotel how hotel are hotel you", "hotel good hotel morning",
+      "hotel book hotel a hotel taxi"]),
+    # 11 tokens: the pair's 11 tokens cut to 9 at their end; the place before the last word is cut off.
+    (11, [["[CLS]", M, "hello", M, "world", "[SEP]", M, "how", M, "are", "[SEP]"],
+          ["[CLS]", M, "good", M, "morning", "[SEP]", M, "book", M, "a", "[SEP]"]],
+     ["hotel hello hotel world", "hotel how hotel are you", "hotel good hotel morning", "hotel book hotel a taxi"]),
+])
+def test_the_released_pairs_fill_two_utterances_masks_together(controlled_mlm, set_probabilities, model_inputs,
+                                                              max_length, expected, texts):
+    """insert.py:255 `_fill_masks_context_level` with fill_utterance_level=2: (u1, u2), (u3, u4)
+    each one input, every utterance masked."""
+    set_probabilities({"hotel": 0.9})
+    operation = TokenInsertion(controlled_mlm, mask_rate=1.0, fill_max_length=max_length)
+    sequences, positions, _ = model_inputs(operation, [PLAIN])
+    assert sequences == [token_ids(*tokens) for tokens in expected]
+    assert positions == [[i for i, t in enumerate(tokens) if t == M] for tokens in expected]
+    [result] = operation.augment([PLAIN])
+    assert _texts(result) == texts
 
 
 def test_batching_and_order_do_not_change_the_result(random_mlm):

@@ -38,23 +38,32 @@ def _convert(*args):
 
 
 def test_dialogstudio_log_turn_bound_and_empty_utterances(tmp_path, capsys):
-    """11 log turns, 10 log turns, an empty utterance inside, one utterance only, an empty log."""
+    """11 log turns, 10 log turns, an empty utterance inside, one utterance only, an empty log; as
+    source.py:50-80: two log entries left with one utterance kept, and a whitespace-only utterance
+    kept by the released code (here its dialogue is kept without it)."""
     source = _dialogstudio_file(tmp_path, {
         "X--train--1": [_entry(f"hello {i}", f"fine {i}") for i in range(11)],
         "X--train--2": [_entry(f"hello {i}", f"fine {i}") for i in range(10)],
         "X--train--3": [_entry("hello", ""), _entry("", "how are you"), _entry("good", "")],
         "X--train--4": [_entry("hello", "")],
         "X--train--5": [],
+        "X--train--6": [_entry("hi", ""), _entry("", "")],
+        "X--train--7": [_entry(" ", "fine")],
+        "X--train--8": [_entry(" ", "\t"), _entry("", "")],
     })
     out = tmp_path / "kept.jsonl"
     assert _convert("--format=dialogstudio", f"--input={source}", f"--output={out}", "--max_log_turns=10",
                     "--drop_empty_utterances") == 0
     kept = {d.id: [t.text for t in d.turns] for d in read_dialogues(str(out))}
-    assert list(kept) == ["X--train--2", "X--train--3"]
+    assert list(kept) == ["X--train--2", "X--train--3", "X--train--6", "X--train--7"]
     assert len(kept["X--train--2"]) == 20
     assert kept["X--train--3"] == ["hello", "how are you", "good"]  # the empty ones left out where they stood
-    assert capsys.readouterr().out.strip() == (f"wrote 2 dialogues to {out}; dropped 1 with over 10 log turns; "
-                                               "dropped 2 with fewer than two utterances")
+    assert kept["X--train--6"] == ["hi"] and kept["X--train--7"] == ["fine"]
+    assert capsys.readouterr().out.strip() == (
+        f"wrote 4 dialogues to {out}; dropped 1 with over 10 log turns; dropped 1 with one log entry with an empty "
+        "side; dropped 1 with an empty log; left out 1 whitespace-only utterances of kept dialogues (the released "
+        "corpus keeps them as turns; the format has no blank turns); dropped 1 with only whitespace-only utterances "
+        "(the released corpus keeps them; the format has no blank turns)")
     # Without the filters the empty utterances are bad records, and the long log is kept.
     assert _convert("--format=dialogstudio", f"--input={source}", f"--output={tmp_path / 'all.jsonl'}",
                     "--on_error=skip") == 0

@@ -203,3 +203,23 @@ def test_hidden_layer_views_pool_that_layers_states(four_layer_bert, four_layer_
     for bad in ((-5,), (0,)):
         with pytest.raises(ValueError, match="is not one of the encoder's 4 layers"):
             DialogueEmbedder.from_pretrained(pretrained, hidden_layers=bad)
+
+
+def test_dialogues_over_the_token_bound_leave_their_source_out_of_the_join(tmp_path):
+    """scatter-analysis.sh: filter_dataset_by_length.py on each embedded table, so a view too long
+    takes its source out of the inner join. With the tiny vocabulary (one piece a word, "0" an
+    unknown piece) "hello world" is [CLS] 0 hello world [SEP], 5 tokens, and its insert view 6."""
+    from tfdialemb.data.length_filter import TokenLengthFilter
+    from tfdialemb.encoders.checkpoint import vocab_file_tokenizer
+
+    tiny_bert.write_vocab(tmp_path)
+    dialogues = [Dialogue("s0", (Turn("a", "hello world"),), {"augmentations": []}),
+                 Dialogue("s0/insert", (Turn("a", "hello the world"),), {"augmentations": ["insert"], "source_id": "s0"}),
+                 Dialogue("s1", (Turn("a", "fine"),), {"augmentations": []}),
+                 Dialogue("s1/insert", (Turn("a", "fine thanks"),), {"augmentations": ["insert"], "source_id": "s1"})]
+    write_dialogues(dialogues, str(tmp_path / "views.jsonl"))
+    length_filter = TokenLengthFilter(vocab_file_tokenizer(str(tmp_path / "vocab.txt")), max_dialogue_tokens=5)
+    views = read_views(str(tmp_path / "views.jsonl"), length_filter)
+    assert views.complete == ["s1"] and views.incomplete_sources == 1
+    assert dict(length_filter.dropped) == {"over 5 tokens": 1}
+    assert read_views(str(tmp_path / "views.jsonl")).complete == ["s0", "s1"]

@@ -84,3 +84,27 @@ def test_without_gathering_each_replica_contrasts_its_own_rows(two_replicas):
 def test_unknown_variant_is_refused():
     with pytest.raises(ValueError, match="unknown augcl loss 'both'"):
         augcl_loss(X, Y, SWAP, "both")
+
+
+def test_released_process_groups_contrast_each_group_of_rows_alone_by_hand():
+    """--augcl_batch=released: negatives only within each group of consecutive rows (the DDP
+    processes). Unit rows e1, e2, e1, e2 at temperature 1, one direction (thesis): in a group of two
+    the true pair scores 1 against one 0, loss log(1 + 1/e); over all four it meets 1 twice and 0
+    twice, loss log(2 + 2/e)."""
+    rows = np.array([[1, 0], [0, 1], [1, 0], [0, 1]], np.float32)
+    swap = np.zeros(4, bool)
+    np.testing.assert_allclose(augcl_loss(rows, rows, swap, "thesis", group_size=2).numpy(),
+                               [np.log(1 + 1 / np.e)] * 4, rtol=1e-6)
+    np.testing.assert_allclose(augcl_loss(rows, rows, swap, "thesis").numpy(), [np.log(2 + 2 / np.e)] * 4,
+                               rtol=1e-6)
+
+
+def test_released_process_groups_on_two_replicas_equal_one_device(two_replicas):
+    """Groups of 3 rows gathered across two replicas of 3 rows, or on one device of 6: each row's
+    loss is the released loss of its own group, the mean over all 6 (DDP's averaged gradients)."""
+    w = np.eye(4, dtype=np.float32) + 0.1
+    halves = [_released(X[r] @ w, Y[r] @ w, SWAP[r]) for r in (slice(0, 3), slice(3, 6))]
+    for strategy in (make_strategy("default"), two_replicas):
+        loss, _ = loss_and_gradient(strategy, (X, Y, SWAP), w, lambda batch, weight: augcl_loss(
+            tf.matmul(batch[0], weight), tf.matmul(batch[1], weight), batch[2], "released", group_size=3))
+        np.testing.assert_allclose(loss, np.concatenate(halves).mean(), rtol=1e-5)

@@ -41,6 +41,35 @@ def test_released_augcl_optimiser_is_the_one_cycle_schedule():
     assert optimizer._use_weight_decay(layer_norm) and not optimizer._use_weight_decay(bias)
 
 
+def test_the_released_one_cycle_length_stops_the_run_at_0_63_of_the_peak():
+    """mylib/trainers/encoder/data.py:16: 10,000 examples, 5 epochs, per-process batch 128: a cycle
+    of floor(50,000 / 128) = 390 steps, while the run at 2 x 128 takes ceil(50,000 / 256) = 196. By
+    hand at step 196: warm-up floor(39.0) = 39, progress (196 - 39) / 351, so lr = 1e-5 · (0.1 +
+    0.45 (1 + cos(π · 157 / 351))) = 6.24e-6 (0.63 of the peak at exactly half the cycle)."""
+    spec = get_method("augcl")
+    params = spec.resolve({"augcl_optimizer": "released", "augcl_one_cycle_length": "released"})
+    assert spec.schedule_steps(spec.resolve({}), 10_000, 5) is None
+    assert spec.schedule_steps(params, 10_000, 5) == 390
+    config = OptimizerConfig(**{**spec.optimizer_settings(params), "schedule_steps": 390})
+    schedule = learning_rate_schedule(config, total_steps=196)
+    assert float(schedule(196)) == pytest.approx(1e-5 * (0.1 + 0.45 * (1 + math.cos(math.pi * 157 / 351))), rel=1e-5)
+    assert float(schedule(196)) == pytest.approx(6.24e-6, rel=1e-3)
+    with pytest.raises(ValueError, match="give --num_epochs"):
+        spec.schedule_steps(params, 10_000, None)
+
+
+def test_the_released_batch_and_cycle_are_refused_without_their_settings():
+    from tfdialemb.methods.spec import TrainingRun
+
+    spec = get_method("augcl")
+    released = spec.resolve({"augcl_batch": "released"})
+    assert spec.check(released, TrainingRun("m", 256, 512, 0)) == []
+    with pytest.raises(ValueError, match="2 processes of 128: give --batch_size=256, not 128"):
+        spec.check(released, TrainingRun("m", 128, 512, 0))
+    with pytest.raises(ValueError, match="give --augcl_optimizer=released"):
+        spec.check(spec.resolve({"augcl_one_cycle_length": "released"}), TrainingRun("m", 128, 512, 0))
+
+
 def test_context_response_trains_with_the_released_pairwise_trainers_one_cycle():
     """The released pairwise trainer's optimiser (mylib/learners/generic.py, max_lr 1e-5): over 50
     steps a floor(5.0) = 5-step cosine rise from 1e-6 to 1e-5, then a cosine fall back to 1e-6 at

@@ -15,7 +15,7 @@ from absl import flags
 from tfdialemb.augment.back_translation import OPTIONS as TRANSLATION_FLAGS
 from tfdialemb.augment.operations import MODEL_FLAGS
 from tfdialemb.augment.shuffle import SEARCHES
-from tfdialemb.augment.similarity_sources import MEASURES
+from tfdialemb.augment.similarity_sources import MEASURES, READING
 from tfdialemb.augment.stages import CLUSTERINGS
 from tfdialemb.augment.token_insertion import OPTIONS as INSERTION_OPTIONS
 from tfdialemb.augment.token_replacement import OPTIONS as REPLACEMENT_OPTIONS
@@ -45,8 +45,8 @@ STAGE_OPTIONS = (
     Option("shuffle_search", "best", "best: n random stage orders for every number of stages n, the one "
            "the similarity model scores best kept (released); random: one random order.",
            choices=SEARCHES),
-    Option("shuffle_allow_unchanged", False, "Let shuffle keep an order that leaves the dialogue as it "
-           "was (the released code can)."),
+    Option("shuffle_allow_unchanged", True, "Let shuffle keep an order that leaves the dialogue as it "
+           "was when it scores best (the released shuffle.py:41, 48); false: such orders are redrawn."),
 )
 SIMILARITY_OPTIONS = (
     Option("sentence_encoder_context", 1, "Utterances per context window of --sentence_encoder (1: "
@@ -54,6 +54,7 @@ SIMILARITY_OPTIONS = (
     Option("sentence_encoder_similarity", "cosine", "cosine (the thesis) or dot (the released code's "
            "product of unnormalised vectors) between --sentence_encoder embeddings.", choices=MEASURES),
     Option("model_batch_size", 64, "Texts per forward pass of the similarity model.", lower_bound=1),
+    READING,
 )
 OPERATION_SETTINGS = {
     "insert": {o.name: o.name for o in INSERTION_OPTIONS},
@@ -68,7 +69,7 @@ OPERATION_SETTINGS = {
 """Operation -> {constructor argument: flag}."""
 SIMILARITY_SETTINGS = {"sentence_encoder_context": "sentence_encoder_context",
                        "sentence_encoder_similarity": "sentence_encoder_similarity",
-                       "batch_size": "model_batch_size"}
+                       "batch_size": "model_batch_size", "context_response_reading": READING.name}
 """`operations.load_similarity` argument -> flag."""
 OPTIONS = TOKEN_OPTIONS + TRANSLATION_OPTIONS + STAGE_OPTIONS + SIMILARITY_OPTIONS
 

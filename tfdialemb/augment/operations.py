@@ -12,8 +12,10 @@ from typing import Any, List, Mapping, Optional, Tuple
 
 from tfdialemb.augment.base import Augmentation, Chain
 from tfdialemb.augment.presets import Preset
-from tfdialemb.augment.similarity_sources import (COSINE, SentenceEncoderSimilarity, UtteranceSimilarity,
+from tfdialemb.augment.similarity_sources import (COSINE, READING, RELEASED_PROJECTION_SIZE,
+                                                  SentenceEncoderSimilarity, UtteranceSimilarity,
                                                   load_context_response_model)
+from tfdialemb.options import PAPER
 
 MODEL_FLAGS = {
     "fill_mask_model": "a checkpoint with a masked-LM head (a Hugging Face or Google TF1 BERT with its MLM "
@@ -103,10 +105,20 @@ class OperationSet:
 
 
 def load_similarity(source: str, path: str, *, sentence_encoder_context: int = 1,
-                    sentence_encoder_similarity: str = COSINE, batch_size: int = 64) -> UtteranceSimilarity:
-    """The similarity of `source` (one of SIMILARITY_FLAGS) read from `path`."""
+                    sentence_encoder_similarity: str = COSINE, batch_size: int = 64,
+                    context_response_reading: str = PAPER) -> UtteranceSimilarity:
+    """The similarity of `source` (one of SIMILARITY_FLAGS) read from `path`; ValueError when the
+    `released` reading meets a model the released code could not have read."""
     if source == "context_response":
-        return UtteranceSimilarity(load_context_response_model(path))
+        model = load_context_response_model(path)
+        if context_response_reading != PAPER and model.width != RELEASED_PROJECTION_SIZE:
+            raise ValueError(f"--{READING.name}={context_response_reading} reads the released model of projection "
+                             f"{RELEASED_PROJECTION_SIZE}; {path} projects to {model.width} (train it with "
+                             f"--projection_size={RELEASED_PROJECTION_SIZE})")
+        return UtteranceSimilarity(model, reading=context_response_reading)
+    if context_response_reading != PAPER:
+        raise ValueError(f"--{READING.name} reads the context-response model; --set's stages are scored by "
+                         f"the sentence encoder")
     if source == "sentence_encoder":
         return UtteranceSimilarity(SentenceEncoderSimilarity.from_model_dir(path, sentence_encoder_context, batch_size),
                                    sentence_encoder_similarity)

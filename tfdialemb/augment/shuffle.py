@@ -10,10 +10,11 @@ each stage keeping its own order. How the order is chosen (`--shuffle_search`):
   mean_a log10 softmax_b(S[a, b])[a] (`get_score`: how well each context picks its true next
   utterance among the dialogue's);
 - `random`: one n drawn uniformly from that range, one random order, no scoring.
-The released code may keep an order that leaves the dialogue as it was (drawn with probability
-1/n! per try); by default such orders are redrawn, since an unchanged dialogue labelled "shuffle"
-would mislead the invariance probe; `allow_unchanged` (`--shuffle_allow_unchanged`) reproduces
-the released draw.
+An order that leaves the dialogue as it was is a candidate like any other, as in the released code
+(shuffle.py:41 `random.shuffle` may draw it, with probability 1/n! per try, and shuffle.py:48 keeps
+it when it scores best: the dialogue is written unchanged, labelled "shuffle");
+`allow_unchanged=False` (`--noshuffle_allow_unchanged`) redraws such orders, so that no view
+labelled "shuffle" equals its original (the invariance probe then never sees one).
 """
 from typing import Dict, List, Optional, Sequence
 
@@ -41,7 +42,7 @@ class StageShuffle(StageOperation):
 
     def __init__(self, similarity: UtteranceSimilarity, seed: int = 0, *, min_turns: int = 12, min_stages: int = 4,
                  turns_per_stage: int = 3, clustering: str = RELEASED, search: str = BEST,
-                 allow_unchanged: bool = False):
+                 allow_unchanged: bool = True):
         super().__init__(similarity, seed, min_turns=min_turns, min_stages=min_stages,
                          turns_per_stage=turns_per_stage, clustering=clustering)
         if search not in SEARCHES:

@@ -20,15 +20,38 @@ contexts (of shuffle's candidate orders) it appears in. Two are provided:
   make_batch_from_dia) and takes the dot product of the unnormalised mean-pooled vectors
   (`context_encodings @ target_encodings.T`): `--sentence_encoder_context=3
   --sentence_encoder_similarity=dot` reproduces it.
+
+How the context-response model is read (`--context_response_reading`, `READING`): `paper`, each
+context the last `context` utterances up to utterance a (the thesis' appendix 1.1; prune.py
+`make_batch_from_dia` from commit 20c5d49 on), utterances i < j 1 − S[i, j − 1] apart; or
+`released`, as the released code read its trained `Pairwise` model when it built the a-h, a-l-m
+and a-h-m sets (before commit 5ef94c7): prune.py:96 gave each context the whole dialogue up to a,
+and context_encoders.py:48-57 `ContextEncoderConcat.pad_missing_utterances` padded the
+concatenated utterance embeddings to `context` slots with `F.pad`, whose negative pad, once there
+were more, cuts the vector to the dialogue's first `context` utterances; the distance was
+1 / (S + 1e-5) (prune.py:78), and the model had projection 128 (config.py:6,
+`PairwiseModelConfig`).
 """
 from typing import Callable, Dict, Hashable, Iterable, List, Sequence
 
 import numpy as np
 
+from tfdialemb.options import PAPER, RELEASED, Switch
 from tfdialemb.similarity import cosine_matrix
 
 COSINE, DOT = "cosine", "dot"
 MEASURES = (COSINE, DOT)
+RELEASED_PROJECTION_SIZE = 128
+"""mylib/modeling/pairwise/config.py `PairwiseModelConfig.projection_size` before commit 5ef94c7."""
+READING = Switch("context_response_reading", PAPER, "How crop and shuffle read the context-response model "
+                 "(--context_response_model; not the -dse sets' sentence encoder).",
+                 paper="thesis appendix 1.1: each context the last 3 utterances up to utterance a, utterances "
+                       "i < j 1 - S[i, j-1] apart (voorhs/dialogue-augmentation prune.py from commit 5ef94c7 on)",
+                 released="the version that built a-h, a-l-m and a-h-m (before commit 5ef94c7): prune.py "
+                          "make_batch_from_dia's whole history cut by context_encoders.py "
+                          "pad_missing_utterances' negative padding to the dialogue's first 3 utterances, "
+                          "distance 1 / (S + 1e-5) (prune.py:78), a model of projection 128 "
+                          "(PairwiseModelConfig; refused otherwise)")
 CONTEXT_SEPARATOR = "\n"
 """Between the utterances of a context given to a sentence encoder (SimplifiedPairwise.forward)."""
 
@@ -97,9 +120,13 @@ class UtteranceSimilarity:
     `responses_from_utterances`): the contexts of a reordered dialogue cost no encoder pass.
     """
 
-    def __init__(self, source, measure: str = COSINE):
+    def __init__(self, source, measure: str = COSINE, reading: str = PAPER):
+        """`reading`: the context windows of `READING` (the distance `stages` reads from it)."""
         if measure not in MEASURES:
             raise ValueError(f"similarity measure must be one of {MEASURES}, got {measure!r}")
+        if reading not in READING.choices:
+            raise ValueError(f"reading must be one of {READING.choices}, got {reading!r}")
+        self.reading = reading
         if int(source.context) < 1:
             raise ValueError(f"{type(source).__name__}: a context window holds at least one utterance, "
                              f"got {source.context}")
@@ -120,7 +147,11 @@ class UtteranceSimilarity:
         self._responses.clear()
 
     def windows(self, texts: Sequence[str]) -> List[tuple]:
-        """The context ending at each utterance but the last, as make_batch_from_dia cuts them."""
+        """The context ending at each utterance but the last, as make_batch_from_dia cuts them:
+        its last `context` utterances, or (`released` reading) the dialogue's first `context`
+        utterances up to it, what the negative padding of the whole history kept."""
+        if self.reading == RELEASED:
+            return [tuple(texts[:min(i + 1, self.context)]) for i in range(len(texts) - 1)]
         return [tuple(texts[max(0, i - self.context + 1):i + 1]) for i in range(len(texts) - 1)]
 
     def prepare(self, dialogues: Iterable[Sequence[str]]) -> None:

@@ -32,7 +32,8 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 import numpy as np
 
 from tfdialemb.augment.base import Augmentation
-from tfdialemb.augment.similarity_sources import UtteranceSimilarity
+from tfdialemb.augment.similarity_sources import READING, UtteranceSimilarity
+from tfdialemb.options import PAPER
 from tfdialemb.dialogue import Dialogue
 
 CONTIGUOUS, RELEASED = "contiguous", "released"
@@ -42,16 +43,20 @@ Stages = List[List[int]]
 first utterance for `contiguous`, by scikit-learn's label for `released`)."""
 
 
-def utterance_distances(similarity: np.ndarray) -> np.ndarray:
+def utterance_distances(similarity: np.ndarray, reading: str = PAPER) -> np.ndarray:
     """Symmetric [L, L] distances with a zero diagonal from the [L − 1, L − 1] context-response
-    matrix: d(i, j) = 1 − S[i, j − 1] for i < j."""
+    matrix: d(i, j) = 1 − S[i, j − 1] for i < j, or 1 / (S[i, j − 1] + 1e-5) under the `released`
+    reading (similarity_sources.READING: prune.py:78 before commit 5ef94c7)."""
     similarity = np.asarray(similarity, np.float64)
     length = similarity.shape[0] + 1
     if similarity.ndim != 2 or similarity.shape[1] != length - 1:
         raise ValueError(f"a context-response matrix must be square, got shape {similarity.shape}")
     rows, cols = np.triu_indices(length, k=1)
     distances = np.zeros((length, length))
-    distances[rows, cols] = 1.0 - similarity[rows, cols - 1]
+    if reading not in READING.choices:
+        raise ValueError(f"reading must be one of {READING.choices}, got {reading!r}")
+    above = similarity[rows, cols - 1]
+    distances[rows, cols] = 1.0 - above if reading == PAPER else 1.0 / (above + 1e-5)
     return distances + distances.T
 
 
@@ -145,7 +150,7 @@ class StageOperation(Augmentation):
         matrices = self.similarity.matrices([[turn.text for turn in dialogues[i].turns] for i in chosen])
         found: List[Optional[Tuple[np.ndarray, range]]] = [None] * len(dialogues)
         for i, matrix in zip(chosen, matrices):
-            found[i] = (utterance_distances(matrix), self.stage_counts(len(dialogues[i].turns)))
+            found[i] = (utterance_distances(matrix, self.similarity.reading), self.stage_counts(len(dialogues[i].turns)))
         return found
 
     def stages(self, distances: np.ndarray, counts: Iterable[int]) -> Dict[int, Stages]:

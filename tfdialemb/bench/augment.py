@@ -5,8 +5,8 @@ The corpus is `demo_data.chitchat_dialogues`: sessions of 45 turns, as long as r
 The set is a-l-m (insert, replace, crop, shuffle) as `python -m tfdialemb.augment` runs it; without
 --context_response_model it is a-l-m-dse, crop and shuffle scored by the encoder's cosine.
 Without --fill_mask_model the fill-mask model is the encoder with a random masked-LM head: the
-model calls cost the same, but nearly every fill falls under --min_fill_prob, so the bench sets
-that to 0 to write every fill as a trained head would.
+model calls cost the same, but nearly every inserted fill falls under --min_fill_prob, so the bench
+sets that to 0 to write every fill as a trained head would (replacement's threshold is 0 already).
 
 Three things are timed in turn (the median of --steps turns): the set in batches of 32 dialogues
 (the command's default); the set one dialogue per batch, its output checked equal to the batched
@@ -106,7 +106,7 @@ def bench_augment(checkpoint: str, dialogues: int, fill_batch_size: int = 64, st
     similarity = (load_similarity("context_response", context_response_model) if context_response_model
                   else load_similarity("sentence_encoder", checkpoint, batch_size=SIMILARITY_BATCH))
     fill = (TokenInsertion(model, seed=seed, fill_batch_size=fill_batch_size, **threshold),
-            TokenReplacement(model, seed=seed, fill_batch_size=fill_batch_size, **threshold))
+            TokenReplacement(model, seed=seed, fill_batch_size=fill_batch_size))
     operations = OperationSet(fill + (StageCrop(similarity, seed=seed), StageShuffle(similarity, seed=seed)),
                               similarity)
     if operations.names != preset.operations:

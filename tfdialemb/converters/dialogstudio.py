@@ -40,9 +40,14 @@ Conversion:
 
 Filters of the augmentation thesis' released corpus (voorhs/dialogue-augmentation
 mylib/datamakers/source.py:50-80), off by default: `max_log_turns` drops a dialogue of more log
-entries (released: 10, `is_too_long`); `drop_empty_utterances` leaves empty utterances out where
-they stand (released: `if ut == '': continue`) instead of reporting them, and drops a dialogue
-left with fewer than two utterances (released `is_empty`, `has_only_single_utterance`). The
+entries (released: 10, `is_too_long`, source.py:75-76); `drop_empty_utterances` leaves empty
+utterances out where they stand (source.py:59-60, `if ut == '': continue`) instead of reporting
+them, and drops what source.py:50 drops: an empty log (`is_empty`) and a log of one entry with an
+empty side (`has_only_single_utterance`, source.py:79-80). So, as released, a dialogue of several
+log entries left with one utterance is kept, and a whitespace-only utterance is no empty one: the
+released corpus keeps it as a turn. The canonical format has no blank turns, so here such an
+utterance is left out of its dialogue, which is kept (counted as ("left out", ...) in
+`dropped`); a dialogue of nothing but blank utterances cannot be written and is dropped. The
 dropped dialogues are counted in `dropped` by reason. (Its utterance-length bound is
 `tfdialemb.data.length_filter`'s, which any format can use.)
 """
@@ -67,6 +72,13 @@ from tfdialemb.options import Option
 USER_UTTERANCE = "user utterance"
 SYSTEM_RESPONSE = "system response"
 KEY_SEPARATOR = "--"
+EMPTY_LOG = "an empty log"
+ONE_ENTRY_WITH_AN_EMPTY_SIDE = "one log entry with an empty side"
+ONLY_BLANK_UTTERANCES = "only whitespace-only utterances (the released corpus keeps them; the format has no blank turns)"
+BLANK_UTTERANCES_LEFT_OUT = ("left out", "whitespace-only utterances of kept dialogues (the released corpus keeps "
+                             "them as turns; the format has no blank turns)")
+"""What `drop_empty_utterances` counts in `dropped`: dialogues dropped by reason, and the blank
+utterances it leaves out of the dialogues it keeps."""
 
 
 def convert_dialogstudio(input_path: str, errors: ErrorPolicy, max_log_turns: int = 0,
@@ -83,13 +95,20 @@ def convert_dialogstudio(input_path: str, errors: ErrorPolicy, max_log_turns: in
         for key, record in keyed_records(data):
             log = record.get("log") if isinstance(record, dict) else None
             entries = [e for e in log if isinstance(e, dict)] if isinstance(log, list) else None
+            sides = [e.get(side) for e in entries or () for side in (USER_UTTERANCE, SYSTEM_RESPONSE)]
             if max_log_turns and entries is not None and len(log) > max_log_turns:
                 dropped[f"over {max_log_turns} log turns"] += 1
-            elif drop_empty_utterances and entries is not None and sum(
-                    isinstance(e.get(side), str) and not _is_empty(e.get(side))
-                    for e in entries for side in (USER_UTTERANCE, SYSTEM_RESPONSE)) < 2:
-                dropped["fewer than two utterances"] += 1
+            elif drop_empty_utterances and entries is not None and not log:
+                dropped[EMPTY_LOG] += 1
+            elif drop_empty_utterances and entries is not None and len(log) == 1 and "" in sides:
+                dropped[ONE_ENTRY_WITH_AN_EMPTY_SIDE] += 1
+            elif drop_empty_utterances and entries is not None and not any(
+                    isinstance(text, str) and not _is_empty(text) for text in sides):
+                dropped[ONLY_BLANK_UTTERANCES] += 1
             else:
+                blank = sum(isinstance(text, str) and text != "" and _is_empty(text) for text in sides)
+                if drop_empty_utterances and blank:
+                    dropped[BLANK_UTTERANCES_LEFT_OUT] += blank
                 yield key, record
 
     yield from convert_json_files(files, errors, records,
@@ -156,7 +175,7 @@ def _info_domains(info: Dict[str, Any]) -> Optional[List[str]]:
 FORMATS = {"dialogstudio": convert_dialogstudio}
 MAX_LOG_TURNS = Option("max_log_turns", 0, "Drop a dialogue of more log turns (user utterance and "
                        "system response) than this (the thesis' corpus: 10); 0: no bound.", lower_bound=0)
-DROP_EMPTY_UTTERANCES = Option("drop_empty_utterances", False, "Leave empty utterances out (the "
-                               "thesis' corpus), dropping a dialogue left with fewer than two, instead of "
-                               "reporting them as bad records.")
+DROP_EMPTY_UTTERANCES = Option("drop_empty_utterances", False, "Leave empty utterances out and drop an "
+                               "empty log or a one-entry log with an empty side (the thesis' released corpus: a "
+                               "dialogue left with one utterance is kept), instead of reporting them as bad records.")
 OPTIONS = {"dialogstudio": (MAX_LOG_TURNS, DROP_EMPTY_UTTERANCES)}

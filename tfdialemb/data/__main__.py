@@ -9,7 +9,8 @@ r"""The data command line: convert, validate, stats, split and build.
       [--multiwoz_split=train]                        # multiwoz21: one official split
   python -m tfdialemb.data validate --input=x.jsonl
   python -m tfdialemb.data stats    --input=x.jsonl [--init_checkpoint=DIR] [--output=stats.json]
-  python -m tfdialemb.data split    --input=x.jsonl --output_dir=DIR [--seed=0] [--fractions=0.8,0.1,0.1]
+  python -m tfdialemb.data split    --input=x.jsonl --output_dir=DIR [--seed=0] [--fractions=0.8,0.1,0.1] \
+      [--split_method=id_hash]                        # released: the thesis corpus' split of the file's order
   python -m tfdialemb.data build    --method=M --input=x.jsonl --output_dir=DIR --init_checkpoint=DIR \
       [--max_length=128] [--seed=0] [--num_shards=4] [--builder_param=negatives=9 ...]
 
@@ -28,6 +29,7 @@ from tfdialemb.cli import OVERWRITE, Progress, claim_output, guarded, parse_flag
 from tfdialemb.converters import converter_options, converters, partial_records
 from tfdialemb.data.examples import make_builder
 from tfdialemb.dialogue import (
+    SPLIT_METHODS,
     SPLITS,
     ErrorPolicy,
     read_dialogues,
@@ -73,6 +75,10 @@ flags.adopt_module_key_flags(options)
 flags.DEFINE_enum("dialogue_separator", "sep", ["sep", "eou"],
                   "Token between the turns of a whole-dialogue sequence (build, dial2vec).")
 flags.DEFINE_list("fractions", ["0.8", "0.1", "0.1"], "train,dev,test fractions (split).")
+flags.DEFINE_enum("split_method", "id_hash", SPLIT_METHODS, "split: id_hash puts each dialogue by a hash of "
+                  "--seed and its id (independent of file order); released reproduces the thesis' released "
+                  "corpus split from the file's order (mylib/datamakers/source.py:111-120: Hugging Face "
+                  "train_test_split with seed --seed, --fractions=0.9,0.05,0.05).")
 flags.DEFINE_integer("max_utterance_tokens", 0, "convert (formats of whole dialogues): drop a dialogue with "
                      "an utterance of more tokens than this, [CLS] and [SEP] counted, by --vocab_file (the "
                      "augmentation thesis' DialogStudio corpus: 96 mpnet tokens, 60 for Disambiguation); "
@@ -156,8 +162,10 @@ def convert() -> int:
     count = write_dialogues(dialogues, FLAGS.output)
     if any(bounds.values()):
         dropped.update(by_length.dropped)
+    # A reason is why dialogues were dropped, or (verb, what) for parts of kept dialogues.
     print(f"wrote {count} dialogues to {FLAGS.output}"
-          + "".join(f"; dropped {n} with {reason}" for reason, n in dropped.items()))
+          + "".join(f"; {reason[0]} {n} {reason[1]}" if isinstance(reason, tuple) else f"; dropped {n} with {reason}"
+                    for reason, n in dropped.items()))
     _report_skipped(errors)
     return 0
 
@@ -198,7 +206,7 @@ def split() -> int:
     for name in SPLITS:
         claim_output(os.path.join(FLAGS.output_dir, f"{name}.jsonl"))
     errors = _errors()
-    counts = split_dialogues(FLAGS.input, FLAGS.output_dir, FLAGS.seed, fractions, errors)
+    counts = split_dialogues(FLAGS.input, FLAGS.output_dir, FLAGS.seed, fractions, errors, FLAGS.split_method)
     print(", ".join(f"{name}: {n}" for name, n in counts.items()) + f" (in {FLAGS.output_dir})")
     _report_skipped(errors)
     return 0

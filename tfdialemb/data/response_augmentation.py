@@ -43,12 +43,6 @@ WORD_UNITS = ("wordpiece", "jieba")
 SYNONYMS_PER_WORD = 5
 
 
-def english_stop_words() -> frozenset:
-    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS  # pylint: disable=import-outside-toplevel
-
-    return frozenset(ENGLISH_STOP_WORDS)
-
-
 def replaceable_words(vocab: Sequence[str], stop_words: Iterable[str]) -> np.ndarray:
     """Ids of the vocabulary entries that may be replaced or be a replacement: whole alphabetic
     words of two letters or more that are not stop words."""

@@ -8,6 +8,12 @@ replace, crop and shuffle, those of them the file holds (Table 4's five classes 
 translate views (no a-l-m-dse operation, not in Table 4) and views of several operations are
 left out and counted under their operations' names.
 
+Dialogues (originals and views) longer than `invariance_max_tokens` (512) tokens as the thesis'
+encoder reads them are left out before sources are matched, as the released experiment drops them
+after embedding (bash-scripts/dataset/scatter-analysis.sh runs filter_dataset_by_length.py, 512, on
+each embedded table: the originals and each augmentation's views apart), counted in
+`over_length`; a lengthened view (insert) so takes its source out of the join.
+
 Sources, views and the split follow the released experiment (voorhs/dialogue-augmentation
 scatter-analysis.py `aug_prediction` and `dump_scores`, lines 188-228): the per-augmentation
 tables are inner-joined on the source dialogue, so only sources with a view of every class take
@@ -43,6 +49,7 @@ import numpy as np
 
 from tfdialemb.augment.base import applied, source_id
 from tfdialemb.augment.presets import OPERATIONS
+from tfdialemb.data.length_filter import TokenLengthFilter
 from tfdialemb.dialogue import Dialogue, DialogueFormatError, read_dialogues
 from tfdialemb.eval import classifier_probes
 from tfdialemb.eval.dialogue_embedding import checked_views
@@ -60,6 +67,8 @@ CLASSES = (NONE,) + tuple(op for op in OPERATIONS if op != "translate")
 also breaks tied neighbour votes."""
 SAMPLINGS = ("released", "all_views")
 THESIS_K = 5
+RELEASED_MAX_TOKENS = 512
+"""bash-scripts/dataset/scatter-analysis.sh: filter_dataset_by_length.py's default --upper-bound."""
 HIDDEN_STATE_POOLINGS = ("mean", "view")
 """A hidden layer pooled by mean whatever the view (the released embed_domain_dataset.py's
 `hidden_state[k]`: AveragePooling), or as the probed view pools the last one."""
@@ -110,17 +119,23 @@ class AugmentedViews:
         return len(self.by_source) - len(self.complete)
 
 
-def read_views(path: str) -> AugmentedViews:
-    """The usable views of an augmented file; a DialogueFormatError names a line whose
-    augmentations or source id are malformed, a ValueError says when fewer than two classes, or
-    no source with every class, remain."""
+def read_views(path: str, length_filter: Optional[TokenLengthFilter] = None) -> AugmentedViews:
+    """The usable views of an augmented file, those `length_filter` drops left out (counted in its
+    `dropped`); a DialogueFormatError names a line whose augmentations or source id are
+    malformed, a ValueError says when fewer than two classes, or no source with every class,
+    remain."""
     by_source: Dict[str, Dict[str, List[Dialogue]]] = {}
     left_out: Dict[str, int] = collections.Counter()
-    for line, dialogue in enumerate(read_dialogues(path), start=1):
+    dialogues = list(read_dialogues(path))
+    for line, dialogue in enumerate(dialogues, start=1):
         try:
             applied(dialogue), source_id(dialogue)
         except ValueError as error:
             raise DialogueFormatError(path, line, str(error)) from None
+    kept = {id(d) for d in length_filter(dialogues)} if length_filter else {id(d) for d in dialogues}
+    for dialogue in dialogues:
+        if id(dialogue) not in kept:
+            continue
         name = view_class(dialogue)
         if name is None:
             left_out["+".join(applied(dialogue))] += 1
@@ -195,11 +210,12 @@ def representation_probes(x: np.ndarray, codes: np.ndarray, fit: np.ndarray, tes
 
 def evaluate_invariance(path: str, embed: EmbedRepresentations, sampling: str = "released",
                         test_fraction: float = DEFAULT_TEST_FRACTION, seed: int = 0,
-                        k: int = THESIS_K, embeddings: str = "raw") -> Dict[str, Any]:
+                        k: int = THESIS_K, embeddings: str = "raw",
+                        length_filter: Optional[TokenLengthFilter] = None) -> Dict[str, Any]:
     """{"split", "metrics"} of the augmentation-type probes and the original-view cosines on
     every representation; `embed` is called once, on the probed views and the (original, view)
-    pairs, each dialogue once."""
-    views = read_views(path)
+    pairs, each dialogue once; the dialogues `length_filter` drops take no part."""
+    views = read_views(path, length_filter)
     dialogues, names, sources = sample_views(views, sampling, seed)
     pairs = view_pairs(views)
     rows: Dict[int, int] = {}
@@ -227,6 +243,7 @@ def evaluate_invariance(path: str, embed: EmbedRepresentations, sampling: str = 
         "metrics": {
             "classes": {name: int((codes == i).sum()) for i, name in enumerate(views.classes)},
             "left_out": views.left_out, "sources": len(views.complete),
+            "over_length": sum(length_filter.dropped.values()) if length_filter else 0,
             "incomplete_sources": views.incomplete_sources,
             "fit_views": len(fit), "test_views": len(test),
             "view_pairs": {name: len(pair) for name, pair in pairs.items()},
@@ -277,7 +294,11 @@ class InvarianceEvaluator(ProbeTaskEvaluator):
         Option("invariance_sampling", "released", "released (one view drawn per source dialogue, "
                "scatter-analysis.py aug_prediction) or all_views (every view, split by source); both use only "
                "sources with a view of every class.", choices=SAMPLINGS),
-        Option("invariance_knn", THESIS_K, "Neighbours of the k-NN probe (thesis Tables 4-5: 5).", lower_bound=1))
+        Option("invariance_knn", THESIS_K, "Neighbours of the k-NN probe (thesis Tables 4-5: 5).", lower_bound=1),
+        Option("invariance_max_tokens", RELEASED_MAX_TOKENS, "Leave out a dialogue (original or view) longer "
+               "than this many tokens as the thesis' encoder reads it, with the model's tokenizer, before sources "
+               "are matched (the released scatter-analysis.sh: filter_dataset_by_length.py, 512, after embedding); "
+               "0: keep every one.", lower_bound=0))
     setting_hints = {"pooling": ": pick the dialogue's pooling with --probe_view"}
     primary_metric = "logreg_accuracy"
     greater_is_better = False
@@ -294,6 +315,14 @@ class InvarianceEvaluator(ProbeTaskEvaluator):
 
     def probe(self, source, eval_file, options):
         layers = probed_layers(options.hidden_layers)
+        length_filter = None
+        if options.invariance_max_tokens:
+            model = getattr(source, "model", None)
+            if model is None or options.saved_model:
+                raise ValueError(f"--invariance_max_tokens counts the tokens of the encoder's tokenizer, which "
+                                 f"--embedding={source.name} does not give here: give --invariance_max_tokens=0")
+            length_filter = TokenLengthFilter(model.pretrained.tokenizer,
+                                              max_dialogue_tokens=options.invariance_max_tokens)
         embed_views = source.dialogue_views(hidden_layers=layers)
         view = probe_view(options, source.settings)
         source.embedding.update(view=view, hidden_layers=layers,
@@ -307,5 +336,6 @@ class InvarianceEvaluator(ProbeTaskEvaluator):
 
         result = evaluate_invariance(eval_file, embed_representations, sampling=options.invariance_sampling,
                                      test_fraction=options.probe_test_fraction, seed=options.probe_seed,
-                                     k=options.invariance_knn, embeddings=options.invariance_embeddings)
+                                     k=options.invariance_knn, embeddings=options.invariance_embeddings,
+                                     length_filter=length_filter)
         return {"embedding": source.embedding, **result}, evaluated[0]

@@ -10,9 +10,12 @@ Two variants:
     `in_batch_info_nce(symmetric=True)`, which halves that sum.
   - "thesis" (thesis Sec. 3.2): L = -log exp(sim(x, y)) / Σ_z exp(sim(x, z)) with sim the cosine,
     z the batch's y: one direction, no temperature, x the anchor (no swap).
-Negatives are the global batch's rows (`gather`), or each replica's own rows as the released
-code's per-GPU batches give them (`gather=False`).
+Negatives are the global batch's rows (`gather`), or each replica's own rows (`gather=False`), or
+those of the anchor's group of `group_size` consecutive rows, the released run's per-process
+batches on any number of replicas.
 """
+from typing import Optional
+
 import tensorflow as tf
 
 from tfdialemb.losses.in_batch_info_nce import in_batch_info_nce
@@ -23,15 +26,17 @@ RELEASED_TEMPERATURE = 0.1
 
 
 def augcl_loss(x: tf.Tensor, y: tf.Tensor, swap: tf.Tensor, variant: str = "released",
-               temperature: float = RELEASED_TEMPERATURE, gather: bool = True) -> tf.Tensor:
+               temperature: float = RELEASED_TEMPERATURE, gather: bool = True,
+               group_size: Optional[int] = None) -> tf.Tensor:
     """Per-example loss [local B] of view embeddings x, y [local B, d] (normalised here) and
     `swap` [local B] bool (used by "released" only); `temperature` is the released τ."""
     if variant not in VARIANTS:
         raise ValueError(f"unknown augcl loss {variant!r}; expected one of {VARIANTS}")
     if variant == "thesis":
-        return in_batch_info_nce(x, y, 1.0, gather=gather)
+        return in_batch_info_nce(x, y, 1.0, gather=gather, group_size=group_size)
     if temperature <= 0:
         raise ValueError(f"temperature must be positive, got {temperature}")
     swap = tf.cast(swap, tf.bool)[:, tf.newaxis]
     anchors, positives = tf.where(swap, y, x), tf.where(swap, x, y)
-    return 2.0 * in_batch_info_nce(anchors, positives, temperature, symmetric=True, gather=gather)
+    return 2.0 * in_batch_info_nce(anchors, positives, temperature, symmetric=True, gather=gather,
+                                   group_size=group_size)

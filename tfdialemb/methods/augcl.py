@@ -14,8 +14,9 @@ kept while the input and the augmentation flags stay the same).
 """
 import dataclasses
 import json
+import math
 import os
-from typing import Dict
+from typing import Dict, Optional
 
 import tensorflow as tf
 import tf_keras
@@ -52,7 +53,9 @@ class AugclModel(Method):
 
     def __init__(self, encoder: Encoder, pooling: str = "cls", loss_variant: str = "released",
                  temperature: float = RELEASED_TEMPERATURE, emb_dropout: float = EMB_DROPOUT,
-                 gather_negatives: bool = True, **kwargs):
+                 gather_negatives: bool = True, process_batch: Optional[int] = None, **kwargs):
+        """`process_batch`: negatives only within each group of that many consecutive rows of the
+        global batch (the released run's per-process batches, `--augcl_batch=released`)."""
         super().__init__(encoder, **kwargs)
         if pooling not in POOLING_METHODS:
             raise ValueError(f"augcl pooling must be one of {POOLING_METHODS}, got {pooling!r}")
@@ -62,6 +65,7 @@ class AugclModel(Method):
         self.loss_variant = loss_variant
         self.temperature = temperature
         self.gather_negatives = gather_negatives
+        self.process_batch = process_batch
         self.embedding_dropout = tf_keras.layers.Dropout(emb_dropout, dtype="float32")
 
     def embed(self, ids: tf.Tensor, mask: tf.Tensor, training=None) -> tf.Tensor:
@@ -76,7 +80,8 @@ class AugclModel(Method):
         # The released code drops out embedding units before normalising (F.dropout, training only).
         pooled = tf.reshape(self.embedding_dropout(pooled, training=training), [tf.shape(ids)[0], 2, -1])
         losses = augcl_loss(pooled[:, 0], pooled[:, 1], batch["swap"] > 0, self.loss_variant,
-                            self.temperature, self.gather_negatives)
+                            self.temperature, self.gather_negatives or self.process_batch is not None,
+                            self.process_batch)
         return losses, {}
 
 
@@ -89,6 +94,21 @@ OPTIMIZER = Switch("augcl_optimizer", "paper", "The optimiser's schedule.",
                          "constant --learning_rate (3e-6)",
                    released="mylib/learners/generic.py: AdamW with AMSGrad, weight decay 0.01 on all but "
                             "biases, one-cycle: a 10% cosine warm-up from 1e-6 to 1e-5, then cosine back to 1e-6")
+RELEASED_PROCESSES, RELEASED_PROCESS_BATCH = 2, 128
+"""bash-scripts/train/train-bert-roberta-retromae.sh: `--batch-size 128` per process, Lightning DDP
+on the two GPUs of the thesis' run (mylib/utils/training/generic.py: all visible devices)."""
+BATCH = Switch("augcl_batch", "paper", "What one optimisation step contrasts.",
+               paper="thesis Sec. 5: a batch of --batch_size (128) dialogues, each the others' negative",
+               released="bash-scripts/train/train-bert-roberta-retromae.sh under Lightning DDP on 2 GPUs: two "
+                        "processes of 128, a row's negatives only the other rows of its own 128 (no all-gather), "
+                        "gradients averaged over the 256: --batch_size=256 contrasted within each group of 128 "
+                        "rows, on any number of replicas")
+ONE_CYCLE_LENGTH = Switch("augcl_one_cycle_length", "paper", "How many steps --augcl_optimizer=released's "
+                          "one-cycle spans.",
+                          paper="the steps the run takes, so the learning rate ends at its floor",
+                          released="mylib/trainers/encoder/data.py:16: floor(examples · epochs / 128), 128 being "
+                                   "the per-process batch while each of the two DDP processes took half the data: "
+                                   "the cycle is twice the run, which stops at about 0.63 of the peak rate")
 AUGCL_TEMPERATURE = dataclasses.replace(TEMPERATURE, default=RELEASED_TEMPERATURE)
 AUGCL_POOLING = dataclasses.replace(POOLING, default="cls")
 EMB_DROPOUT_OPTION = Option("emb_dropout", EMB_DROPOUT, "Dropout rate on the pooled embeddings before "
@@ -114,12 +134,8 @@ AUGMENT_VIEWS = Option("augment_views", 1, "--augment_set: views per operation a
 AUGMENTATION_OPTIONS = (AUGMENT_SET, AUGMENT_VIEWS) + augment_flags.MODEL_OPTIONS + augment_flags.OPTIONS
 RELEASED_OPTIMIZER = {**THESIS_RELEASED_ADAMW, "learning_rate": 1e-5}
 """The released learner's optimiser at its max_lr 1e-5 (mylib/learners/generic.py
-`BaseLearnerConfig`; the training scripts keep it), its one-cycle over the run's steps. Not
-copied: the released run sized the cycle as len(train) · epochs // batch_size
-(mylib/trainers/encoder/data.py:16) with batch_size the per-GPU 128, while each of its two DDP
-processes stepped through half the data: the run took half the planned steps and ended at about
-0.63 of the peak learning rate instead of at its floor; here the cycle spans the steps the run
-takes at its global batch."""
+`BaseLearnerConfig`; the training scripts keep it), its one-cycle over the run's steps, or with
+`--augcl_one_cycle_length=released` over the released run's planned length (`schedule_steps`)."""
 
 
 @register_method
@@ -130,7 +146,7 @@ class AugclSpec(MethodSpec):
     paper = "Contrastive learning with dialogue augmentations (thesis, seed 004)"
     builder = "augcl"
     options = (AUGCL_POOLING, LOSS, AUGCL_TEMPERATURE, EMB_DROPOUT_OPTION, GATHER_NEGATIVES, ON_THE_FLY, PAIR,
-               NUM_ROLES, OPTIMIZER, DROP_LONG) + AUGMENTATION_OPTIONS
+               NUM_ROLES, OPTIMIZER, BATCH, ONE_CYCLE_LENGTH, DROP_LONG) + AUGMENTATION_OPTIONS
     defaults = {"batch_size": 128, "learning_rate": 3e-6, "freeze_layers": -3, "max_length": 512,
                 "weight_decay": 0.01, "lr_schedule": "constant", "num_epochs": 5}
     """Thesis Sec. 5: batch 128, AdamW with weight decay 1e-2, constant learning rate 3e-6, all
@@ -152,9 +168,17 @@ class AugclSpec(MethodSpec):
     def make_model(self, encoder, params):
         return AugclModel(encoder, pooling=params.pooling, loss_variant=params.augcl_loss,
                           temperature=params.temperature, emb_dropout=params.emb_dropout,
-                          gather_negatives=params.gather_negatives)
+                          gather_negatives=params.gather_negatives,
+                          process_batch=RELEASED_PROCESS_BATCH if params.augcl_batch == "released" else None)
 
     def check(self, params, run):
+        released_batch = RELEASED_PROCESSES * RELEASED_PROCESS_BATCH
+        if params.augcl_batch == "released" and run.batch_size != released_batch:
+            raise ValueError(f"--augcl_batch=released is {RELEASED_PROCESSES} processes of {RELEASED_PROCESS_BATCH}: "
+                             f"give --batch_size={released_batch}, not {run.batch_size}")
+        if params.augcl_one_cycle_length == "released" and params.augcl_optimizer != "released":
+            raise ValueError("--augcl_one_cycle_length=released sizes the released one-cycle schedule: give "
+                             "--augcl_optimizer=released")
         warnings = []
         if params.augcl_loss == "thesis" and params.temperature != RELEASED_TEMPERATURE:
             warnings.append(f"--temperature={params.temperature} is unused: --augcl_loss=thesis has no temperature")
@@ -165,10 +189,19 @@ class AugclSpec(MethodSpec):
                             f"{str(params.on_the_fly).lower()}")
         return warnings
 
+    def schedule_steps(self, params, examples, num_epochs):
+        """--augcl_one_cycle_length=released: the released cycle, floor(examples · epochs / 128)."""
+        if params.augcl_one_cycle_length != "released":
+            return None
+        if not num_epochs:
+            raise ValueError("--augcl_one_cycle_length=released sizes the cycle from the epochs: give --num_epochs")
+        return max(1, math.floor(examples * num_epochs / RELEASED_PROCESS_BATCH))
+
     def unused_options(self, params):
         unused = () if params.augment_set else tuple(o.name for o in AUGMENTATION_OPTIONS
                                                         if o.name != AUGMENT_SET.name)
-        return unused + ((AUGCL_TEMPERATURE.name,) if params.augcl_loss == "thesis" else ())
+        return unused + ((AUGCL_TEMPERATURE.name,) if params.augcl_loss == "thesis" else ()) + (
+            (GATHER_NEGATIVES.name,) if params.augcl_batch == "released" else ())
 
     def training_file(self, train_file, data_dir, params, run):
         """--train_file, or with --augment_set its augmented file, written once beside `data_dir`

@@ -56,6 +56,7 @@ from tfdialemb.methods.shared_options import TEMPERATURE
 from tfdialemb.methods.spec import MethodSpec, register_method
 from tfdialemb.options import Option
 from tfdialemb.text.pair_packing import PairLayout
+from tfdialemb.text.stop_words import sklearn_english_stop_words
 
 VIEW_LABELS = (1.0, 1.0, 0.0, 0.0)
 """The selection label of each of the four views (VIEWS order)."""
@@ -202,7 +203,7 @@ def synonym_table(init_checkpoint: str, source: str) -> np.ndarray:
     whole words (`source="embedding"`), or the table in the file `source`."""
     pretrained = load_pretrained(init_checkpoint)
     vocab = pretrained.tokenizer.vocab
-    stop_words = augmentation.english_stop_words()
+    stop_words = sklearn_english_stop_words()
     if source == "embedding":
         embeddings = pretrained.encoder.bert.get_embedding_layer().embeddings.numpy()
         return augmentation.embedding_synonyms(vocab, embeddings, stop_words)

@@ -123,6 +123,12 @@ class MethodSpec:
         del params, run
         return None
 
+    def schedule_steps(self, params: Params, examples: int, num_epochs: Optional[float]) -> Optional[int]:
+        """The steps the learning-rate schedule spans when not the run's (None): e.g. a released
+        run's mis-sized cycle; ValueError when `params` need what the run does not give."""
+        del params, examples, num_epochs
+        return None
+
     def optimizer_settings(self, params: Params) -> Dict[str, Any]:
         """OptimizerConfig fields that `params` fix whatever the shared flags say (e.g. a
         released variant's own schedule and clipping); printed with the run's settings."""

@@ -406,11 +406,19 @@ def _train(spec, params, prepared: PreparedRun) -> int:
 
             validate = ValidationCopy(build_method, FLAGS.validate_mixed_precision, FLAGS.model_dir, validate)
 
+    try:
+        schedule_steps = spec.schedule_steps(params, examples, FLAGS.num_epochs)
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    if schedule_steps:
+        print(f"learning-rate schedule over {schedule_steps} steps; the run takes {max_steps}", flush=True)
     loop_config = LoopConfig(
         model_dir=FLAGS.model_dir, max_steps=max_steps,
         optimizer=OptimizerConfig(**{"learning_rate": FLAGS.learning_rate, "schedule": FLAGS.lr_schedule,
                                      "warmup_steps": int(FLAGS.warmup_fraction * max_steps),
-                                     "weight_decay": FLAGS.weight_decay, **spec.optimizer_settings(params)}),
+                                     "weight_decay": FLAGS.weight_decay, **spec.optimizer_settings(params),
+                                     "schedule_steps": schedule_steps}),
         checkpoint_every=FLAGS.checkpoint_every, log_every=FLAGS.log_every,
         validate_every=FLAGS.validate_every or 0, jit_compile=FLAGS.jit_compile,
         keep_best=get_evaluator(FLAGS.validate_task).selection if validate else None, seed=FLAGS.seed)

@@ -40,6 +40,8 @@ class OptimizerConfig:
     min_learning_rate: float = 0.0
     amsgrad: bool = False
     no_decay: Tuple[str, ...] = NO_DECAY
+    schedule_steps: Optional[int] = None
+    """Steps the schedule spans when not the run's (a method's `schedule_steps`)."""
 
 
 def learning_rate_schedule(config: OptimizerConfig, total_steps: int
@@ -47,6 +49,7 @@ def learning_rate_schedule(config: OptimizerConfig, total_steps: int
     """The learning rate at each step: `config.schedule` after `config.warmup_steps` of warm-up."""
     if config.schedule not in SCHEDULES:
         raise ValueError(f"schedule must be one of {SCHEDULES}, got {config.schedule!r}")
+    total_steps = config.schedule_steps or total_steps
     if config.schedule == "one_cycle":
         learning_rate = OneCycle(config.learning_rate, total_steps)
     elif config.schedule == "exponential":
