@@ -19,7 +19,6 @@ import tensorflow as tf
 from tfdialemb.dialogue import Dialogue, role_ids
 from tfdialemb.encoders import Encoder, Pretrained
 from tfdialemb.encoders.config import usable_max_length
-from tfdialemb.inference.embedder import l2_normalized
 from tfdialemb.inference.trace_policy import TraceWhenWorthIt
 from tfdialemb.layers.dialogue_views import (
     HIDDEN_STATE_POOLINGS,
@@ -34,6 +33,7 @@ from tfdialemb.layers.dialogue_views import (
     hidden_state_name,
 )
 from tfdialemb.model_dir import inference_parts
+from tfdialemb.similarity import l2_normalized
 from tfdialemb.text import BertTokenizer
 from tfdialemb.text.dialogue_packing import (
     DialogueInputs,

@@ -9,6 +9,7 @@ from tfdialemb.encoders import Encoder, Pretrained
 from tfdialemb.encoders.config import usable_max_length
 from tfdialemb.inference.trace_policy import TraceWhenWorthIt, batch_count
 from tfdialemb.model_dir import inference_parts
+from tfdialemb.similarity import l2_normalized
 from tfdialemb.text import BertTokenizer
 
 
@@ -70,11 +71,6 @@ class SentenceEmbedder(tf.Module):
         """Embeddings [len(texts), hidden] float32; `on_batch(n)` is told after each batch of n."""
         embed_batch = self._batch_function.for_batches(len(texts), batch_size)
         return embed_by_length(texts, embed_batch, self.encoder.encoder_config.hidden_size, batch_size, on_batch)
-
-
-def l2_normalized(embeddings: tf.Tensor) -> tf.Tensor:
-    """Each row scaled to unit L2 norm, in float32 (an all-zero row stays zero)."""
-    return tf.math.l2_normalize(tf.cast(embeddings, tf.float32), axis=-1)
 
 
 def embed_by_length(texts: Sequence[str], embed_batch: Callable[[tf.Tensor], tf.Tensor], hidden_size: int,
