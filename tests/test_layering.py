@@ -17,7 +17,7 @@ PACKAGE = os.path.join(ROOT, "tfdialemb")
 
 LAYERS = (
     ("core", ("tfdialemb", "tfdialemb.files", "tfdialemb.options", "tfdialemb.dialogue", "tfdialemb.quiet",
-              "tfdialemb.progress",
+              "tfdialemb.progress", "tfdialemb.util",
               "tfdialemb.cli", "tfdialemb.distribute", "tfdialemb.precision", "tfdialemb.similarity",
               "tfdialemb.reports", "tfdialemb.inference_kinds", "tfdialemb.method_record")),
     ("converters", ("tfdialemb.converters",)),
