@@ -33,7 +33,7 @@ LAYERS = (
     ("training and baselines", ("tfdialemb.training", "tfdialemb.baselines")),
     ("commands", ("tfdialemb.train", "tfdialemb.pretrain", "tfdialemb.evaluate", "tfdialemb.export",
                   "tfdialemb.encode", "tfdialemb.thesis_grid", "tfdialemb.command_steps", "tfdialemb.demo",
-                  "tfdialemb.bench", "tfdialemb.embedder", "tfdialemb.dialogue_embedder")),
+                  "tfdialemb.bench", "tfdialemb.embedder", "tfdialemb.dialogue_embedder", "tfdialemb.search")),
 )
 """Lowest first. Model directories sit above the methods (rebuilding a trained model needs its
 method's spec) and below inference (the runtimes open model directories). `tfdialemb.embedder` and
