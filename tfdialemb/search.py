@@ -53,7 +53,7 @@ def main(argv):
     except (OSError, ValueError) as e:
         return report_error(e)
     corpus_vectors = embedder.encode(corpus, batch_size=FLAGS.batch_size, show_progress_bar=True)
-    hits = semantic_search(embedder.encode(query), corpus_vectors, top_k=FLAGS.top_k)[0]
+    hits = semantic_search(embedder.encode(query, show_progress_bar=False), corpus_vectors, top_k=FLAGS.top_k)[0]
     print(f"{'rank':>4}  {'score':>7}  {'dialogue' if dialogues else 'sentence'}")
     for rank, hit in enumerate(hits, start=1):
         print(f"{rank:>4}  {hit['score']:>7.4f}  {_shown(corpus[hit['corpus_id']])}")

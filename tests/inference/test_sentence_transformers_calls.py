@@ -89,7 +89,8 @@ def test_a_malformed_dialogue_is_named_by_its_position():
     good = Dialogue("g", (Turn("u", "hello"), Turn("s", "fine thanks")))
     cases = [([good, {"id": "x", "turns": []}], "dialogue 1: no turns"),
              ([good, good.to_json(), ["hello", ""]], "dialogue 2: turn 1 has empty text"),
-             ([good, 5], "dialogue 1: expected a canonical dialogue object, a list of turn texts or a Dialogue, got int"),
+             ([good, 5], "dialogue 1: expected a canonical dialogue object, a list of turn texts or a Dialogue, "
+                         "got int"),
              (["hello", "fine"], "dialogue 0: expected .* got str"),
              ([{"turns": [{"speaker": "u", "text": "hi"}]}], "dialogue 0: 'id' must be a non-empty string")]
     for dialogues, message in cases:
