@@ -39,6 +39,7 @@ setuptools.setup(
     entry_points={
         "console_scripts": [
             "tfdialemb-encode=tfdialemb.encode:run",
+            "tfdialemb-search=tfdialemb.search:run",
             "tfdialemb-bench=tfdialemb.bench.__main__:run",
             "tfdialemb-export=tfdialemb.export:run",
         ]

@@ -75,7 +75,7 @@ def test_progress_without_a_total_counts_until_finished():
 
 def test_progress_names_one_item_in_the_time_per_item(monkeypatch):
     clock = iter([0.0, 1.0, 5.0])  # start; the first dialogue, then 4 s for the second
-    monkeypatch.setattr("tfdialemb.cli.time.perf_counter", lambda: next(clock))
+    monkeypatch.setattr("tfdialemb.progress.time.perf_counter", lambda: next(clock))
     stream = io.StringIO()
     progress = Progress(None, "dialogues read into mge examples", stream=stream, interval=0.0, terminal=True)
     progress.advance(1)
@@ -85,7 +85,7 @@ def test_progress_names_one_item_in_the_time_per_item(monkeypatch):
 
 def test_progress_measures_time_left_after_the_first_item_and_prints_messages_on_their_own_line(monkeypatch):
     clock = iter([0.0, 30.0, 32.0, 33.0, 34.0])  # start; item 1 takes 30 s (a trace), then 2 s each
-    monkeypatch.setattr("tfdialemb.cli.time.perf_counter", lambda: next(clock))
+    monkeypatch.setattr("tfdialemb.progress.time.perf_counter", lambda: next(clock))
     stream = io.StringIO()
     progress = Progress(10, "steps", stream=stream, interval=0.0, terminal=True)
     progress.advance(1, "loss 2.0000")
@@ -103,7 +103,7 @@ def test_progress_measures_time_left_after_the_first_item_and_prints_messages_on
 
 def test_progress_written_to_a_log_is_whole_lines_at_most_every_log_interval(monkeypatch):
     clock = iter([0.0, 1.0, 2.0, 40.0, 41.0, 75.0, 80.0, 81.0])  # start; steps at 1, 2, 40, 41, 75, 80 s; finish
-    monkeypatch.setattr("tfdialemb.cli.time.perf_counter", lambda: next(clock))
+    monkeypatch.setattr("tfdialemb.progress.time.perf_counter", lambda: next(clock))
     stream = io.StringIO()
     progress = Progress(None, "steps", stream=stream, log_interval=30.0)
     assert not progress.terminal  # a StringIO is not a terminal

@@ -52,6 +52,7 @@ def task_options():
 commands = {
     "tfdialemb.data.__main__": by_import("tfdialemb.data.__main__"),
     "tfdialemb.encode": by_import("tfdialemb.encode"),
+    "tfdialemb.search": by_import("tfdialemb.search"),
     "tfdialemb.evaluate": by_import("tfdialemb.evaluate"),
     "tfdialemb.export": by_function("tfdialemb.export"),
     "tfdialemb.bench.__main__": by_import("tfdialemb.bench.__main__"),

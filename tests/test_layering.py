@@ -17,6 +17,7 @@ PACKAGE = os.path.join(ROOT, "tfdialemb")
 
 LAYERS = (
     ("core", ("tfdialemb", "tfdialemb.files", "tfdialemb.options", "tfdialemb.dialogue", "tfdialemb.quiet",
+              "tfdialemb.progress", "tfdialemb.util",
               "tfdialemb.cli", "tfdialemb.distribute", "tfdialemb.precision", "tfdialemb.similarity",
               "tfdialemb.reports", "tfdialemb.inference_kinds", "tfdialemb.method_record")),
     ("converters", ("tfdialemb.converters",)),
@@ -32,7 +33,7 @@ LAYERS = (
     ("training and baselines", ("tfdialemb.training", "tfdialemb.baselines")),
     ("commands", ("tfdialemb.train", "tfdialemb.pretrain", "tfdialemb.evaluate", "tfdialemb.export",
                   "tfdialemb.encode", "tfdialemb.thesis_grid", "tfdialemb.command_steps", "tfdialemb.demo",
-                  "tfdialemb.bench", "tfdialemb.embedder", "tfdialemb.dialogue_embedder")),
+                  "tfdialemb.bench", "tfdialemb.embedder", "tfdialemb.dialogue_embedder", "tfdialemb.search")),
 )
 """Lowest first. Model directories sit above the methods (rebuilding a trained model needs its
 method's spec) and below inference (the runtimes open model directories). `tfdialemb.embedder` and

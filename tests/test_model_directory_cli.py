@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 from tiny_corpus import corpus
-from training_flags import training_flags
+from training_flags import train_one_step
 
 from tfdialemb.dialogue import Dialogue, read_dialogues, write_dialogues
 from tfdialemb.encoders import load_pretrained
@@ -19,18 +19,6 @@ from tfdialemb.files import directory_lock
 from tfdialemb.inference.dialogue_embedder import DialogueEmbedder
 from tfdialemb.inference.embedder import SentenceEmbedder
 from tfdialemb.inference.pair_scorer import PairScorer
-from tfdialemb.methods.spec import get_method
-from tfdialemb.training import cli
-
-
-def _train(root, hf_dir, monkeypatch, name, **params):
-    model_dir = root / name
-    monkeypatch.setattr(cli, "FLAGS", training_flags(
-        train_file=str(root / "train.jsonl"), model_dir=str(model_dir), init_checkpoint=hf_dir, max_steps=1,
-        batch_size=2, learning_rate=1e-4, max_length=32, checkpoint_every=10))
-    spec = get_method(name)
-    assert cli.run(spec, spec.resolve(params)) == 0
-    return model_dir
 
 
 @pytest.fixture(scope="module")
@@ -39,9 +27,9 @@ def trained(tmp_path_factory, hf_safetensors_dir):
     dialogues = [Dialogue(d.id, d.turns, {"domain": "ab"[i % 2]}) for i, d in enumerate(corpus(n=16, seed=4))]
     write_dialogues(dialogues, str(root / "train.jsonl"))
     with pytest.MonkeyPatch.context() as monkeypatch:
-        dial2vec = _train(root, hf_safetensors_dir, monkeypatch, "dial2vec", negatives=1, separator="eou",
-                          num_roles=3)
-        c3l = _train(root, hf_safetensors_dir, monkeypatch, "c3l", curved_window=3, speaker_tokens=False)
+        dial2vec = train_one_step(root, hf_safetensors_dir, monkeypatch, "dial2vec", negatives=1, separator="eou",
+                                  num_roles=3)
+        c3l = train_one_step(root, hf_safetensors_dir, monkeypatch, "c3l", curved_window=3, speaker_tokens=False)
     return {"root": root, "dial2vec": dial2vec, "c3l": c3l}
 
 

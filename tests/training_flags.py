@@ -1,6 +1,7 @@
 """The parsed flags `tfdialemb.training.cli.run` reads, as `python -m tfdialemb.train` would set
 them, for tests that run training in-process (monkeypatch `cli.FLAGS` with them); float32 rather
-than the command's auto precision, so results compare with float32 references on any machine."""
+than the command's auto precision, so results compare with float32 references on any machine.
+`train_one_step` makes a tiny trained model directory with them."""
 import types
 
 DEFAULTS = dict(
@@ -17,3 +18,18 @@ def training_flags(**values):
     if unknown:
         raise TypeError(f"no training flags {unknown}")
     return types.SimpleNamespace(**{**DEFAULTS, **values})
+
+
+def train_one_step(root, hf_dir, monkeypatch, name, **params):
+    """`root/name`: method `name` with `params` trained for one step of 2 examples of 32 tokens from
+    `hf_dir` on `root/train.jsonl`, in-process (`cli.FLAGS` patched through `monkeypatch`)."""
+    from tfdialemb.methods.spec import get_method
+    from tfdialemb.training import cli
+
+    model_dir = root / name
+    monkeypatch.setattr(cli, "FLAGS", training_flags(
+        train_file=str(root / "train.jsonl"), model_dir=str(model_dir), init_checkpoint=hf_dir, max_steps=1,
+        batch_size=2, learning_rate=1e-4, max_length=32, checkpoint_every=10))
+    spec = get_method(name)
+    assert cli.run(spec, spec.resolve(params)) == 0
+    return model_dir

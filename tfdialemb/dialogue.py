@@ -147,6 +147,25 @@ def parse_dialogue(record: Any) -> Dialogue:
     return Dialogue(dialogue_id, tuple(parsed), labels)
 
 
+ALTERNATING_SPEAKERS = ("A", "B")
+"""The speakers `as_dialogue` gives a list of turn texts: A says the first turn, B the second, ..."""
+
+
+def as_dialogue(value: Any, dialogue_id: str) -> Dialogue:
+    """A Dialogue from any form the embedders take: a Dialogue; a canonical JSON object
+    (`parse_dialogue`); or a list of turn texts whose speakers alternate (ALTERNATING_SPEAKERS),
+    given `dialogue_id`. A ValueError with the reason otherwise."""
+    if isinstance(value, Dialogue):
+        return value
+    if isinstance(value, Mapping):
+        return parse_dialogue(dict(value))
+    if isinstance(value, (list, tuple)):
+        return parse_dialogue({"id": dialogue_id, "turns": [
+            {"speaker": ALTERNATING_SPEAKERS[index % 2], "text": text} for index, text in enumerate(value)]})
+    raise ValueError(f"expected a canonical dialogue object, a list of turn texts or a Dialogue, got "
+                     f"{type(value).__name__}")
+
+
 def check_input_file(path: str, what: str) -> None:
     """FileNotFoundError / IsADirectoryError naming `what` unless `path` is a readable file."""
     if os.path.isdir(path):

@@ -1,5 +1,5 @@
 """Cosine similarity: between embedding matrices (numpy, for evaluation) and between paired rows
-(TensorFlow, for losses and layers)."""
+(TensorFlow, for losses and layers), and the unit-length rows whose dot products are cosines."""
 import numpy as np
 import tensorflow as tf
 
@@ -13,6 +13,9 @@ def cosine_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def paired_cosine(a: tf.Tensor, b: tf.Tensor) -> tf.Tensor:
     """cos(a_n, b_n) [...] of paired rows a, b [..., H], in float32; a zero row gives 0."""
-    a = tf.math.l2_normalize(tf.cast(a, tf.float32), axis=-1)
-    b = tf.math.l2_normalize(tf.cast(b, tf.float32), axis=-1)
-    return tf.reduce_sum(a * b, axis=-1)
+    return tf.reduce_sum(l2_normalized(a) * l2_normalized(b), axis=-1)
+
+
+def l2_normalized(embeddings: tf.Tensor) -> tf.Tensor:
+    """Each row scaled to unit L2 norm, in float32 (an all-zero row stays zero)."""
+    return tf.math.l2_normalize(tf.cast(embeddings, tf.float32), axis=-1)

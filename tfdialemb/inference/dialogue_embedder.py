@@ -11,15 +11,15 @@ pass also pools lower layers' states ("cls[-2]", "mean[-2]", ...: the thesis' hi
 probe, Sec. 5.5, Table 5).
 """
 import os
-from typing import Callable, Dict, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import tensorflow as tf
 
-from tfdialemb.dialogue import Dialogue, role_ids
+from tfdialemb.dialogue import Dialogue, as_dialogue, role_ids
 from tfdialemb.encoders import Encoder, Pretrained
 from tfdialemb.encoders.config import usable_max_length
-from tfdialemb.inference.embedder import l2_normalized
+from tfdialemb.inference.sentence_transformers_calls import batch_output, progress_callback
 from tfdialemb.inference.trace_policy import TraceWhenWorthIt
 from tfdialemb.layers.dialogue_views import (
     HIDDEN_STATE_POOLINGS,
@@ -34,6 +34,7 @@ from tfdialemb.layers.dialogue_views import (
     hidden_state_name,
 )
 from tfdialemb.model_dir import inference_parts
+from tfdialemb.similarity import l2_normalized
 from tfdialemb.text import BertTokenizer
 from tfdialemb.text.dialogue_packing import (
     DialogueInputs,
@@ -46,6 +47,11 @@ from tfdialemb.text.dialogue_packing import (
     speaker_prefixes,
 )
 from tfdialemb.text.tokenizer import require_tokens
+
+
+DialogueLike = Union[Dialogue, Mapping[str, Any], Sequence[str]]
+"""A dialogue as the embedder takes it: a `Dialogue`, a canonical JSON object, or its turn texts
+with speakers alternating."""
 
 
 class DialogueEmbedder(tf.Module):
@@ -172,10 +178,12 @@ class DialogueEmbedder(tf.Module):
                            self.final_separator),
             self.tokenizer.pad_id)
 
-    def embed(self, dialogues: Sequence[Dialogue], batch_size: int = 16,
+    def embed(self, dialogues: Sequence[DialogueLike], batch_size: int = 16,
               on_batch: Optional[Callable[[int], None]] = None) -> Dict[str, np.ndarray]:
         """{name: [len(dialogues), hidden] float32}, in input order; `on_batch(n)` is told after
-        each batch of n. Dialogues are sorted by length so each batch pads to its own longest."""
+        each batch of n. Each dialogue is a `Dialogue`, a canonical JSON object or a list of turn
+        texts (`as_dialogues`). Dialogues are sorted by length so each batch pads to its own longest."""
+        dialogues = as_dialogues(dialogues)
         embed_batch = self._batch_function.for_batches(len(dialogues), batch_size)
         order = np.argsort([sum(len(t.text) for t in d.turns) for d in dialogues], kind="stable")
         hidden = self.encoder.encoder_config.hidden_size
@@ -190,6 +198,33 @@ class DialogueEmbedder(tf.Module):
             if on_batch is not None:
                 on_batch(len(index))
         return output
+
+    def encode(self, dialogues: Union[DialogueLike, Sequence[DialogueLike]], batch_size: int = 16,
+               normalize_embeddings: bool = False, show_progress_bar: Optional[bool] = None,
+               convert_to_numpy: bool = True, convert_to_tensor: bool = False):
+        """The embedding the model serves (`pooling`), called as sentence-transformers'
+        `encode`: one dialogue (a `Dialogue` or a canonical JSON object) gives one embedding
+        [hidden], a list of dialogues (each also possibly a list of turn texts) [len, hidden]
+        float32, numpy or a tf.Tensor as `SentenceEmbedder.encode` gives them."""
+        single = isinstance(dialogues, (Dialogue, Mapping))
+        items = as_dialogues([dialogues] if single else dialogues)
+        rows = self.embed(items, batch_size, progress_callback(len(items), "dialogues", show_progress_bar))
+        return batch_output(rows[self.pooling], single, convert_to_numpy, convert_to_tensor,
+                            normalize=normalize_embeddings)
+
+
+def as_dialogues(items: Sequence[DialogueLike]) -> List[Dialogue]:
+    """Every item as a `Dialogue` (`dialogue.as_dialogue`; a list of turns gets its position as
+    id), or one ValueError naming the first malformed item's position."""
+    if isinstance(items, (str, bytes, Mapping, Dialogue)):
+        raise ValueError(f"expected a list of dialogues, got one {type(items).__name__}")
+    dialogues = []
+    for position, item in enumerate(items):
+        try:
+            dialogues.append(as_dialogue(item, str(position)))
+        except ValueError as e:
+            raise ValueError(f"dialogue {position}: {e}") from None
+    return dialogues
 
 
 def checked_hidden_layers(layers: Sequence[int], num_layers: int) -> Tuple[int, ...]:

@@ -7,8 +7,10 @@ import tensorflow as tf
 
 from tfdialemb.encoders import Encoder, Pretrained
 from tfdialemb.encoders.config import usable_max_length
+from tfdialemb.inference.sentence_transformers_calls import batch_output, progress_callback
 from tfdialemb.inference.trace_policy import TraceWhenWorthIt, batch_count
 from tfdialemb.model_dir import inference_parts
+from tfdialemb.similarity import l2_normalized
 from tfdialemb.text import BertTokenizer
 
 
@@ -71,10 +73,21 @@ class SentenceEmbedder(tf.Module):
         embed_batch = self._batch_function.for_batches(len(texts), batch_size)
         return embed_by_length(texts, embed_batch, self.encoder.encoder_config.hidden_size, batch_size, on_batch)
 
-
-def l2_normalized(embeddings: tf.Tensor) -> tf.Tensor:
-    """Each row scaled to unit L2 norm, in float32 (an all-zero row stays zero)."""
-    return tf.math.l2_normalize(tf.cast(embeddings, tf.float32), axis=-1)
+    def encode(self, sentences: Union[str, Sequence[str]], batch_size: int = 32, normalize_embeddings: bool = False,
+               show_progress_bar: Optional[bool] = None, convert_to_numpy: bool = True,
+               convert_to_tensor: bool = False):
+        """`embed` called as sentence-transformers' `SentenceTransformer.encode`: a string gives
+        one embedding [hidden], a list [len, hidden] float32 (numpy; a tf.Tensor with
+        `convert_to_numpy=False` or `convert_to_tensor=True`). `normalize_embeddings` scales each
+        to unit length; `show_progress_bar` draws a bar on stderr (None: when tfdialemb's logger
+        passes INFO)."""
+        single = isinstance(sentences, str)
+        texts = [sentences] if single else list(sentences)
+        for position, text in enumerate(texts):
+            if not isinstance(text, str):
+                raise ValueError(f"sentence {position}: expected a string, got {type(text).__name__}")
+        rows = self.embed(texts, batch_size, progress_callback(len(texts), "sentences", show_progress_bar))
+        return batch_output(rows, single, convert_to_numpy, convert_to_tensor, normalize=normalize_embeddings)
 
 
 def embed_by_length(texts: Sequence[str], embed_batch: Callable[[tf.Tensor], tf.Tensor], hidden_size: int,

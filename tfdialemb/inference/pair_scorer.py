@@ -5,12 +5,13 @@ turns and responses bounded like the build's), inside one traced graph shared wi
 scorer (`tfdialemb.serving.selection`).
 """
 import os
-from typing import Callable, Dict, Optional, Sequence, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 
 import numpy as np
 import tensorflow as tf
 
 from tfdialemb.encoders.config import usable_max_length
+from tfdialemb.inference.sentence_transformers_calls import batch_output, progress_callback
 from tfdialemb.inference.trace_policy import TraceWhenWorthIt
 from tfdialemb.model_dir import ModelSource
 from tfdialemb.text import BertTokenizer
@@ -111,6 +112,50 @@ class PairScorer(tf.Module):
         """{view: [len(responses), d]} representations of the pairs (`model.representations`)."""
         return self._map(self._represent_function, contexts, responses, batch_size, on_batch)
 
+    def predict(self, pairs, batch_size: int = 32, show_progress_bar: Optional[bool] = None,
+                convert_to_numpy: bool = True, convert_to_tensor: bool = False):
+        """`score` called as sentence-transformers' `CrossEncoder.predict`: a list of (context,
+        response) pairs gives their probabilities [len] float32, one pair a single score; a
+        context is one turn's text or the list of its turns. Numpy, or a tf.Tensor with
+        `convert_to_numpy=False` or `convert_to_tensor=True`; `show_progress_bar` as
+        `SentenceEmbedder.encode`."""
+        single = _is_pair(pairs)
+        items = [pairs] if single else list(pairs)
+        for position, pair in enumerate(items):
+            if not _is_pair(pair):
+                raise ValueError(f"pair {position}: expected (context, response), the context a text or a list of "
+                                 f"turn texts and the response a text, got {pair!r:.80}")
+        if not items:
+            return batch_output(np.zeros([0], np.float32), single, convert_to_numpy, convert_to_tensor)
+        contexts = [[context] if isinstance(context, str) else list(context) for context, _ in items]
+        scores = self.score(contexts, [response for _, response in items], batch_size,
+                            progress_callback(len(items), "pairs", show_progress_bar))
+        return batch_output(scores, single, convert_to_numpy, convert_to_tensor)
+
+    def rank(self, query: Union[str, Sequence[str]], candidates: Sequence[str], top_k: Optional[int] = None,
+             return_documents: bool = False, batch_size: int = 32,
+             show_progress_bar: Optional[bool] = None) -> List[Dict[str, Any]]:
+        """The `candidates` responses to the context `query` (a text or its turns) ranked as
+        sentence-transformers' `CrossEncoder.rank` ranks documents: a list of {"corpus_id": index
+        in `candidates`, "score": probability} (and "text" with `return_documents`), highest score
+        first, equal scores in candidate order, the first `top_k` (all with None)."""
+        if not _is_pair((query, "")):
+            raise ValueError(f"query: expected a context text or a list of turn texts, got {query!r:.80}")
+        if isinstance(candidates, str):
+            raise ValueError("candidates must be a list of response texts, got one string")
+        for position, candidate in enumerate(candidates):
+            if not isinstance(candidate, str):
+                raise ValueError(f"candidate {position}: expected a response text, got {type(candidate).__name__}")
+        if top_k is not None and (not isinstance(top_k, int) or isinstance(top_k, bool) or top_k < 1):
+            raise ValueError(f"top_k must be None or a positive integer, got {top_k!r}")
+        scores = self.predict([(query, candidate) for candidate in candidates], batch_size, show_progress_bar)
+        ranked = []
+        for index, score in enumerate(scores):
+            ranked.append({"corpus_id": index, "score": score})
+            if return_documents:
+                ranked[-1]["text"] = candidates[index]
+        return sorted(ranked, key=lambda result: result["score"], reverse=True)[:top_k]
+
     @staticmethod
     def _map(policy: TraceWhenWorthIt, contexts, responses, batch_size, on_batch):
         """The batch function `policy` picks, over length-sorted batches of pairs; its outputs back
@@ -132,3 +177,12 @@ class PairScorer(tf.Module):
                 on_batch(len(index))
         inverse = np.argsort(order, kind="stable")
         return tf.nest.map_structure(lambda *parts: np.concatenate(parts)[inverse], *pieces)
+
+
+def _is_pair(value) -> bool:
+    """Whether `value` is one (context, response): the context a text or a list of texts."""
+    if not isinstance(value, (list, tuple)) or len(value) != 2 or not isinstance(value[1], str):
+        return False
+    context = value[0]
+    return isinstance(context, str) or (isinstance(context, (list, tuple))
+                                        and all(isinstance(turn, str) for turn in context))

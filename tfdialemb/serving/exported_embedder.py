@@ -9,10 +9,11 @@ import numpy as np
 import tensorflow as tf
 import tensorflow_text  # noqa: F401  (registers the tokenizer's ops the graph holds)
 
-from tfdialemb.inference.embedder import embed_by_length, l2_normalized
+from tfdialemb.inference.embedder import embed_by_length
 from tfdialemb.precision import exported_policy
 from tfdialemb.serving import layout
 from tfdialemb.serving.sentence import INPUT_NAME, OUTPUT_NAME
+from tfdialemb.similarity import l2_normalized
 
 
 class ExportedSentenceEmbedder:
