@@ -10,7 +10,8 @@ DEFAULTS = dict(
     max_length=24, seed=0, checkpoint_every=100, log_every=1, num_shards=1, merge_consecutive_turns=True,
     min_turns=2, pool_dialogues=100_000, validate_task="sr", validate_file=None, validate_every=None,
     validate_label_key="domain", validate_mixed_precision="float32",
-    strategy="default", devices=None, collective_timeout=900, mixed_precision="float32", jit_compile=False)
+    strategy="default", devices=None, collective_timeout=900, mixed_precision="float32", jit_compile=False,
+    bucket_by_length=False)
 
 
 def training_flags(**values):
