@@ -275,6 +275,11 @@ def convert_text(input_path: str, errors: ErrorPolicy) -> Iterator[Dialogue]:
 
 FORMATS = {"json": _documents("json", _read_json), "jsonl": convert_jsonl, "yaml": _documents("yaml", _read_yaml),
            "text": convert_text}
+DESCRIPTIONS = {"json": "any JSON document per file: a list of dialogues, keys chosen by --turns_key, --text_key, ...",
+                "jsonl": "any JSON Lines file, one dialogue per line, keys chosen by --turns_key, --text_key, ...",
+                "yaml": "any YAML document per file, read as json (e.g. chatterbot-corpus)",
+                "text": "plain text, one turn per line, a blank line between dialogues"}
+"""One line on each format, for `data convert --format=help`."""
 OPTIONS = {"json": RECORD_OPTIONS + (DIALOGUES_KEY,), "jsonl": RECORD_OPTIONS,
                   "yaml": RECORD_OPTIONS + (DIALOGUES_KEY,), "text": ()}
 """The flags of `python -m tfdialemb.data convert` each format takes, passed as keyword arguments."""

@@ -70,3 +70,6 @@ def convert_sgd_single_domain(input_path: str, errors: ErrorPolicy,
 
 
 FORMATS = {"sgd": convert_schema_guided, "sgd_single_domain": convert_sgd_single_domain}
+DESCRIPTIONS = {"sgd": "Schema-Guided Dialogue dialogues_*.json, a file or a split folder",
+                "sgd_single_domain": "SGD dialogues with exactly one of the thesis' 14 domains, labelled by it"}
+"""One line on each format, for `data convert --format=help`."""
