@@ -168,18 +168,42 @@ def iter_lines(path: str, errors: ErrorPolicy) -> Iterator[Tuple[int, str]]:
             yield number, text.rstrip("\n").rstrip("\r")
 
 
+class _DuplicateKey(ValueError):
+    """A JSON object that gives one key twice."""
+
+
+def _unique_keys(pairs: List[Tuple[str, Any]]) -> Dict[str, Any]:
+    """A decoded JSON object, refusing a key given twice: json.loads would keep the last value
+    without a word, so which speaker or text a turn has would depend on the writer's order."""
+    record = dict(pairs)
+    if len(record) != len(pairs):
+        repeated = sorted({key for key, _ in pairs if sum(1 for other, _ in pairs if other == key) > 1})
+        raise _DuplicateKey(f"duplicate key{'s' if len(repeated) > 1 else ''} {', '.join(map(repr, repeated))} "
+                            "in one object")
+    return record
+
+
 def json_lines(path: str, errors: ErrorPolicy, skip_blank: bool = False) -> Iterator[Tuple[int, Any]]:
     """(1-based line number, decoded JSON value) of each line of `path`; malformed JSON (and a
-    blank line, unless `skip_blank`) goes to `errors`."""
+    blank line, unless `skip_blank`), an object with a key given twice and a value nested deeper
+    than Python's decoder can follow go to `errors`."""
     for number, line in iter_lines(path, errors):
         if not line.strip():
             if not skip_blank:
                 errors.report(path, number, "blank line")
             continue
         try:
-            yield number, json.loads(line)
+            record = json.loads(line, object_pairs_hook=_unique_keys)
         except json.JSONDecodeError as e:
             errors.report(path, number, f"malformed JSON ({e.msg} at column {e.colno})")
+            continue
+        except _DuplicateKey as e:
+            errors.report(path, number, str(e))
+            continue
+        except RecursionError:
+            errors.report(path, number, "JSON nested deeper than Python's decoder can follow")
+            continue
+        yield number, record
 
 
 class SeenIds:
