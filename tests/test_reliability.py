@@ -381,3 +381,23 @@ def test_validate_every_0_turns_off_a_validation_file_a_flagfile_gives(tmp_path,
     error = capsys.readouterr().err
     assert "no-checkpoint: checkpoint directory does not exist" in error  # past the validation checks
     assert "--validate" not in error and "missing.tsv" not in error
+
+
+def test_a_model_or_export_directory_that_is_a_file_is_refused_naming_it(tmp_path, monkeypatch, capsys, corpus_file,
+                                                                         hf_safetensors_dir):
+    from training_flags import training_flags
+
+    from tfdialemb.files import OutputError, check_writable
+    from tfdialemb.methods.spec import get_method
+    from tfdialemb.training import cli
+
+    (tmp_path / "model").write_text("notes\n")
+    message = f"{tmp_path / 'model'}: is a file, not a directory; give a directory (or a path that does not exist yet)"
+    with pytest.raises(OutputError, match="is a file, not a directory"):
+        check_writable(str(tmp_path / "model"), directory_output=True)  # export's --export_dir check
+    monkeypatch.setattr(cli, "FLAGS", training_flags(train_file=str(corpus_file), model_dir=str(tmp_path / "model"),
+                                                     init_checkpoint=str(hf_safetensors_dir)))
+    spec = get_method("mge")
+    assert cli.run(spec, spec.resolve({})) == 2
+    assert capsys.readouterr().err.strip() == f"error: {message}"
+    assert (tmp_path / "model").read_text() == "notes\n"

@@ -71,10 +71,15 @@ def output_error_of(error: BaseException) -> Optional[OutputError]:
     return None
 
 
-def check_writable(path: str) -> None:
+def check_writable(path: str, directory_output: bool = False) -> None:
     """Refuses, before any work, an output `path` (file or directory, existing or not) whose
     directory cannot take a file: read-only, forbidden or full. A page is written and synced
-    there and removed, so a disk too full for even that fails now rather than after the work."""
+    there and removed, so a disk too full for even that fails now rather than after the work.
+    With `directory_output` (a model or export directory), a `path` that is a file is refused too,
+    rather than met later as os.makedirs' bare "[Errno 17] File exists"."""
+    if directory_output and os.path.lexists(path) and not os.path.isdir(path):
+        raise OutputError(errno.ENOTDIR, f"{path}: is a file, not a directory; give a directory (or a path that "
+                                         "does not exist yet)")
     directory = os.path.abspath(path)
     if not os.path.isdir(directory):  # a file's place is its directory
         directory = os.path.dirname(directory)

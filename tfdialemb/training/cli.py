@@ -262,7 +262,7 @@ def run(spec, params: Dict[str, Any]) -> int:
         return 2
     lock = contextlib.ExitStack()
     try:
-        check_writable(FLAGS.model_dir)
+        check_writable(FLAGS.model_dir, directory_output=True)
         encoder_config = init_encoder_config(FLAGS.init_checkpoint, FLAGS.model_dir)
         FLAGS.max_length = usable_max_length(encoder_config, FLAGS.max_length)
         FLAGS.freeze_layers, freezing = fitted_freeze_layers(spec, FLAGS.freeze_layers, encoder_config.num_layers,
