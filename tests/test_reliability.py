@@ -136,6 +136,50 @@ def test_a_damaged_safetensors_file_is_one_checkpoint_error(tmp_path, hf_safeten
         load_pretrained(str(damaged))
 
 
+def test_a_truncated_init_checkpoint_is_refused_before_the_data_build(tmp_path, monkeypatch, capsys, corpus_file,
+                                                                      hf_safetensors_dir):
+    import shutil
+
+    from training_flags import training_flags
+
+    from tfdialemb.methods.spec import get_method
+    from tfdialemb.training import cli
+
+    shutil.copytree(hf_safetensors_dir, tmp_path / "hf")
+    size = os.path.getsize(tmp_path / "hf" / "model.safetensors")
+    os.truncate(tmp_path / "hf" / "model.safetensors", size - 1000)
+    monkeypatch.setattr(cli, "FLAGS", training_flags(train_file=str(corpus_file), model_dir=str(tmp_path / "model"),
+                                                     init_checkpoint=str(tmp_path / "hf")))
+    spec = get_method("mge")
+    assert cli.run(spec, spec.resolve({})) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"error: {tmp_path / 'hf'}: cannot read its weights ({tmp_path / 'hf' / 'model.safetensors'}: cut short: its "
+        f"header places tensors up to byte {size}, and the file has {size - 1000} bytes); the file is damaged or "
+        "incomplete: copy it again")
+    assert not os.path.exists(tmp_path / "model")  # no lock, no data built
+
+
+def test_a_run_refused_after_taking_a_new_model_directory_leaves_none(tmp_path, monkeypatch, capsys, corpus_file,
+                                                                      hf_safetensors_dir):
+    """Shards built for another method are refused once the run holds the directory's lock."""
+    from training_flags import training_flags
+
+    from tfdialemb.methods.spec import get_method
+    from tfdialemb.training import cli
+
+    shards = tmp_path / "siamese-shards"
+    build(str(corpus_file), str(shards), make_builder("siamese"), TOKENIZER, BuildOptions(max_length=16, num_shards=1))
+    spec = get_method("mge")
+    for model, existed in (("model", False), ("kept", True)):
+        if existed:
+            (tmp_path / model).mkdir()
+        monkeypatch.setattr(cli, "FLAGS", training_flags(train_file=str(shards), model_dir=str(tmp_path / model),
+                                                         init_checkpoint=str(hf_safetensors_dir), max_length=16))
+        assert cli.run(spec, spec.resolve({"turns": 1})) == 2
+        assert capsys.readouterr().err.strip().endswith(f"error: {shards}: built for method 'siamese', not 'mge'")
+        assert os.path.exists(tmp_path / model) == existed  # one the run did not create is kept
+
+
 def test_resume_falls_back_from_a_damaged_checkpoint_and_removes_leftovers(tmp_path, corpus_file,
                                                                            hf_safetensors_dir):
     first, = _finish(_start(*_train_command(tmp_path, hf_safetensors_dir, "model", "--max_steps=4",

@@ -9,6 +9,7 @@ import contextlib
 import dataclasses
 import math
 import os
+import shutil
 import sys
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
@@ -20,7 +21,7 @@ from tfdialemb.data.examples import make_builder
 from tfdialemb.dialogue import ErrorPolicy
 from tfdialemb.encoders.config import usable_max_length
 from tfdialemb.eval.evaluator import OptionValues, get_evaluator, validation_tasks
-from tfdialemb.files import check_writable, directory_lock, remove_leftovers
+from tfdialemb.files import LOCK_FILE, check_writable, directory_lock, lock_holder, remove_leftovers
 from tfdialemb.inference_kinds import (
     KINDS,
     MAX_LENGTH,
@@ -154,6 +155,17 @@ def main(command: str) -> int:
     return run(spec, params)
 
 
+def remove_unstarted(model_dir: str) -> None:
+    """Removes a model directory a failed run created before training began (holding only its
+    lock, its built data and their staging), so a refused run leaves nothing behind; one where
+    training began, or that another run now holds, is kept."""
+    if not os.path.isdir(model_dir) or lock_holder(model_dir) is not None:
+        return
+    if all(name in (LOCK_FILE, "data") or name.startswith((".tmp-", ".data-worker-"))
+           for name in os.listdir(model_dir)):
+        shutil.rmtree(model_dir, ignore_errors=True)
+
+
 def fixed_flags(spec, params) -> List[str]:
     """The shared optimizer flags whose value `params` leave without effect: the method's
     `optimizer_settings` fix their field (e.g. a released variant's own schedule)."""
@@ -233,7 +245,17 @@ def data_summary(manifest: Dict[str, Any], max_steps: int) -> str:
 
 
 def run(spec, params: Dict[str, Any]) -> int:
-    """Trains `spec`'s model with `params` on --train_file; the exit status."""
+    """Trains `spec`'s model with `params` on --train_file; the exit status. A model directory the
+    run created is removed when it fails before training began (`remove_unstarted`)."""
+    created = bool(FLAGS.model_dir) and not os.path.lexists(FLAGS.model_dir)
+    status = _run(spec, params)
+    if status and created:
+        remove_unstarted(FLAGS.model_dir)
+    return status
+
+
+def _run(spec, params: Dict[str, Any]) -> int:
+    """`run`'s work."""
     from tfdialemb.data.build import BuildOptions  # pylint: disable=import-outside-toplevel
     from tfdialemb.encoders import load_tokenizer  # pylint: disable=import-outside-toplevel
     from tfdialemb.training import data  # pylint: disable=import-outside-toplevel
@@ -313,11 +335,17 @@ alone (role and turn embeddings are the method's encoder options, compared with 
 
 
 def init_encoder_config(init_checkpoint: str, model_dir: str):
-    """The encoder config of `init_checkpoint`; a ValueError naming the shapes that differ when
-    `model_dir` already holds checkpoints of an encoder of other shapes, which it cannot resume."""
-    from tfdialemb.encoders.checkpoint import OWN_CONFIG, load_encoder_config  # pylint: disable=import-outside-toplevel
+    """The encoder config of `init_checkpoint`, whose weight file is checked complete
+    (`check_weight_files`); a ValueError naming the shapes that differ when `model_dir` already
+    holds checkpoints of an encoder of other shapes, which it cannot resume."""
+    from tfdialemb.encoders.checkpoint import (  # pylint: disable=import-outside-toplevel
+        OWN_CONFIG,
+        check_weight_files,
+        load_encoder_config,
+    )
 
     config = load_encoder_config(init_checkpoint)
+    check_weight_files(init_checkpoint)
     if os.path.isfile(os.path.join(model_dir, "checkpoint")) and os.path.isfile(os.path.join(model_dir, OWN_CONFIG)):
         trained = load_encoder_config(model_dir)
         differ = setting_differences({name: getattr(trained, name) for name in ENCODER_SHAPE},
