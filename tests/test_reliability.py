@@ -445,3 +445,23 @@ def test_a_model_or_export_directory_that_is_a_file_is_refused_naming_it(tmp_pat
     assert cli.run(spec, spec.resolve({})) == 2
     assert capsys.readouterr().err.strip() == f"error: {message}"
     assert (tmp_path / "model").read_text() == "notes\n"
+
+
+def test_shards_built_at_another_max_length_are_refused(tmp_path, monkeypatch, capsys, corpus_file, hf_safetensors_dir):
+    """The shards' length is the one trained on and recorded: a run asking for another would print
+    and record a max_length it does not use."""
+    from training_flags import training_flags
+
+    from tfdialemb.methods.spec import get_method
+    from tfdialemb.training import cli
+
+    shards = tmp_path / "shards"
+    build(str(corpus_file), str(shards), make_builder("mge", {"negatives": 2}), TOKENIZER,
+          BuildOptions(max_length=16, num_shards=1))
+    monkeypatch.setattr(cli, "FLAGS", training_flags(train_file=str(shards), model_dir=str(tmp_path / "model"),
+                                                     init_checkpoint=str(hf_safetensors_dir), max_length=32))
+    spec = get_method("mge")
+    assert cli.run(spec, spec.resolve({"turns": 1, "negatives": 2})) == 2
+    assert capsys.readouterr().err.strip().endswith(
+        f"error: {shards}: built with max_length 16, not the 32 this run uses; pass --max_length=16, or rebuild it")
+    assert not os.path.exists(tmp_path / "model")
