@@ -29,7 +29,7 @@ from tfdialemb.distribute import is_chief
 from tfdialemb.encoders.checkpoint import checkpoint_directory, write_model_files
 from tfdialemb.encoders.mask_dropout import draw_seeds_from
 from tfdialemb.encoders.weights import DAMAGED_CHECKPOINT_ERRORS, CheckpointError
-from tfdialemb.files import atomic_open
+from tfdialemb.files import atomic_open, output_error_of, write_error
 from tfdialemb.method_record import METHOD_CONFIG, VALIDATION_HISTORY
 from tfdialemb.methods.base import Method
 from tfdialemb.precision import with_loss_scaling
@@ -346,12 +346,21 @@ class TrainingLoop:
 
     def _save(self) -> None:
         """Saves `ckpt-STEP` unless this step is already saved (every worker must call it); weights
-        or optimizer slots that are not finite are never saved."""
+        or optimizer slots that are not finite are never saved. A save that fails (a full disk)
+        removes the `ckpt-STEP_temp` shards it staged, which would otherwise hold the space until
+        a later run, and is refused naming the checkpoint rather than a staged shard."""
         step = int(self.step.numpy())
         latest = self.manager.latest_checkpoint
         if step > 0 and (latest is None or not latest.endswith(f"ckpt-{step}")):
             self._check_finite(step)
-            self.manager.save(checkpoint_number=step)
+            try:
+                self.manager.save(checkpoint_number=step)
+            except Exception as e:  # pylint: disable=broad-except
+                remove_staging_leftovers(self._checkpoint_dir)
+                unwritable = output_error_of(e)
+                if unwritable is None:
+                    raise
+                raise write_error(os.path.join(self._checkpoint_dir, f"ckpt-{step}"), unwritable) from None
 
     def _check_finite(self, step: int) -> None:
         """NonFiniteError when a float variable of the model or its optimizers holds NaN or an
