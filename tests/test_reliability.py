@@ -465,3 +465,33 @@ def test_shards_built_at_another_max_length_are_refused(tmp_path, monkeypatch, c
     assert capsys.readouterr().err.strip().endswith(
         f"error: {shards}: built with max_length 16, not the 32 this run uses; pass --max_length=16, or rebuild it")
     assert not os.path.exists(tmp_path / "model")
+
+
+def test_sigterm_as_the_last_step_finishes_still_ends_with_a_line(tmp_path, monkeypatch, corpus_file,
+                                                                  hf_safetensors_dir):
+    """SIGTERM once the loop saved its last step, while it winds down: the run says what it saved
+    (`guarded` prints it after "interrupted: "), rather than SIGTERM's default action ending the
+    process with status 143 and no line; here a handler of the test's own stands for that action."""
+    from training_flags import training_flags
+
+    from tfdialemb.methods.spec import get_method
+    from tfdialemb.training import cli
+    from tfdialemb.training.loop import TrainingLoop
+
+    class DefaultAction(Exception):
+        pass
+
+    def default_action(signum, frame):
+        raise DefaultAction()
+
+    monkeypatch.setattr(TrainingLoop, "_clean_worker_dir", lambda self: os.kill(os.getpid(), signal.SIGTERM))
+    monkeypatch.setattr(cli, "FLAGS", training_flags(train_file=str(corpus_file), model_dir=str(tmp_path / "model"),
+                                                     init_checkpoint=str(hf_safetensors_dir), max_length=16))
+    previous = signal.signal(signal.SIGTERM, default_action)
+    try:
+        spec = get_method("mge")
+        with pytest.raises(KeyboardInterrupt) as interrupted:
+            cli.run(spec, spec.resolve({"turns": 1, "negatives": 2}))
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert str(interrupted.value) == f"saved step 2 to {tmp_path / 'model'}, the last: training is complete"

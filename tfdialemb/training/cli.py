@@ -375,7 +375,12 @@ def _train(spec, params, prepared: PreparedRun) -> int:
 
     from tfdialemb.data.pipeline import make_dataset  # pylint: disable=import-outside-toplevel
     from tfdialemb.encoders import CheckpointError, load_pretrained  # pylint: disable=import-outside-toplevel
-    from tfdialemb.training.loop import LoopConfig, NonFiniteError, TrainingLoop  # pylint: disable=import-outside-toplevel
+    from tfdialemb.training.loop import (  # pylint: disable=import-outside-toplevel
+        LoopConfig,
+        NonFiniteError,
+        TrainingLoop,
+        terminate_as_interrupt,
+    )
     from tfdialemb.training.optimizer import OptimizerConfig  # pylint: disable=import-outside-toplevel
 
     tokenizer, manifest, auxiliary, run_settings = (prepared.tokenizer, prepared.manifest, prepared.auxiliary,
@@ -429,11 +434,13 @@ def _train(spec, params, prepared: PreparedRun) -> int:
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    try:
-        scalars = loop.run()
-    except (CheckpointError, NonFiniteError) as e:
-        return report_error(e)
-    print(run_summary(scalars, max_steps))
+    with terminate_as_interrupt():  # also once the loop has ended, until its last line is out
+        try:
+            print(run_summary(loop.run(), max_steps))
+        except (CheckpointError, NonFiniteError) as e:
+            return report_error(e)
+        except KeyboardInterrupt as e:  # the loop's own names the step it saved; one after it, the run's
+            raise KeyboardInterrupt(str(e) or loop.saved_note()) from None
     return 0
 
 
