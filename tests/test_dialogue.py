@@ -28,6 +28,8 @@ BAD_LINES = [
     (b'{"id": "j", "turns": [{"speaker": "u", "text": "x"}], "labels": []}', "'labels' must be an object"),
     (b'{"id": "k", "turns": [{"speaker": "u", "text": "x"}], "meta": 1}', "unknown top-level keys ['meta']"),
     (b'{"id": "l", "turns": [{"speaker": "u", "text": "caf\xe9"}]}', "not UTF-8 (byte 51"),
+    (b'{"id": "o", "turns": [{"speaker": "u", "text": "x"}], "labels": {"domain": NaN}}',
+     "NaN is not JSON (write a number, or null)"),
     (b'{"id": "m", "turns": [{"speaker": "u", "text": "x", "speaker": "v"}]}', "duplicate key 'speaker' in one object"),
     (b'{"id": "n", "turns": [{"speaker": "u", "text": "x"}], "labels": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
      "JSON nested deeper than Python's decoder can follow"),

@@ -298,13 +298,18 @@ def test_dsts_scores_must_be_numbers_from_1_to_5(tmp_path, score):
 
 
 def test_nan_is_not_a_domain_label(tmp_path):
-    from tfdialemb.eval.dialogue_embedding import read_labelled_dialogues
+    """A bare NaN is refused as the line is read, by `validate` as by `evaluate`; one that reaches
+    the labels otherwise (a Python caller's dialogue) is refused by the evaluation."""
+    from tfdialemb.dialogue import DialogueFormatError
+    from tfdialemb.eval.dialogue_embedding import checked_label, read_labelled_dialogues
 
     lines = ['{"id": "a", "turns": [{"speaker": "x", "text": "hi"}], "labels": {"domain": NaN}}',
              '{"id": "b", "turns": [{"speaker": "x", "text": "ho"}], "labels": {"domain": "taxi"}}']
     (tmp_path / "d.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    with pytest.raises(ValueError, match="label 'domain' must be a string, number or boolean, got nan"):
+    with pytest.raises(DialogueFormatError, match=r"d.jsonl:1: NaN is not JSON \(write a number, or null\)"):
         read_labelled_dialogues(str(tmp_path / "d.jsonl"), "domain")
+    with pytest.raises(ValueError, match="label 'domain' must be a string, number or boolean, got nan"):
+        checked_label("d.jsonl", "a", "domain", float("nan"))
 
 
 def test_text_of_invisible_characters_is_rejected():

@@ -186,8 +186,9 @@ def iter_lines(path: str, errors: ErrorPolicy) -> Iterator[Tuple[int, str]]:
             yield number, text.rstrip("\n").rstrip("\r")
 
 
-class _DuplicateKey(ValueError):
-    """A JSON object that gives one key twice."""
+class _RefusedJson(ValueError):
+    """A line Python's decoder reads but the canonical format refuses: a key given twice in one
+    object, or a bare NaN or infinity."""
 
 
 def _unique_keys(pairs: List[Tuple[str, Any]]) -> Dict[str, Any]:
@@ -196,26 +197,32 @@ def _unique_keys(pairs: List[Tuple[str, Any]]) -> Dict[str, Any]:
     record = dict(pairs)
     if len(record) != len(pairs):
         repeated = sorted({key for key, _ in pairs if sum(1 for other, _ in pairs if other == key) > 1})
-        raise _DuplicateKey(f"duplicate key{'s' if len(repeated) > 1 else ''} {', '.join(map(repr, repeated))} "
+        raise _RefusedJson(f"duplicate key{'s' if len(repeated) > 1 else ''} {', '.join(map(repr, repeated))} "
                             "in one object")
     return record
 
 
+def _no_constant(name: str) -> float:
+    """Refuses a bare NaN, Infinity or -Infinity, which Python's decoder reads although JSON has
+    none: a NaN label would pass `validate` and be refused only by `evaluate`."""
+    raise _RefusedJson(f"{name} is not JSON (write a number, or null)")
+
+
 def json_lines(path: str, errors: ErrorPolicy, skip_blank: bool = False) -> Iterator[Tuple[int, Any]]:
     """(1-based line number, decoded JSON value) of each line of `path`; malformed JSON (and a
-    blank line, unless `skip_blank`), an object with a key given twice and a value nested deeper
-    than Python's decoder can follow go to `errors`."""
+    blank line, unless `skip_blank`), an object with a key given twice, a bare NaN or infinity and
+    a value nested deeper than Python's decoder can follow go to `errors`."""
     for number, line in iter_lines(path, errors):
         if not line.strip():
             if not skip_blank:
                 errors.report(path, number, "blank line")
             continue
         try:
-            record = json.loads(line, object_pairs_hook=_unique_keys)
+            record = json.loads(line, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
         except json.JSONDecodeError as e:
             errors.report(path, number, f"malformed JSON ({e.msg} at column {e.colno})")
             continue
-        except _DuplicateKey as e:
+        except _RefusedJson as e:
             errors.report(path, number, str(e))
             continue
         except RecursionError:
