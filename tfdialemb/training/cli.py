@@ -486,7 +486,7 @@ def _validation(task: str, eval_file: str, tokenizer, config: Dict[str, Any]) ->
 
     evaluator = get_evaluator(task)
     kind = evaluator.kind
-    if kind not in config["inference"] and kind != "sentence":
+    if kind not in config["inference"]:  # as `evaluate` and `export` refuse it
         raise ValueError(f"--validate_task={task} embeds with a {kind} model; {config['method']} offers "
                          f"{', '.join(config['inference']) or 'sentence embeddings only'}")
     settings, _ = resolve(kind, recorded_settings(config, kind), {}, FLAGS.model_dir)
