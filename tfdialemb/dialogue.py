@@ -202,6 +202,10 @@ def _unique_keys(pairs: List[Tuple[str, Any]]) -> Dict[str, Any]:
     return record
 
 
+TOO_DEEP = "JSON nested deeper than Python's decoder can follow"
+"""Why a JSON value that exhausts Python's recursion limit (100,000 nested brackets) is refused."""
+
+
 def _no_constant(name: str) -> float:
     """Refuses a bare NaN, Infinity or -Infinity, which Python's decoder reads although JSON has
     none: a NaN label would pass `validate` and be refused only by `evaluate`."""
@@ -226,7 +230,7 @@ def json_lines(path: str, errors: ErrorPolicy, skip_blank: bool = False) -> Iter
             errors.report(path, number, str(e))
             continue
         except RecursionError:
-            errors.report(path, number, "JSON nested deeper than Python's decoder can follow")
+            errors.report(path, number, TOO_DEEP)
             continue
         yield number, record
 

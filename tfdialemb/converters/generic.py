@@ -43,7 +43,8 @@ import os
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from tfdialemb.converters.native import alternate_speakers, iter_lines
-from tfdialemb.dialogue import Dialogue, ErrorPolicy, SeenIds, check_input_file, json_lines, parse_dialogue
+from tfdialemb.dialogue import (TOO_DEEP, Dialogue, ErrorPolicy, SeenIds, check_input_file, json_lines,
+                                parse_dialogue)
 from tfdialemb.options import Option
 
 TEXT_KEY = Option("text_key", "text", "the key of a turn object holding its text.")
@@ -232,6 +233,8 @@ def _read_json(path: str) -> Any:
             return json.load(f)
         except UnicodeDecodeError as e:
             raise ValueError(f"not UTF-8 ({e.reason} at byte {e.start})") from None
+        except RecursionError:
+            raise ValueError(TOO_DEEP) from None
 
 
 def _read_yaml(path: str) -> Any:
