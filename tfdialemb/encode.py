@@ -14,8 +14,8 @@ sooner, with the pooling and max length it was exported with. --normalize scales
 to unit L2 norm (sentence-transformers' Normalize).
 
 --input is a UTF-8 text file, one sentence per line, or `-` for standard input. Empty lines are
-skipped, and
-how many is said on stderr; row i of the output is the i-th non-empty line. The output's extension picks its layout:
+skipped, and how many is said on stderr; row i of the output is the i-th non-empty line (a leading
+byte-order mark is no part of the first). The output's extension picks its layout:
 `.npy` a float32 [lines, hidden] array; `.jsonl` one {"text": ..., "embedding": [...]} per line;
 `.tsv` one row of tab-separated values per line, without the text (TensorBoard Projector's
 vectors.tsv). Values in text layouts keep 9 significant digits, enough to read back the same
