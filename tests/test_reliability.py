@@ -416,6 +416,22 @@ def test_a_validation_that_would_not_run_is_refused_before_any_work(tmp_path, mo
     assert not os.path.exists(tmp_path / "model")  # refused before the data build
 
 
+def test_a_validation_file_that_is_a_fifo_is_refused_saying_so(tmp_path, monkeypatch, capsys, corpus_file):
+    from training_flags import training_flags
+
+    from tfdialemb.methods.spec import get_method
+    from tfdialemb.training import cli
+
+    os.mkfifo(tmp_path / "dev.jsonl")
+    monkeypatch.setattr(cli, "FLAGS", training_flags(train_file=str(corpus_file), model_dir=str(tmp_path / "model"),
+                                                     init_checkpoint=str(tmp_path / "no-checkpoint"),
+                                                     validate_file=str(tmp_path / "dev.jsonl"), validate_every=5))
+    spec = get_method("mge")
+    assert cli.run(spec, spec.resolve({})) == 2
+    assert capsys.readouterr().err.strip() == (f"error: {tmp_path / 'dev.jsonl'}: is a named pipe (FIFO); the "
+                                               "validation file must be a regular file")
+
+
 def test_validate_every_0_turns_off_a_validation_file_a_flagfile_gives(tmp_path, monkeypatch, capsys, corpus_file):
     from training_flags import training_flags
 

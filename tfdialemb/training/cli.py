@@ -18,7 +18,7 @@ from absl import flags
 from tfdialemb import distribute, options, precision
 from tfdialemb.cli import Progress, report_error, report_removed
 from tfdialemb.data.examples import make_builder
-from tfdialemb.dialogue import ErrorPolicy
+from tfdialemb.dialogue import ErrorPolicy, check_input_file
 from tfdialemb.encoders.config import usable_max_length
 from tfdialemb.eval.evaluator import OptionValues, get_evaluator, validation_tasks
 from tfdialemb.files import LOCK_FILE, check_writable, directory_lock, lock_holder, remove_leftovers
@@ -279,9 +279,11 @@ def _run(spec, params: Dict[str, Any]) -> int:
         print(f"error: --validate_every={FLAGS.validate_every} needs --validate_file; without it no validation runs",
               file=sys.stderr)
         return 2
-    if FLAGS.validate_file and FLAGS.validate_every and not os.path.isfile(FLAGS.validate_file):
-        print(f"error: {FLAGS.validate_file}: validation file does not exist", file=sys.stderr)
-        return 2
+    if FLAGS.validate_file and FLAGS.validate_every:
+        try:
+            check_input_file(FLAGS.validate_file, "validation file")
+        except OSError as e:
+            return report_error(e)
     lock = contextlib.ExitStack()
     try:
         check_writable(FLAGS.model_dir, directory_output=True)
