@@ -73,14 +73,18 @@ def test_progress_without_a_total_counts_until_finished():
     assert stream.getvalue().rstrip().endswith("/s") and "\r4 dialogues" in stream.getvalue()
 
 
-def test_progress_names_one_item_in_the_time_per_item(monkeypatch):
-    clock = iter([0.0, 1.0, 5.0])  # start; the first dialogue, then 4 s for the second
+def test_progress_names_the_items_in_a_rate_that_keeps_its_unit_when_it_passes_one_per_second(monkeypatch):
+    clock = iter([0.0, 1.0, 5.0, 5.5, 6.0])  # start; the first dialogue, 4 s for the second, then faster
     monkeypatch.setattr("tfdialemb.progress.time.perf_counter", lambda: next(clock))
     stream = io.StringIO()
     progress = Progress(None, "dialogues read into mge examples", stream=stream, interval=0.0, terminal=True)
     progress.advance(1)
     progress.advance(1)
-    assert stream.getvalue().endswith("2 dialogues read into mge examples 4.0 s/dialogue")
+    assert stream.getvalue().endswith("2 dialogues read into mge examples 0.25 dialogues/s")
+    progress.advance(9)  # 10 after the first in 4.5 s
+    assert stream.getvalue().endswith("11 dialogues read into mge examples 2.2 dialogues/s")
+    progress.advance(49)  # 59 in 5 s
+    assert stream.getvalue().rstrip(" ").endswith("60 dialogues read into mge examples 12 dialogues/s")
 
 
 def test_progress_measures_time_left_after_the_first_item_and_prints_messages_on_their_own_line(monkeypatch):
@@ -92,13 +96,13 @@ def test_progress_measures_time_left_after_the_first_item_and_prints_messages_on
     assert stream.getvalue().endswith("1/10 steps, time left unknown, loss 2.0000")
     progress.advance(1, "loss 1.5000")
     # 1 step in the 2 s after the first, 8 to go: 16 s, not the 72 s the first step's pace gives.
-    assert stream.getvalue().endswith("2/10 steps 2.0 s/step, 16s left, loss 1.5000")
+    assert stream.getvalue().endswith("2/10 steps 0.5 steps/s, 16s left, loss 1.5000")
     progress.message("step 2: validation spearman 0.5")
     lines = stream.getvalue().split("\r")
     assert lines[-2].endswith("step 2: validation spearman 0.5\n")  # after the bar was blanked
     assert lines[-3].strip() == "" and lines[-1].startswith("[======") and "\n" not in lines[-1]  # redrawn
     progress.advance(1)
-    assert stream.getvalue().endswith("3/10 steps 2.0 s/step, 14s left, loss 1.5000")
+    assert stream.getvalue().rstrip(" ").endswith("3/10 steps 0.5 steps/s, 14s left, loss 1.5000")  # padded over the last
 
 
 def test_progress_written_to_a_log_is_whole_lines_at_most_every_log_interval(monkeypatch):
@@ -118,9 +122,9 @@ def test_progress_written_to_a_log_is_whole_lines_at_most_every_log_interval(mon
     assert "\r" not in stream.getvalue()
     assert stream.getvalue().splitlines() == [
         "1 steps, loss 2.0", "step 2: validation 0.5",
-        "3 steps 19.5 s/step, loss 1.8",  # 2 steps in the 39 s after the first
-        "5 steps 18.5 s/step, loss 1.6",  # 4 in 74 s
-        "6 steps 16.0 s/step, loss 1.5"]  # the finish: 5 in 80 s
+        "3 steps 0.051 steps/s, loss 1.8",  # 2 steps in the 39 s after the first
+        "5 steps 0.054 steps/s, loss 1.6",  # 4 in 74 s
+        "6 steps 0.062 steps/s, loss 1.5"]  # the finish: 5 in 80 s
 
 
 def test_progress_in_a_log_does_not_repeat_the_line_just_written_when_it_finishes():

@@ -1,5 +1,6 @@
 """Canonical JSONL: validation messages for every kind of bad line, and the papers' operations."""
 import json
+import os
 
 import pytest
 
@@ -27,6 +28,11 @@ BAD_LINES = [
     (b'{"id": "j", "turns": [{"speaker": "u", "text": "x"}], "labels": []}', "'labels' must be an object"),
     (b'{"id": "k", "turns": [{"speaker": "u", "text": "x"}], "meta": 1}', "unknown top-level keys ['meta']"),
     (b'{"id": "l", "turns": [{"speaker": "u", "text": "caf\xe9"}]}', "not UTF-8 (byte 51"),
+    (b'{"id": "o", "turns": [{"speaker": "u", "text": "x"}], "labels": {"domain": NaN}}',
+     "NaN is not JSON (write a number, or null)"),
+    (b'{"id": "m", "turns": [{"speaker": "u", "text": "x", "speaker": "v"}]}', "duplicate key 'speaker' in one object"),
+    (b'{"id": "n", "turns": [{"speaker": "u", "text": "x"}], "labels": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+     "JSON nested deeper than Python's decoder can follow"),
     (b"", "blank line"),
     (json.dumps(GOOD).encode(), "duplicate id 'g1'"),
 ]
@@ -144,3 +150,18 @@ def test_seen_ids_membership_agrees_with_a_set_across_growth():
     assert len(seen) == len(reference) == 3001
     assert all(f"d{i}" in seen for i in range(3001))
     assert not any(f"d{i}" in seen for i in range(3001, 6000))
+
+
+def test_an_input_that_is_no_regular_file_is_named_for_what_it_is(tmp_path):
+    """A FIFO, a symbolic link loop and a dangling link each said as such, not "does not exist"."""
+    os.mkfifo(tmp_path / "pipe")
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    (tmp_path / "dangling").symlink_to(tmp_path / "gone.jsonl")
+    expected = {"pipe": "is a named pipe (FIFO); the input file must be a regular file",
+                "loop": "cannot read the input file: too many levels of symbolic links",
+                "dangling": f"is a symbolic link to {tmp_path / 'gone.jsonl'}, which does not exist",
+                "missing": "input file does not exist"}
+    for name, reason in expected.items():
+        with pytest.raises(OSError) as error:
+            list(read_dialogues(str(tmp_path / name)))
+        assert str(error.value).startswith(f"{tmp_path / name}: {reason}")

@@ -82,3 +82,14 @@ def test_an_output_of_another_layout_is_refused_before_any_work(tmp_path, hf_saf
     result = _run(f"--init_checkpoint={hf_safetensors_dir}", "--input=-", f"--output={tmp_path}/e.csv")
     assert result.returncode == 2 and "e.csv: --output must end with .npy, .jsonl, .tsv" in result.stderr
     assert "loaded" not in result.stderr  # refused before the checkpoint was read
+
+
+def test_a_byte_order_mark_is_no_text_and_skipped_blank_lines_are_said(tmp_path, hf_safetensors_dir):
+    source = tmp_path / "in.txt"
+    source.write_bytes("\ufeffhello there\n\nfine thanks\n  \n".encode("utf-8"))
+    result = _run(f"--init_checkpoint={hf_safetensors_dir}", f"--input={source}", f"--output={tmp_path}/e.jsonl")
+    assert result.returncode == 0, result.stderr[-3000:]
+    rows = [json.loads(line) for line in (tmp_path / "e.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [row["text"] for row in rows] == ["hello there", "fine thanks"]
+    assert (f"note: skipped 2 blank lines of {source}: row i of {tmp_path}/e.jsonl is the i-th non-blank line"
+            in result.stderr.splitlines())

@@ -112,7 +112,9 @@ def test_bad_inputs_fail_clearly(exported):
     cases = [
         ({"turn_counts": [2, 4]}, "turn_counts must sum to the number of turns"),
         ({"turn_counts": [2, 4, 13]}, "turn_counts must sum to the number of turns"),
-        ({"speakers": SPEAKERS[:-1]}, "speakers must give one role id per turn"),
+        ({"speakers": SPEAKERS[:-1]}, r"speakers must give one role id per turn\] \[Condition x == y did not hold "
+                                      rf"element-wise:\] \[x \(speakers_given:0\) = \] \[{len(SPEAKERS) - 1}\] "
+                                      rf"\[y \(turns_given[_0-9]*:0\) = \] \[{len(SPEAKERS)}\]"),
         ({"turn_counts": [0, 6, 12]}, "every dialogue needs at least one turn"),
         ({"speakers": [-1] + SPEAKERS[1:]}, "speakers: every speaker id must be non-negative"),
     ]

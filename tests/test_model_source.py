@@ -61,3 +61,32 @@ def test_a_directory_whose_training_saved_no_checkpoint_says_so(tmp_path):
         load_method(str(tmp_path))
     assert str(refused.value) == (f"{tmp_path}: its mge training run has saved no checkpoint yet; rerun its "
                                   "training command to train it")
+
+
+def _record(directory, method, inference):
+    import json
+
+    from tfdialemb.method_record import METHOD_CONFIG
+
+    (directory / METHOD_CONFIG).write_text(json.dumps({
+        "format_version": 1, "method": method, "params": {}, "preprocessing": {"merge_consecutive_turns": True},
+        "inference": inference}), encoding="utf-8")
+    return ModelSource(str(directory))
+
+
+def test_a_model_is_not_used_with_inputs_its_training_never_gave_it(tmp_path):
+    """A dial2vec model embeds no sentences, as `export --kind=sentence` refuses; a sentence model
+    scored on curved texts gets them without the [O] / [E] speaker tokens it never saw."""
+    import pytest
+
+    (tmp_path / "dial2vec").mkdir()
+    dial2vec = _record(tmp_path / "dial2vec", "dial2vec", {"dialogue": {"separator": "sep", "num_roles": 2}})
+    with pytest.raises(ValueError) as refused:
+        dial2vec.settings("sentence", {})
+    assert str(refused.value) == f"{tmp_path / 'dial2vec'}: a dial2vec model serves dialogue, not sentence embeddings"
+    (tmp_path / "mge").mkdir()
+    mge = _record(tmp_path / "mge", "mge", {"sentence": {"pooling": "mean", "max_length": 32}})
+    assert mge.settings("curved", {})["speaker_tokens"] is False
+    with pytest.raises(ValueError, match="--speaker_tokens=true contradicts .*, trained with speaker_tokens=false"):
+        mge.settings("curved", {"speaker_tokens": True})
+    assert ModelSource(str(tmp_path / "untrained")).settings("curved", {})["speaker_tokens"] is True

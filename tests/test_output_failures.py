@@ -3,6 +3,8 @@ filled up, where the test may mount one) or a read-only output ends every comman
 with one line naming the path and exit status 2; Ctrl-C ends it with one line and exit status
 130; the next run of a command removes the staging entries an earlier run of its own left when
 it was killed, and nothing else."""
+import errno
+import io
 import os
 import signal
 import subprocess
@@ -10,6 +12,7 @@ import sys
 import threading
 import time
 
+import numpy as np
 import pytest
 import tensorflow as tf
 
@@ -115,6 +118,35 @@ def test_a_command_ends_write_errors_and_ctrl_c_with_one_line(full_disk, capsys)
 
     with pytest.raises(RuntimeError, match="not an output error"):
         cli.guarded(unrelated)([])
+
+
+def test_a_disk_that_fills_during_the_write_is_refused_naming_the_output(tmp_path, monkeypatch):
+    """A write that fails midway, past `check_writable`: numpy's short write (an OSError without
+    errno) and a full disk met by a text write (an OSError naming no file) each end as one line
+    naming the output, and leave nothing behind."""
+    from tfdialemb.inference.embedding_files import write_embeddings
+
+    def short_write(file, array):
+        file.write(b"x" * 100)
+        raise OSError("33792 requested and 18400 written")
+
+    monkeypatch.setattr("tfdialemb.files.np.save", short_write)
+    with pytest.raises(OutputError) as error:
+        write_embeddings(str(tmp_path / "e.npy"), ["hello"], np.zeros([1, 4], np.float32))
+    assert str(error.value) == (f"{tmp_path / 'e.npy'}: cannot write there: the write stopped short "
+                                "(33792 requested and 18400 written; is the disk full?)")
+    assert cli.guarded(lambda argv: write_embeddings(str(tmp_path / "e.npy"), ["hello"],
+                                                     np.zeros([1, 4], np.float32)))([]) == 2
+
+    class FullFile(io.StringIO):
+        def write(self, text):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr("tfdialemb.files.os.fdopen", lambda handle, *args, **kwargs: (os.close(handle), FullFile())[1])
+    with pytest.raises(OutputError) as error:
+        write_embeddings(str(tmp_path / "e.jsonl"), ["hello"], np.zeros([1, 4], np.float32))
+    assert str(error.value) == f"{tmp_path / 'e.jsonl'}: cannot write there: no space left on device"
+    assert os.listdir(tmp_path) == []
 
 
 @pytest.fixture

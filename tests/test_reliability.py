@@ -136,6 +136,50 @@ def test_a_damaged_safetensors_file_is_one_checkpoint_error(tmp_path, hf_safeten
         load_pretrained(str(damaged))
 
 
+def test_a_truncated_init_checkpoint_is_refused_before_the_data_build(tmp_path, monkeypatch, capsys, corpus_file,
+                                                                      hf_safetensors_dir):
+    import shutil
+
+    from training_flags import training_flags
+
+    from tfdialemb.methods.spec import get_method
+    from tfdialemb.training import cli
+
+    shutil.copytree(hf_safetensors_dir, tmp_path / "hf")
+    size = os.path.getsize(tmp_path / "hf" / "model.safetensors")
+    os.truncate(tmp_path / "hf" / "model.safetensors", size - 1000)
+    monkeypatch.setattr(cli, "FLAGS", training_flags(train_file=str(corpus_file), model_dir=str(tmp_path / "model"),
+                                                     init_checkpoint=str(tmp_path / "hf")))
+    spec = get_method("mge")
+    assert cli.run(spec, spec.resolve({})) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"error: {tmp_path / 'hf'}: cannot read its weights ({tmp_path / 'hf' / 'model.safetensors'}: cut short: its "
+        f"header places tensors up to byte {size}, and the file has {size - 1000} bytes); the file is damaged or "
+        "incomplete: copy it again")
+    assert not os.path.exists(tmp_path / "model")  # no lock, no data built
+
+
+def test_a_run_refused_after_taking_a_new_model_directory_leaves_none(tmp_path, monkeypatch, capsys, corpus_file,
+                                                                      hf_safetensors_dir):
+    """Shards built for another method are refused once the run holds the directory's lock."""
+    from training_flags import training_flags
+
+    from tfdialemb.methods.spec import get_method
+    from tfdialemb.training import cli
+
+    shards = tmp_path / "siamese-shards"
+    build(str(corpus_file), str(shards), make_builder("siamese"), TOKENIZER, BuildOptions(max_length=16, num_shards=1))
+    spec = get_method("mge")
+    for model, existed in (("model", False), ("kept", True)):
+        if existed:
+            (tmp_path / model).mkdir()
+        monkeypatch.setattr(cli, "FLAGS", training_flags(train_file=str(shards), model_dir=str(tmp_path / model),
+                                                         init_checkpoint=str(hf_safetensors_dir), max_length=16))
+        assert cli.run(spec, spec.resolve({"turns": 1})) == 2
+        assert capsys.readouterr().err.strip().endswith(f"error: {shards}: built for method 'siamese', not 'mge'")
+        assert os.path.exists(tmp_path / model) == existed  # one the run did not create is kept
+
+
 def test_resume_falls_back_from_a_damaged_checkpoint_and_removes_leftovers(tmp_path, corpus_file,
                                                                            hf_safetensors_dir):
     first, = _finish(_start(*_train_command(tmp_path, hf_safetensors_dir, "model", "--max_steps=4",
@@ -254,13 +298,18 @@ def test_dsts_scores_must_be_numbers_from_1_to_5(tmp_path, score):
 
 
 def test_nan_is_not_a_domain_label(tmp_path):
-    from tfdialemb.eval.dialogue_embedding import read_labelled_dialogues
+    """A bare NaN is refused as the line is read, by `validate` as by `evaluate`; one that reaches
+    the labels otherwise (a Python caller's dialogue) is refused by the evaluation."""
+    from tfdialemb.dialogue import DialogueFormatError
+    from tfdialemb.eval.dialogue_embedding import checked_label, read_labelled_dialogues
 
     lines = ['{"id": "a", "turns": [{"speaker": "x", "text": "hi"}], "labels": {"domain": NaN}}',
              '{"id": "b", "turns": [{"speaker": "x", "text": "ho"}], "labels": {"domain": "taxi"}}']
     (tmp_path / "d.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    with pytest.raises(ValueError, match="label 'domain' must be a string, number or boolean, got nan"):
+    with pytest.raises(DialogueFormatError, match=r"d.jsonl:1: NaN is not JSON \(write a number, or null\)"):
         read_labelled_dialogues(str(tmp_path / "d.jsonl"), "domain")
+    with pytest.raises(ValueError, match="label 'domain' must be a string, number or boolean, got nan"):
+        checked_label("d.jsonl", "a", "domain", float("nan"))
 
 
 def test_text_of_invisible_characters_is_rejected():
@@ -367,6 +416,22 @@ def test_a_validation_that_would_not_run_is_refused_before_any_work(tmp_path, mo
     assert not os.path.exists(tmp_path / "model")  # refused before the data build
 
 
+def test_a_validation_file_that_is_a_fifo_is_refused_saying_so(tmp_path, monkeypatch, capsys, corpus_file):
+    from training_flags import training_flags
+
+    from tfdialemb.methods.spec import get_method
+    from tfdialemb.training import cli
+
+    os.mkfifo(tmp_path / "dev.jsonl")
+    monkeypatch.setattr(cli, "FLAGS", training_flags(train_file=str(corpus_file), model_dir=str(tmp_path / "model"),
+                                                     init_checkpoint=str(tmp_path / "no-checkpoint"),
+                                                     validate_file=str(tmp_path / "dev.jsonl"), validate_every=5))
+    spec = get_method("mge")
+    assert cli.run(spec, spec.resolve({})) == 2
+    assert capsys.readouterr().err.strip() == (f"error: {tmp_path / 'dev.jsonl'}: is a named pipe (FIFO); the "
+                                               "validation file must be a regular file")
+
+
 def test_validate_every_0_turns_off_a_validation_file_a_flagfile_gives(tmp_path, monkeypatch, capsys, corpus_file):
     from training_flags import training_flags
 
@@ -381,3 +446,73 @@ def test_validate_every_0_turns_off_a_validation_file_a_flagfile_gives(tmp_path,
     error = capsys.readouterr().err
     assert "no-checkpoint: checkpoint directory does not exist" in error  # past the validation checks
     assert "--validate" not in error and "missing.tsv" not in error
+
+
+def test_a_model_or_export_directory_that_is_a_file_is_refused_naming_it(tmp_path, monkeypatch, capsys, corpus_file,
+                                                                         hf_safetensors_dir):
+    from training_flags import training_flags
+
+    from tfdialemb.files import OutputError, check_writable
+    from tfdialemb.methods.spec import get_method
+    from tfdialemb.training import cli
+
+    (tmp_path / "model").write_text("notes\n")
+    message = f"{tmp_path / 'model'}: is a file, not a directory; give a directory (or a path that does not exist yet)"
+    with pytest.raises(OutputError, match="is a file, not a directory"):
+        check_writable(str(tmp_path / "model"), directory_output=True)  # export's --export_dir check
+    monkeypatch.setattr(cli, "FLAGS", training_flags(train_file=str(corpus_file), model_dir=str(tmp_path / "model"),
+                                                     init_checkpoint=str(hf_safetensors_dir)))
+    spec = get_method("mge")
+    assert cli.run(spec, spec.resolve({})) == 2
+    assert capsys.readouterr().err.strip() == f"error: {message}"
+    assert (tmp_path / "model").read_text() == "notes\n"
+
+
+def test_shards_built_at_another_max_length_are_refused(tmp_path, monkeypatch, capsys, corpus_file, hf_safetensors_dir):
+    """The shards' length is the one trained on and recorded: a run asking for another would print
+    and record a max_length it does not use."""
+    from training_flags import training_flags
+
+    from tfdialemb.methods.spec import get_method
+    from tfdialemb.training import cli
+
+    shards = tmp_path / "shards"
+    build(str(corpus_file), str(shards), make_builder("mge", {"negatives": 2}), TOKENIZER,
+          BuildOptions(max_length=16, num_shards=1))
+    monkeypatch.setattr(cli, "FLAGS", training_flags(train_file=str(shards), model_dir=str(tmp_path / "model"),
+                                                     init_checkpoint=str(hf_safetensors_dir), max_length=32))
+    spec = get_method("mge")
+    assert cli.run(spec, spec.resolve({"turns": 1, "negatives": 2})) == 2
+    assert capsys.readouterr().err.strip().endswith(
+        f"error: {shards}: built with max_length 16, not the 32 this run uses; pass --max_length=16, or rebuild it")
+    assert not os.path.exists(tmp_path / "model")
+
+
+def test_sigterm_as_the_last_step_finishes_still_ends_with_a_line(tmp_path, monkeypatch, corpus_file,
+                                                                  hf_safetensors_dir):
+    """SIGTERM once the loop saved its last step, while it winds down: the run says what it saved
+    (`guarded` prints it after "interrupted: "), rather than SIGTERM's default action ending the
+    process with status 143 and no line; here a handler of the test's own stands for that action."""
+    from training_flags import training_flags
+
+    from tfdialemb.methods.spec import get_method
+    from tfdialemb.training import cli
+    from tfdialemb.training.loop import TrainingLoop
+
+    class DefaultAction(Exception):
+        pass
+
+    def default_action(signum, frame):
+        raise DefaultAction()
+
+    monkeypatch.setattr(TrainingLoop, "_clean_worker_dir", lambda self: os.kill(os.getpid(), signal.SIGTERM))
+    monkeypatch.setattr(cli, "FLAGS", training_flags(train_file=str(corpus_file), model_dir=str(tmp_path / "model"),
+                                                     init_checkpoint=str(hf_safetensors_dir), max_length=16))
+    previous = signal.signal(signal.SIGTERM, default_action)
+    try:
+        spec = get_method("mge")
+        with pytest.raises(KeyboardInterrupt) as interrupted:
+            cli.run(spec, spec.resolve({"turns": 1, "negatives": 2}))
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert str(interrupted.value) == f"saved step 2 to {tmp_path / 'model'}, the last: training is complete"

@@ -6,7 +6,7 @@ import io
 import os
 import sys
 import threading
-from typing import Callable, List
+from typing import Callable, List, Tuple
 
 from tfdialemb import quiet
 from tfdialemb.dialogue import DialogueFormatError, check_input_file
@@ -36,22 +36,29 @@ STDIN = "-"
 
 def read_lines(path: str) -> list:
     """Non-empty lines of a UTF-8 text file (STDIN: standard input); a clear error for a missing,
-    empty or binary file."""
+    empty or binary file (`read_lines_counted`)."""
+    return read_lines_counted(path)[0]
+
+
+def read_lines_counted(path: str) -> Tuple[List[str], int]:
+    """(non-empty lines, number of blank lines skipped) of a UTF-8 text file or STDIN. A leading
+    byte-order mark, as some editors write, is no part of the first line's text."""
     if path != STDIN:
         check_input_file(path, "input file")
     try:
         if path == STDIN:
-            text = sys.stdin.buffer.read().decode("utf-8")
+            text = sys.stdin.buffer.read().decode("utf-8-sig")
         else:
             with open(path, "rb") as f:
-                text = f.read().decode("utf-8")
+                text = f.read().decode("utf-8-sig")
     except UnicodeDecodeError as e:
         raise ValueError(f"{'standard input' if path == STDIN else path}: not UTF-8 text ({e})") from None
     # Universal newlines for both, as open() reads a text file: \n, \r\n and \r end a line.
-    lines = [line.rstrip("\n") for line in io.StringIO(text, newline=None) if line.strip()]
+    every = [line.rstrip("\n") for line in io.StringIO(text, newline=None)]
+    lines = [line for line in every if line.strip()]
     if not lines:
         raise ValueError(f"{'standard input' if path == STDIN else path}: has no non-empty lines to encode")
-    return lines
+    return lines, len(every) - len(lines)
 
 
 ARGUMENTS: List[str] = []

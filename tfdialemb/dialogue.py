@@ -15,6 +15,7 @@ import hashlib
 import json
 import math
 import os
+import stat
 import unicodedata
 from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
@@ -166,12 +167,29 @@ def as_dialogue(value: Any, dialogue_id: str) -> Dialogue:
                      f"{type(value).__name__}")
 
 
+NOT_A_FILE = {stat.S_IFIFO: "a named pipe (FIFO)", stat.S_IFSOCK: "a socket", stat.S_IFCHR: "a character device",
+              stat.S_IFBLK: "a block device"}
+"""What an input path that exists but is no regular file is, as the refusal names it."""
+
+
 def check_input_file(path: str, what: str) -> None:
-    """FileNotFoundError / IsADirectoryError naming `what` unless `path` is a readable file."""
+    """FileNotFoundError / IsADirectoryError / OSError naming `what` unless `path` is a regular
+    file. A pipe or device is refused too: a command may read its input twice (a training file is
+    built, then fingerprinted), which a pipe cannot replay; `encode` reads a pipe as `--input=-`."""
     if os.path.isdir(path):
         raise IsADirectoryError(f"{path}: is a directory; the {what} must be a file")
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"{path}: {what} does not exist")
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        if os.path.islink(path):
+            raise FileNotFoundError(f"{path}: is a symbolic link to {os.readlink(path)}, which does not exist; "
+                                    f"the {what} must be a file") from None
+        raise FileNotFoundError(f"{path}: {what} does not exist") from None
+    except OSError as e:  # a symbolic link loop (ELOOP), a path through a file (ENOTDIR), no permission
+        raise OSError(f"{path}: cannot read the {what}: {e.strerror.lower()}") from None  # no errno: not an output's
+    if not stat.S_ISREG(mode):
+        raise OSError(f"{path}: is {NOT_A_FILE.get(stat.S_IFMT(mode), 'not a regular file')}; "
+                      f"the {what} must be a regular file")
 
 
 def iter_lines(path: str, errors: ErrorPolicy) -> Iterator[Tuple[int, str]]:
@@ -192,18 +210,53 @@ def iter_lines(path: str, errors: ErrorPolicy) -> Iterator[Tuple[int, str]]:
             yield number, text.rstrip("\n").rstrip("\r")
 
 
+class _RefusedJson(ValueError):
+    """A line Python's decoder reads but the canonical format refuses: a key given twice in one
+    object, or a bare NaN or infinity."""
+
+
+def _unique_keys(pairs: List[Tuple[str, Any]]) -> Dict[str, Any]:
+    """A decoded JSON object, refusing a key given twice: json.loads would keep the last value
+    without a word, so which speaker or text a turn has would depend on the writer's order."""
+    record = dict(pairs)
+    if len(record) != len(pairs):
+        repeated = sorted({key for key, _ in pairs if sum(1 for other, _ in pairs if other == key) > 1})
+        raise _RefusedJson(f"duplicate key{'s' if len(repeated) > 1 else ''} {', '.join(map(repr, repeated))} "
+                            "in one object")
+    return record
+
+
+TOO_DEEP = "JSON nested deeper than Python's decoder can follow"
+"""Why a JSON value that exhausts Python's recursion limit (100,000 nested brackets) is refused."""
+
+
+def _no_constant(name: str) -> float:
+    """Refuses a bare NaN, Infinity or -Infinity, which Python's decoder reads although JSON has
+    none: a NaN label would pass `validate` and be refused only by `evaluate`."""
+    raise _RefusedJson(f"{name} is not JSON (write a number, or null)")
+
+
 def json_lines(path: str, errors: ErrorPolicy, skip_blank: bool = False) -> Iterator[Tuple[int, Any]]:
     """(1-based line number, decoded JSON value) of each line of `path`; malformed JSON (and a
-    blank line, unless `skip_blank`) goes to `errors`."""
+    blank line, unless `skip_blank`), an object with a key given twice, a bare NaN or infinity and
+    a value nested deeper than Python's decoder can follow go to `errors`."""
     for number, line in iter_lines(path, errors):
         if not line.strip():
             if not skip_blank:
                 errors.report(path, number, "blank line")
             continue
         try:
-            yield number, json.loads(line)
+            record = json.loads(line, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
         except json.JSONDecodeError as e:
             errors.report(path, number, f"malformed JSON ({e.msg} at column {e.colno})")
+            continue
+        except _RefusedJson as e:
+            errors.report(path, number, str(e))
+            continue
+        except RecursionError:
+            errors.report(path, number, TOO_DEEP)
+            continue
+        yield number, record
 
 
 class SeenIds:

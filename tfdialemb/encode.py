@@ -14,7 +14,8 @@ sooner, with the pooling and max length it was exported with. --normalize scales
 to unit L2 norm (sentence-transformers' Normalize).
 
 --input is a UTF-8 text file, one sentence per line, or `-` for standard input. Empty lines are
-skipped; row i of the output is the i-th non-empty line. The output's extension picks its layout:
+skipped, and how many is said on stderr; row i of the output is the i-th non-empty line (a leading
+byte-order mark is no part of the first). The output's extension picks its layout:
 `.npy` a float32 [lines, hidden] array; `.jsonl` one {"text": ..., "embedding": [...]} per line;
 `.tsv` one row of tab-separated values per line, without the text (TensorBoard Projector's
 vectors.tsv). Values in text layouts keep 9 significant digits, enough to read back the same
@@ -23,16 +24,19 @@ float32. The output is written only once complete. The encoder computes in float
 precision is printed with the result. Flags may also come from a file: --flagfile=encode.cfg.
 """
 
+import sys
+
 from absl import app, flags
 
 from tfdialemb import options, precision
 from tfdialemb.cli import (
     OVERWRITE,
+    STDIN,
     Progress,
     claim_output,
     guarded,
     parse_flags,
-    read_lines,
+    read_lines_counted,
     report_error,
 )
 from tfdialemb.files import check_output
@@ -74,11 +78,15 @@ def main(argv):
         if not FLAGS.output.endswith(OUTPUT_LAYOUTS):
             raise ValueError(f"{FLAGS.output}: --output must end with {', '.join(OUTPUT_LAYOUTS)} (its layout)")
         claim_output(FLAGS.output)
-        texts = read_lines(FLAGS.input)
+        texts, blank = read_lines_counted(FLAGS.input)
         embedder = _saved_model_embedder() if FLAGS.saved_model else _checkpoint_embedder()
     except (OSError, ValueError) as e:
         return report_error(e)
     policy = embedder.policy if FLAGS.saved_model else precision.resolve(FLAGS.mixed_precision)
+    if blank:  # said, as the rows of a .npy or .tsv output no longer follow the input's line numbers
+        print(f"note: skipped {blank} blank line{'s' if blank > 1 else ''} of "
+              f"{'standard input' if FLAGS.input == STDIN else FLAGS.input}: row i of {FLAGS.output} "
+              "is the i-th non-blank line", file=sys.stderr)
     progress = Progress(len(texts), "sentences")
     embeddings = embedder.embed(texts, batch_size=FLAGS.batch_size, on_batch=progress.advance)
     bad = int((~np.isfinite(embeddings).all(axis=1)).sum())

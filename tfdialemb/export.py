@@ -178,7 +178,7 @@ def main(argv):
         return 2
     try:
         report_removed(remove_stale_staging(FLAGS.export_dir, layout.VERSION_NAME), FLAGS.export_dir)
-        check_writable(FLAGS.export_dir)
+        check_writable(FLAGS.export_dir, directory_output=True)
         version = FLAGS.version or layout.next_version(FLAGS.export_dir)
         layout.version_dir(FLAGS.export_dir, version)  # fails before the slow load
         served = SERVABLES[kind]

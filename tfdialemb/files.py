@@ -30,6 +30,9 @@ WRITE_ERRORS = {errno.ENOSPC: "no space left on device", errno.EDQUOT: "disk quo
 """The errors of a place that cannot take an output, and how the commands name them."""
 _TENSORFLOW_WRITE_ERROR = re.compile(
     r"(?P<path>[^\s;{}]+); (?P<reason>" + "|".join(re.escape(os.strerror(n)) for n in WRITE_ERRORS) + ")")
+_SHORT_WRITE = re.compile(r"\d+ requested and \d+ written")
+"""numpy's error for a write the file system took only part of (`ndarray.tofile`, as `np.save`
+writes to a file), an OSError without errno."""
 _STAGING_FILE = r"\.tmp-[a-z0-9_]{{8}}-{name}"
 _STAGING_DIRECTORY = r"\.tmp-{name}-[0-9a-f]{{32}}"
 """The names `atomic_open` (mkstemp's 8 random characters) and `atomic_directory` (a uuid4) give
@@ -46,7 +49,10 @@ class OutputError(OSError):
 
 def write_error(path: str, error: OSError) -> OutputError:
     """`error` (one of WRITE_ERRORS) met writing `path`, as one line naming the place."""
-    reason = WRITE_ERRORS.get(error.errno) or (error.strerror or str(error)).lower()
+    if _SHORT_WRITE.fullmatch(str(error)):  # the file system took part of it, most often as it filled
+        reason = f"the write stopped short ({error}; is the disk full?)"
+    else:
+        reason = WRITE_ERRORS.get(error.errno) or (error.strerror or str(error)).lower()
     return OutputError(error.errno, f"{path}: cannot write there: {reason}")
 
 
@@ -65,10 +71,15 @@ def output_error_of(error: BaseException) -> Optional[OutputError]:
     return None
 
 
-def check_writable(path: str) -> None:
+def check_writable(path: str, directory_output: bool = False) -> None:
     """Refuses, before any work, an output `path` (file or directory, existing or not) whose
     directory cannot take a file: read-only, forbidden or full. A page is written and synced
-    there and removed, so a disk too full for even that fails now rather than after the work."""
+    there and removed, so a disk too full for even that fails now rather than after the work.
+    With `directory_output` (a model or export directory), a `path` that is a file is refused too,
+    rather than met later as os.makedirs' bare "[Errno 17] File exists"."""
+    if directory_output and os.path.lexists(path) and not os.path.isdir(path):
+        raise OutputError(errno.ENOTDIR, f"{path}: is a file, not a directory; give a directory (or a path that "
+                                         "does not exist yet)")
     directory = os.path.abspath(path)
     if not os.path.isdir(directory):  # a file's place is its directory
         directory = os.path.dirname(directory)
@@ -176,6 +187,11 @@ def atomic_open(path: str, mode: str = "w", encoding: str = "utf-8"):
         with os.fdopen(handle, mode, encoding=None if "b" in mode else encoding) as f:
             yield f
         os.replace(tmp, path)
+    except OSError as error:
+        if not isinstance(error, OutputError) and error.filename is None and (
+                error.errno in WRITE_ERRORS or _SHORT_WRITE.fullmatch(str(error))):
+            raise write_error(path, error) from None  # a failed write or flush names no file
+        raise
     finally:
         if os.path.exists(tmp):
             os.remove(tmp)

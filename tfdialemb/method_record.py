@@ -135,9 +135,14 @@ def setting_differences(there: Mapping[str, Any], now: Mapping[str, Any], prefix
 
 def recorded_settings(config: Mapping[str, Any], kind: str) -> Dict[str, Any]:
     """The settings `config` records for inference `kind`: the kind's own when the method offers
-    it, else only the pre-processing every dialogue kind repeats."""
+    it, else only the pre-processing every dialogue kind repeats and, for the curved kind, no
+    [O] / [E] speaker tokens, which only the curved methods train with (a model that never saw
+    them would be scored on texts it was not trained on)."""
     if kind in config["inference"]:
         return dict(config["inference"][kind])
-    if "merge_consecutive_turns" not in KINDS[kind].settings:
-        return {}
-    return {"merge_consecutive_turns": config["preprocessing"]["merge_consecutive_turns"]}
+    recorded: Dict[str, Any] = {}
+    if "merge_consecutive_turns" in KINDS[kind].settings:
+        recorded["merge_consecutive_turns"] = config["preprocessing"]["merge_consecutive_turns"]
+    if "speaker_tokens" in KINDS[kind].settings:
+        recorded["speaker_tokens"] = False
+    return recorded

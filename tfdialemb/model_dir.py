@@ -98,6 +98,11 @@ class ModelSource:
             what = f"a {self.method} model" if self.method else "not a trained model directory"
             raise ValueError(f"{self.directory}: {what}; {kind} scores need a trained head: give the "
                              f"--model_dir of a model trained with --method={' or '.join(offering)}")
+        if kind == "sentence" and self.method is not None and kind not in get_method(self.method).offers:
+            # Its encoder learned from other inputs (dial2vec: whole dialogues with role and turn
+            # embeddings; fgc: context-response pairs): `export --kind=sentence` refuses it too.
+            raise ValueError(f"{self.directory}: a {self.method} model serves "
+                             f"{' and '.join(get_method(self.method).offers)}, not sentence embeddings")
         settings, warnings = resolve(kind, self.recorded(kind), given,
                                      os.path.join(self.directory, METHOD_CONFIG))
         for warning in warnings:

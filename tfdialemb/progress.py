@@ -10,8 +10,9 @@ from tfdialemb import quiet
 class Progress:
     """A one-line progress bar on stderr: done (of total when known), rate, time left and an
     optional note (e.g. the running loss). `unit` names what is counted ("sentences", "dialogues
-    read into mge examples"), `item` one of them in the time per item ("s/dialogue"; default:
-    the first word of `unit` without its plural s).
+    read into mge examples"); the rate is always of its first word per second ("0.23 steps/s",
+    "850 sentences/s"), never a time per item in some bars and a rate in others, with at least two
+    significant digits, so a slow rate is not rounded to 0.
 
     The rate and the time left are measured from the first item on, so the first item's one-off
     costs (a graph trace, a warm cache) do not stretch the estimate; until a second item is done
@@ -26,10 +27,10 @@ class Progress:
     """Whether a bar is drawn on stderr without its closing newline (a message must start below)."""
 
     def __init__(self, total: Optional[int], unit: str = "items", stream=None, interval: float = 0.2,
-                 item: Optional[str] = None, terminal: Optional[bool] = None, log_interval: float = 30.0):
+                 terminal: Optional[bool] = None, log_interval: float = 30.0):
         self.total = total
         self.unit = unit
-        self.item = item or unit.split()[0].removesuffix("s")
+        self.items = unit.split()[0]
         self.done = 0
         self.start = time.perf_counter()
         self.stream = stream or sys.stderr
@@ -85,12 +86,7 @@ class Progress:
     def _draw(self, now: float) -> None:
         self._drawn, self._drawn_done = now, self.done
         rate = self._rate(now)
-        if rate is None:
-            speed = ""
-        elif rate >= 1:
-            speed = f" {rate:.1f}/s"
-        else:
-            speed = f" {1 / rate:.1f} s/{self.item}"
+        speed = "" if rate is None else f" {rate:.0f} {self.items}/s" if rate >= 10 else f" {rate:.2g} {self.items}/s"
         if self.total is None:
             line = f"{self.done} {self.unit}{speed}"
         else:

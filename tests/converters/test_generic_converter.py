@@ -95,3 +95,16 @@ def test_the_formats_are_registered_with_their_options():
     assert options.get("text", []) == [] and options["ubuntu"] == ["block_size"]
     with pytest.raises(FileNotFoundError, match="holds no .jsonl file"):
         list(FORMATS["jsonl"](os.path.join(FIXTURES, "chatterbot"), ErrorPolicy("fail")))
+
+
+def test_json_nested_deeper_than_the_decoder_follows_is_a_bad_file_or_line(tmp_path):
+    """100,000 nested brackets exhaust Python's recursion limit: reported, not a RecursionError."""
+    deep = "[" * 100_000 + "]" * 100_000
+    (tmp_path / "deep.json").write_text(deep, encoding="utf-8")
+    (tmp_path / "deep.jsonl").write_text('["hi", "ho"]\n' + deep + "\n", encoding="utf-8")
+    errors = ErrorPolicy("skip")
+    assert list(FORMATS["json"](str(tmp_path / "deep.json"), errors)) == []
+    assert len(list(FORMATS["jsonl"](str(tmp_path / "deep.jsonl"), errors))) == 1
+    assert errors.messages == [f"{tmp_path / 'deep.json'}:1: not JSON: JSON nested deeper than Python's decoder "
+                               "can follow",
+                               f"{tmp_path / 'deep.jsonl'}:2: JSON nested deeper than Python's decoder can follow"]

@@ -7,6 +7,7 @@ import sys
 import pytest
 from absl import flags
 
+from tfdialemb.converters import converters
 import tfdialemb.data.__main__ as data_cli
 from tfdialemb.data.records import read_manifest
 from tfdialemb.dialogue import read_dialogues
@@ -129,7 +130,10 @@ def test_usage_errors_exit_2(run, tmp_path):
     status, _, stderr = run("convert", "--format=nope", "--input=a", "--output=b")
     assert status == 2 and "unknown --format=nope; known: banking77, dailydialog" in stderr
     status, stdout, _ = run("convert", "--format=help")
-    assert status == 0 and "multiwoz22" in stdout
+    listed = stdout.splitlines()[1:]  # under "formats:", each a name and its line
+    assert status == 0 and len(listed) == len(converters()) and all(len(line.split(None, 1)) == 2 for line in listed)
+    assert any(line.split() == ["multiwoz22", "MultiWOZ", "2.2", "dialogues_*.json,", "a", "file", "or", "a",
+                                "split", "folder"] for line in listed)
     status, _, stderr = run("validate", f"--input={tmp_path}/missing.jsonl")
     assert status == 2 and "does not exist" in stderr
     assert run("split", f"--input={tmp_path}/x.jsonl")[0] == 2  # no --output_dir

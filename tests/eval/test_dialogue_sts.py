@@ -58,8 +58,14 @@ def test_bad_lines_name_file_and_line(tmp_path):
 
 
 def test_too_few_pairs(tmp_path):
-    with pytest.raises(ValueError, match="at least 2 sentence pairs, got 1"):
-        evaluate_dialogue_sts(_write(tmp_path / "sts.txt", STS[:1]), _embed([]))
+    """Two pairs of different gold scores correlate 1 or -1 with any model's cosines."""
+    for pairs in (1, 2):
+        path = _write(tmp_path / "sts.txt", STS[:pairs])
+        with pytest.raises(ValueError) as refused:
+            evaluate_dialogue_sts(path, _embed([]))
+        assert str(refused.value) == (f"{path}: {pairs} sentence pair(s); a correlation needs at least 3 (that of 2 is "
+                                      "1 or -1 whatever the model)")
+    assert evaluate_dialogue_sts(_write(tmp_path / "sts.txt", STS[:3]), _embed([]))["pairs"] == 3
 
 
 def test_a_set_whose_gold_scores_are_all_equal_is_refused(tmp_path):

@@ -84,7 +84,7 @@ def test_bad_eval_file_exits_1_missing_file_or_checkpoint_exits_2(tmp_path, hf_s
     assert result.returncode == 2
     assert result.stderr.strip().splitlines()[-1] == (
         f"error: {tmp_path}/none.txt: eval file does not exist")
-    (tmp_path / "sts.txt").write_text("1\thello\tworld\n3\tgood\tmorning\n", encoding="utf-8")
+    (tmp_path / "sts.txt").write_text("1\thello\tworld\n3\tgood\tmorning\n5\tfine\tthanks\n", encoding="utf-8")
     result = _run("--task=dsts", f"--eval_file={tmp_path}/sts.txt", f"--model_dir={tmp_path}",
                   f"--output={output}")
     assert result.returncode == 2 and "not a checkpoint directory" in result.stderr

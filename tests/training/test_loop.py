@@ -437,3 +437,22 @@ def test_a_nan_validation_is_written_as_null_and_never_kept_as_the_best(built, t
     history = [json.loads(line) for line in (model_dir / "validation.jsonl").read_text().splitlines()]
     assert history == [{"step": 2, "map": None}, {"step": 4, "map": 0.25}, {"step": 6, "map": None}]
     assert read_best(str(model_dir)) == {"step": 4, "metric": "map", "value": 0.25, "better": "max"}
+
+
+def test_a_checkpoint_that_does_not_fit_on_the_disk_leaves_no_staged_shards(built, tmp_path, monkeypatch):
+    from tfdialemb.files import OutputError
+
+    loop = _loop(make_strategy("default"), built, tmp_path / "m", max_steps=1, checkpoint_every=100)
+
+    def fill_the_disk(checkpoint_number):
+        staged = tmp_path / "m" / f"ckpt-{checkpoint_number}_temp"
+        staged.mkdir()
+        (staged / "part-00000-of-00001.data-00000-of-00001.tempstate123").write_bytes(bytes(1000))
+        raise tf.errors.UnknownError(None, None, f"{staged}/part-00000-of-00001.data-00000-of-00001.tempstate123; "
+                                                 "No space left on device")
+
+    monkeypatch.setattr(loop.manager, "save", fill_the_disk)
+    with pytest.raises(OutputError) as error:
+        loop.run()
+    assert str(error.value) == f"{tmp_path / 'm' / 'ckpt-1'}: cannot write there: no space left on device"
+    assert not os.path.exists(tmp_path / "m" / "ckpt-1_temp")

@@ -4,7 +4,8 @@ OPTIONS = {format name: (Option, ...)}, passed as keyword arguments; a converter
 parameter counts there, by reason, the dialogues its options leave out. A module whose records
 are not whole dialogues (a candidate of a block, a query of a retrieval set) says so in
 PARTIAL_RECORDS = {format name: what one record is}, so that nothing drops them as dialogues
-(the token-length filters of `data convert`). `python -m tfdialemb.data
+(the token-length filters of `data convert`), and DESCRIPTIONS = {format name: one line on it}
+for `convert --format=help`. `python -m tfdialemb.data
 convert --format=NAME` finds them here; every module of this package is imported on first lookup,
 so a new converter is one new file.
 """
@@ -28,6 +29,16 @@ def converter_options() -> Dict[str, Tuple[Option, ...]]:
 def partial_records() -> Dict[str, str]:
     """Every format whose records are not whole dialogues mapped to what one record is."""
     return _collect("PARTIAL_RECORDS")
+
+
+def descriptions() -> Dict[str, str]:
+    """Every format mapped to its one line for `convert --format=help`; a format without one is
+    refused, so the list never shows a bare name."""
+    table, described = converters(), _collect("DESCRIPTIONS")
+    missing = sorted(set(table) - set(described))
+    if missing:
+        raise ValueError(f"formats without a line in DESCRIPTIONS: {', '.join(missing)}")
+    return described
 
 
 def _collect(attribute: str) -> dict:

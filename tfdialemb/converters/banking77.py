@@ -60,4 +60,6 @@ def convert_banking77(input_path: str, errors: ErrorPolicy) -> Iterator[Dialogue
 
 
 FORMATS = {"banking77": convert_banking77}
+DESCRIPTIONS = {"banking77": "PolyAI banking77 train.csv / test.csv: one user turn per record, labelled by intent"}
+"""One line on each format, for `data convert --format=help`."""
 PARTIAL_RECORDS = {"banking77": "one query of the intent set"}

@@ -176,3 +176,5 @@ def convert_dailydialog(input_path: str, errors: ErrorPolicy) -> Iterator[Dialog
 
 
 FORMATS = {"dailydialog": convert_dailydialog}
+DESCRIPTIONS = {"dailydialog": "DailyDialog dialogues_text.txt with its topic, act and emotion files beside it"}
+"""One line on each format, for `data convert --format=help`."""

@@ -170,3 +170,7 @@ def convert_sessions(input_path: str, errors: ErrorPolicy) -> Iterator[Dialogue]
 
 FORMATS = {"dial2vec": convert_released, "dial2vec_clustering": convert_clustering,
            "dial2vec_sessions": convert_sessions}
+DESCRIPTIONS = {"dial2vec": "dial2vec's released benchmark train.tsv (roles, #-joined turns, label per line)",
+                "dial2vec_clustering": "dial2vec's clustering_dev.tsv / clustering_test.tsv, labelled by topic",
+                "dial2vec_sessions": "dial2vec's generator input: raw session_id, role, text, topic lines"}
+"""One line on each format, for `data convert --format=help`."""

@@ -173,6 +173,8 @@ def _info_domains(info: Dict[str, Any]) -> Optional[List[str]]:
 
 
 FORMATS = {"dialogstudio": convert_dialogstudio}
+DESCRIPTIONS = {"dialogstudio": "DialogStudio per-dataset JSON, a file or a folder tree"}
+"""One line on each format, for `data convert --format=help`."""
 MAX_LOG_TURNS = Option("max_log_turns", 0, "Drop a dialogue of more log turns (user utterance and "
                        "system response) than this (the thesis' corpus: 10); 0: no bound.", lower_bound=0)
 DROP_EMPTY_UTTERANCES = Option("drop_empty_utterances", False, "Leave empty utterances out and drop an "

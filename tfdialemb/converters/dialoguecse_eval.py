@@ -96,5 +96,8 @@ def convert_sts(input_path: str, errors: ErrorPolicy) -> Iterator[Dialogue]:
 
 
 FORMATS = {"dialoguecse_sr": convert_sr, "dialoguecse_sts": convert_sts}
+DESCRIPTIONS = {"dialoguecse_sr": "DialogueCSE's semantic-retrieval set: qid, query, intent, positive and negative ids",
+                "dialoguecse_sts": "DialogueCSE's D-STS set: score, sentence 1, sentence 2"}
+"""One line on each format, for `data convert --format=help`."""
 PARTIAL_RECORDS = {"dialoguecse_sr": "a query or candidate that other records name by id",
                    "dialoguecse_sts": "one scored sentence pair of the set"}

@@ -77,3 +77,5 @@ def convert_ecd(input_path: str, errors: ErrorPolicy,
 
 
 FORMATS = {"ecd": convert_ecd}
+DESCRIPTIONS = {"ecd": "E-commerce Dialogue Corpus lines, sessions recovered from the positives"}
+"""One line on each format, for `data convert --format=help`."""

@@ -43,7 +43,8 @@ import os
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from tfdialemb.converters.native import alternate_speakers, iter_lines
-from tfdialemb.dialogue import Dialogue, ErrorPolicy, SeenIds, check_input_file, json_lines, parse_dialogue
+from tfdialemb.dialogue import (TOO_DEEP, Dialogue, ErrorPolicy, SeenIds, check_input_file, json_lines,
+                                parse_dialogue)
 from tfdialemb.options import Option
 
 TEXT_KEY = Option("text_key", "text", "the key of a turn object holding its text.")
@@ -232,6 +233,8 @@ def _read_json(path: str) -> Any:
             return json.load(f)
         except UnicodeDecodeError as e:
             raise ValueError(f"not UTF-8 ({e.reason} at byte {e.start})") from None
+        except RecursionError:
+            raise ValueError(TOO_DEEP) from None
 
 
 def _read_yaml(path: str) -> Any:
@@ -275,6 +278,11 @@ def convert_text(input_path: str, errors: ErrorPolicy) -> Iterator[Dialogue]:
 
 FORMATS = {"json": _documents("json", _read_json), "jsonl": convert_jsonl, "yaml": _documents("yaml", _read_yaml),
            "text": convert_text}
+DESCRIPTIONS = {"json": "any JSON document per file: a list of dialogues, keys chosen by --turns_key, --text_key, ...",
+                "jsonl": "any JSON Lines file, one dialogue per line, keys chosen by --turns_key, --text_key, ...",
+                "yaml": "any YAML document per file, read as json (e.g. chatterbot-corpus)",
+                "text": "plain text, one turn per line, a blank line between dialogues"}
+"""One line on each format, for `data convert --format=help`."""
 OPTIONS = {"json": RECORD_OPTIONS + (DIALOGUES_KEY,), "jsonl": RECORD_OPTIONS,
                   "yaml": RECORD_OPTIONS + (DIALOGUES_KEY,), "text": ()}
 """The flags of `python -m tfdialemb.data convert` each format takes, passed as keyword arguments."""

@@ -88,3 +88,5 @@ def convert_jddc(input_path: str, errors: ErrorPolicy) -> Iterator[Dialogue]:
 
 
 FORMATS = {"jddc": convert_jddc}
+DESCRIPTIONS = {"jddc": "JDDC chat.txt customer-service log, one dialogue per session"}
+"""One line on each format, for `data convert --format=help`."""

@@ -103,3 +103,5 @@ def convert_mdc(input_path: str, errors: ErrorPolicy) -> Iterator[Dialogue]:
 
 
 FORMATS = {"mdc": convert_mdc}
+DESCRIPTIONS = {"mdc": "Microsoft Dialogue Challenge *_all.tsv of one domain, with intents"}
+"""One line on each format, for `data convert --format=help`."""

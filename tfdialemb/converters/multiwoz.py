@@ -300,4 +300,7 @@ def _active_intents(index: int, frames: List[Any]) -> Set[str]:
 
 
 FORMATS = {"multiwoz21": convert_multiwoz21, "multiwoz22": convert_schema_guided}
+DESCRIPTIONS = {"multiwoz21": "MultiWOZ 2.1 data.json, one split by --multiwoz_split",
+                "multiwoz22": "MultiWOZ 2.2 dialogues_*.json, a file or a split folder"}
+"""One line on each format, for `data convert --format=help`."""
 OPTIONS = {"multiwoz21": (MULTIWOZ_SPLIT,)}

@@ -155,6 +155,9 @@ def convert_douban(input_path: str, errors: ErrorPolicy, block_size: int = BLOCK
 
 
 FORMATS = {"ubuntu": convert_ubuntu, "douban": convert_douban}
+DESCRIPTIONS = {"ubuntu": "Ubuntu response selection label, turns..., response lines in --block_size blocks",
+                "douban": "Douban response selection label, turns..., response lines in --block_size blocks"}
+"""One line on each format, for `data convert --format=help`."""
 OPTIONS = {"ubuntu": (BLOCK_SIZE,), "douban": (BLOCK_SIZE,)}
 """Format → the options its converter takes as keyword arguments (`--block_size`)."""
 PARTIAL_RECORDS = {name: "one candidate of a context's block" for name in FORMATS}

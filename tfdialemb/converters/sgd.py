@@ -32,7 +32,8 @@ released list comments out, and without the test-only Alarm, Messaging, Payment 
 a dialogue is kept when exactly one of them is among its services' domains. Its labels are
 {"services": its sorted services, "domain": that domain}. So, as released, a dialogue whose other
 services lie outside the list (e.g. Hotels_2 with Travel_1) counts as single-domain. The
-dialogues left out are counted, and `data convert` prints the count.
+dialogues left out are counted by reason, naming the domains of those with none of the list, and
+`data convert` prints the counts.
 """
 import collections
 import dataclasses
@@ -47,26 +48,41 @@ THESIS_SGD_DOMAINS = ("Banks", "Buses", "Calendar", "Events", "Flights", "Homes"
 
 def thesis_domain(services: Iterable[str]) -> Optional[str]:
     """The one THESIS_SGD_DOMAINS domain among the services' domains, or None (none or several)."""
-    domains = {service.rsplit("_", 1)[0] for service in services} & set(THESIS_SGD_DOMAINS)
+    domains = _domains(services) & set(THESIS_SGD_DOMAINS)
     return domains.pop() if len(domains) == 1 else None
 
 
-NOT_SINGLE_DOMAIN = f"none or several of the thesis' {len(THESIS_SGD_DOMAINS)} domains"
-"""Why `sgd_single_domain` leaves a dialogue out, as counted in `dropped`."""
+def _domains(services: Iterable[str]) -> set:
+    """The domains of SGD services: each name without its "_N" suffix."""
+    return {service.rsplit("_", 1)[0] for service in services}
+
+
+def not_single_domain(services: Iterable[str]) -> str:
+    """Why `sgd_single_domain` leaves out a dialogue of these services, as counted in `dropped`:
+    several of the thesis' domains, or none, naming the domains it has instead (Travel, Weather and
+    the test-only ones), so a count of whole domains left out says which."""
+    domains = _domains(services)
+    among = domains & set(THESIS_SGD_DOMAINS)
+    if among:
+        return f"several of the thesis' {len(THESIS_SGD_DOMAINS)} domains"
+    return f"none of the thesis' {len(THESIS_SGD_DOMAINS)} domains (only {', '.join(sorted(domains))})"
 
 
 def convert_sgd_single_domain(input_path: str, errors: ErrorPolicy,
                               dropped: Optional[collections.Counter] = None) -> Iterator[Dialogue]:
     """Streams the single-domain SGD dialogues of a file or split folder, labelled by domain; the
-    others are counted in `dropped`."""
+    others are counted in `dropped`, by `not_single_domain`."""
     dropped = collections.Counter() if dropped is None else dropped
     for dialogue in convert_schema_guided(input_path, errors):
         services = dialogue.labels["domains"]
         domain = thesis_domain(services)
         if domain is None:
-            dropped[NOT_SINGLE_DOMAIN] += 1
+            dropped[not_single_domain(services)] += 1
         else:
             yield dataclasses.replace(dialogue, labels={"services": services, "domain": domain})
 
 
 FORMATS = {"sgd": convert_schema_guided, "sgd_single_domain": convert_sgd_single_domain}
+DESCRIPTIONS = {"sgd": "Schema-Guided Dialogue dialogues_*.json, a file or a split folder",
+                "sgd_single_domain": "SGD dialogues with exactly one of the thesis' 14 domains, labelled by it"}
+"""One line on each format, for `data convert --format=help`."""

@@ -26,7 +26,7 @@ from absl import app, flags
 
 from tfdialemb import options
 from tfdialemb.cli import OVERWRITE, Progress, claim_output, guarded, parse_flags, report_error
-from tfdialemb.converters import converter_options, converters, partial_records
+from tfdialemb.converters import converter_options, converters, descriptions, partial_records
 from tfdialemb.data.examples import make_builder
 from tfdialemb.dialogue import (
     SPLIT_METHODS,
@@ -127,7 +127,9 @@ def convert() -> int:
     if FLAGS.format == "help" or FLAGS.format not in table:
         known = ", ".join(sorted(table))
         if FLAGS.format == "help":
-            print(f"formats: {known}")
+            lines = descriptions()
+            width = max(map(len, lines))
+            print("formats:\n" + "\n".join(f"  {name:<{width}}  {lines[name]}" for name in sorted(lines)))
             return 0
         raise UsageError(f"unknown --format={FLAGS.format}; known: {known}")
     _require("input", "output")

@@ -269,9 +269,25 @@ def _build_external(encoder: Encoder, directory: str, kind: str) -> Encoder:
         assign_bert_weights(encoder, weights, source, created)
         return encoder
     except (OSError, tf.errors.OpError) as e:  # OSError includes SafetensorsError
-        first_line = str(e).splitlines()[0] if str(e) else type(e).__name__
-        raise CheckpointError(f"{directory}: cannot read its weights ({first_line}); the file is damaged or "
-                              "incomplete: copy it again") from None
+        raise _unreadable_weights(directory, e) from None
+
+
+def check_weight_files(directory: str) -> None:
+    """Refuses a Hugging Face checkpoint whose model.safetensors is cut short, from its header
+    alone (no tensor is read): training checks it before building its data, rather than meeting
+    the damage once the data is built and the model is being made."""
+    path = os.path.join(directory, "model.safetensors")
+    if detect_kind(directory) == "huggingface" and os.path.isfile(path):
+        try:
+            read_safetensors(path)
+        except OSError as e:  # a SafetensorsError
+            raise _unreadable_weights(directory, e) from None
+
+
+def _unreadable_weights(directory: str, error: Exception) -> CheckpointError:
+    first_line = str(error).splitlines()[0] if str(error) else type(error).__name__
+    return CheckpointError(f"{directory}: cannot read its weights ({first_line}); the file is damaged or "
+                           "incomplete: copy it again")
 
 
 def _read_external_files(directory: str, kind: str, config: EncoderConfig):

@@ -138,8 +138,9 @@ class SafetensorsFile(Mapping):
         try:
             with open(path, "rb") as f:
                 (size,) = struct.unpack("<Q", f.read(8))
+                file_size = os.fstat(f.fileno()).st_size
                 # A Git LFS pointer or other foreign file has no sensible header size.
-                if size > min(MAX_SAFETENSORS_HEADER, os.fstat(f.fileno()).st_size - 8):
+                if size > min(MAX_SAFETENSORS_HEADER, file_size - 8):
                     raise ValueError(f"a header of {size} bytes does not fit the file")
                 header = json.loads(f.read(size))
             self.metadata = header.pop("__metadata__", None) or {}  # e.g. {"format": "pt"}
@@ -147,6 +148,11 @@ class SafetensorsFile(Mapping):
         except (struct.error, ValueError, TypeError, KeyError, AttributeError) as e:
             raise SafetensorsError(f"{path}: not a safetensors file ({type(e).__name__}: {e})") from None
         self._data_start = 8 + size
+        # Told from the header alone, so a copy cut short is refused on opening, not at the tensor it cut.
+        needed = self._data_start + max((end for _, _, (_, end) in self._entries.values()), default=0)
+        if file_size < needed:
+            raise SafetensorsError(f"{path}: cut short: its header places tensors up to byte {needed}, and the "
+                                   f"file has {file_size} bytes")
 
     def __getitem__(self, name: str) -> np.ndarray:
         dtype, shape, (begin, end) = self._entries[name]

@@ -4,7 +4,8 @@ The set is either the released text file (`score \t s1 \t s2`, read by the
 "dialoguecse_sts" converter) or its canonical JSONL (two turns, labels `score`). The prediction is
 (cos + 1) / 2, as in the released `eval_sts.py`; both correlations are invariant to that map, which
 keeps predictions in [0, 1] for anyone reading them next to the gold scores. A set whose gold
-scores are all equal has no correlation and is refused; a model whose predictions are all equal
+scores are all equal has no correlation and is refused, as is one of fewer than 3 pairs (whose
+correlation is 1, -1 or none whatever the model); a model whose predictions are all equal
 (or NaN) has none either, and its report says null.
 """
 import numbers
@@ -37,14 +38,21 @@ def read_pairs(path: str) -> Tuple[List[Tuple[str, str]], List[float]]:
     return pairs, gold
 
 
+MIN_PAIRS = 3
+"""The fewest pairs a D-STS set is scored on: the correlation of 2 is 1 or -1 whatever the
+embeddings (of 1, none)."""
+
+
 def read_correlated_pairs(path: str) -> Tuple[List[Tuple[str, str]], List[float]]:
-    """`read_pairs`, refusing a set that has no correlation: fewer than 2 pairs, or one gold score."""
+    """`read_pairs`, refusing a set whose correlation says nothing of the model: fewer than
+    MIN_PAIRS pairs, or one gold score."""
     pairs, gold = read_pairs(path)
-    if len(pairs) < 2:
-        raise ValueError(f"{path}: a correlation needs at least 2 sentence pairs, got {len(pairs)}")
-    if len(set(gold)) < 2:
+    if len(pairs) > 1 and len(set(gold)) < 2:
         raise ValueError(f"{path}: every gold score is {gold[0]:g}; a correlation needs pairs with different "
                          "gold scores")
+    if len(pairs) < MIN_PAIRS:
+        raise ValueError(f"{path}: {len(pairs)} sentence pair(s); a correlation needs at least {MIN_PAIRS} (that of "
+                         "2 is 1 or -1 whatever the model)")
     return pairs, gold
 
 

@@ -59,11 +59,12 @@ def dialogue_module(embedder: DialogueEmbedder, pooling: Optional[str] = None) -
         checks = [
             tf.debugging.assert_positive(
                 turn_counts, message="turn_counts: every dialogue needs at least one turn"),
+            # Named, so the error reads "x (turn_counts_sum:0) = [5] y (turns_given:0) = [6]".
             tf.debugging.assert_equal(
-                tf.reduce_sum(turn_counts), tf.size(turns),
+                tf.reduce_sum(turn_counts, name="turn_counts_sum"), tf.size(turns, name="turns_given"),
                 message="turn_counts must sum to the number of turns"),
             tf.debugging.assert_equal(
-                tf.size(speakers), tf.size(turns),
+                tf.size(speakers, name="speakers_given"), tf.size(turns, name="turns_given"),
                 message="speakers must give one role id per turn"),
         ]
         with tf.control_dependencies(checks):

@@ -9,6 +9,7 @@ import contextlib
 import dataclasses
 import math
 import os
+import shutil
 import sys
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
@@ -17,10 +18,10 @@ from absl import flags
 from tfdialemb import distribute, options, precision
 from tfdialemb.cli import Progress, report_error, report_removed
 from tfdialemb.data.examples import make_builder
-from tfdialemb.dialogue import ErrorPolicy
+from tfdialemb.dialogue import ErrorPolicy, check_input_file
 from tfdialemb.encoders.config import usable_max_length
 from tfdialemb.eval.evaluator import OptionValues, get_evaluator, validation_tasks
-from tfdialemb.files import check_writable, directory_lock, remove_leftovers
+from tfdialemb.files import LOCK_FILE, check_writable, directory_lock, lock_holder, remove_leftovers
 from tfdialemb.inference_kinds import (
     KINDS,
     MAX_LENGTH,
@@ -158,6 +159,17 @@ def main(command: str) -> int:
     return run(spec, params)
 
 
+def remove_unstarted(model_dir: str) -> None:
+    """Removes a model directory a failed run created before training began (holding only its
+    lock, its built data and their staging), so a refused run leaves nothing behind; one where
+    training began, or that another run now holds, is kept."""
+    if not os.path.isdir(model_dir) or lock_holder(model_dir) is not None:
+        return
+    if all(name in (LOCK_FILE, "data") or name.startswith((".tmp-", ".data-worker-"))
+           for name in os.listdir(model_dir)):
+        shutil.rmtree(model_dir, ignore_errors=True)
+
+
 def fixed_flags(spec, params) -> List[str]:
     """The shared optimizer flags whose value `params` leave without effect: the method's
     `optimizer_settings` fix their field (e.g. a released variant's own schedule)."""
@@ -248,7 +260,17 @@ def data_summary(manifest: Dict[str, Any], max_steps: int) -> str:
 
 
 def run(spec, params: Dict[str, Any]) -> int:
-    """Trains `spec`'s model with `params` on --train_file; the exit status."""
+    """Trains `spec`'s model with `params` on --train_file; the exit status. A model directory the
+    run created is removed when it fails before training began (`remove_unstarted`)."""
+    created = bool(FLAGS.model_dir) and not os.path.lexists(FLAGS.model_dir)
+    status = _run(spec, params)
+    if status and created:
+        remove_unstarted(FLAGS.model_dir)
+    return status
+
+
+def _run(spec, params: Dict[str, Any]) -> int:
+    """`run`'s work."""
     from tfdialemb.data.build import BuildOptions  # pylint: disable=import-outside-toplevel
     from tfdialemb.encoders import load_tokenizer  # pylint: disable=import-outside-toplevel
     from tfdialemb.training import data  # pylint: disable=import-outside-toplevel
@@ -272,12 +294,14 @@ def run(spec, params: Dict[str, Any]) -> int:
         print(f"error: --validate_every={FLAGS.validate_every} needs --validate_file; without it no validation runs",
               file=sys.stderr)
         return 2
-    if FLAGS.validate_file and FLAGS.validate_every and not os.path.isfile(FLAGS.validate_file):
-        print(f"error: {FLAGS.validate_file}: validation file does not exist", file=sys.stderr)
-        return 2
+    if FLAGS.validate_file and FLAGS.validate_every:
+        try:
+            check_input_file(FLAGS.validate_file, "validation file")
+        except OSError as e:
+            return report_error(e)
     lock = contextlib.ExitStack()
     try:
-        check_writable(FLAGS.model_dir)
+        check_writable(FLAGS.model_dir, directory_output=True)
         encoder_config = init_encoder_config(FLAGS.init_checkpoint, FLAGS.model_dir)
         FLAGS.max_length = usable_max_length(encoder_config, FLAGS.max_length)
         FLAGS.freeze_layers, freezing = fitted_freeze_layers(spec, FLAGS.freeze_layers, encoder_config.num_layers,
@@ -328,11 +352,17 @@ alone (role and turn embeddings are the method's encoder options, compared with 
 
 
 def init_encoder_config(init_checkpoint: str, model_dir: str):
-    """The encoder config of `init_checkpoint`; a ValueError naming the shapes that differ when
-    `model_dir` already holds checkpoints of an encoder of other shapes, which it cannot resume."""
-    from tfdialemb.encoders.checkpoint import OWN_CONFIG, load_encoder_config  # pylint: disable=import-outside-toplevel
+    """The encoder config of `init_checkpoint`, whose weight file is checked complete
+    (`check_weight_files`); a ValueError naming the shapes that differ when `model_dir` already
+    holds checkpoints of an encoder of other shapes, which it cannot resume."""
+    from tfdialemb.encoders.checkpoint import (  # pylint: disable=import-outside-toplevel
+        OWN_CONFIG,
+        check_weight_files,
+        load_encoder_config,
+    )
 
     config = load_encoder_config(init_checkpoint)
+    check_weight_files(init_checkpoint)
     if os.path.isfile(os.path.join(model_dir, "checkpoint")) and os.path.isfile(os.path.join(model_dir, OWN_CONFIG)):
         trained = load_encoder_config(model_dir)
         differ = setting_differences({name: getattr(trained, name) for name in ENCODER_SHAPE},
@@ -362,8 +392,13 @@ def _train(spec, params, prepared: PreparedRun) -> int:
 
     from tfdialemb.data.build import SHUFFLED_ORDER  # pylint: disable=import-outside-toplevel
     from tfdialemb.encoders import CheckpointError, load_pretrained  # pylint: disable=import-outside-toplevel
-    from tfdialemb.training.loop import LoopConfig, NonFiniteError, TrainingLoop  # pylint: disable=import-outside-toplevel
     from tfdialemb.training.data import training_batches  # pylint: disable=import-outside-toplevel
+    from tfdialemb.training.loop import (  # pylint: disable=import-outside-toplevel
+        LoopConfig,
+        NonFiniteError,
+        TrainingLoop,
+        terminate_as_interrupt,
+    )
     from tfdialemb.training.optimizer import OptimizerConfig  # pylint: disable=import-outside-toplevel
 
     tokenizer, manifest, auxiliary, run_settings = (prepared.tokenizer, prepared.manifest, prepared.auxiliary,
@@ -429,11 +464,13 @@ def _train(spec, params, prepared: PreparedRun) -> int:
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    try:
-        scalars = loop.run()
-    except (CheckpointError, NonFiniteError) as e:
-        return report_error(e)
-    print(run_summary(scalars, max_steps))
+    with terminate_as_interrupt():  # also once the loop has ended, until its last line is out
+        try:
+            print(run_summary(loop.run(), max_steps))
+        except (CheckpointError, NonFiniteError) as e:
+            return report_error(e)
+        except KeyboardInterrupt as e:  # the loop's own names the step it saved; one after it, the run's
+            raise KeyboardInterrupt(str(e) or loop.saved_note()) from None
     return 0
 
 
@@ -479,7 +516,7 @@ def _validation(task: str, eval_file: str, tokenizer, config: Dict[str, Any]) ->
 
     evaluator = get_evaluator(task)
     kind = evaluator.kind
-    if kind not in config["inference"] and kind != "sentence":
+    if kind not in config["inference"]:  # as `evaluate` and `export` refuse it
         raise ValueError(f"--validate_task={task} embeds with a {kind} model; {config['method']} offers "
                          f"{', '.join(config['inference']) or 'sentence embeddings only'}")
     settings, _ = resolve(kind, recorded_settings(config, kind), {}, FLAGS.model_dir)

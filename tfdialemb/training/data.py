@@ -42,6 +42,9 @@ def prepare(train_file: str, data_dir: str, builder: ExampleBuilder, tokenizer: 
         if DIALOGUE_LIST in manifest["builder"]["schema"].values() and built_with != options.dialogue_separator:
             raise ValueError(f"{source}: dialogues were packed with {built_with} between turns, but this "
                              f"run asks for {options.dialogue_separator}; pass the build's separator")
+        if manifest["max_length"] != options.max_length:  # the shards' length is the one trained and recorded
+            raise ValueError(f"{source}: built with max_length {manifest['max_length']}, not the {options.max_length} "
+                             f"this run uses; pass --max_length={manifest['max_length']}, or rebuild it")
         stored = manifest["builder"]["params"].get("negatives")
         wanted = getattr(builder.params, "negatives", None)
         if stored is not None and wanted is not None and stored < wanted:

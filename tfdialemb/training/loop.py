@@ -11,6 +11,7 @@ dropout layer draws its masks from one `tf.random.Generator` whose state the che
 bit for bit, of the run that was never interrupted.
 """
 import collections
+import contextlib
 import dataclasses
 import glob
 import json
@@ -29,7 +30,7 @@ from tfdialemb.distribute import is_chief
 from tfdialemb.encoders.checkpoint import checkpoint_directory, write_model_files
 from tfdialemb.encoders.mask_dropout import draw_seeds_from
 from tfdialemb.encoders.weights import DAMAGED_CHECKPOINT_ERRORS, CheckpointError
-from tfdialemb.files import atomic_open
+from tfdialemb.files import atomic_open, output_error_of, write_error
 from tfdialemb.method_record import METHOD_CONFIG, VALIDATION_HISTORY
 from tfdialemb.methods.base import Method
 from tfdialemb.precision import with_loss_scaling
@@ -199,36 +200,45 @@ class TrainingLoop:
             progress.advance(0, "the first step traces the training graph")
         running = RunningMeans(RUNNING_STEPS)
         scalars: Dict[str, float] = {}
-        previous = signal.signal(signal.SIGTERM, _raise_interrupt)
-        try:
-            with writer.as_default():
-                while int(self.step.numpy()) < self.config.max_steps:
-                    loss, metrics = train_step(iterator)
-                    step = int(self.step.numpy())
-                    scalars = {"loss": float(loss), **{k: float(v) for k, v in metrics.items()}}
-                    if not math.isfinite(scalars["loss"]):
-                        raise self._non_finite(step, f"the loss is {scalars['loss']}")
-                    if step % self.config.log_every == 0 or step == self.config.max_steps:
-                        self._log_scalars(step, scalars)
-                    if self.validate and self.config.validate_every and step % self.config.validate_every == 0:
-                        self._record_validation(step, self.validate(self.method, step))
-                    if step % self.config.checkpoint_every == 0:
-                        self._save()
-                    running.add(scalars)
-                    if progress:
-                        progress.advance(1, running.describe())
-            self._save()
-        except KeyboardInterrupt:
-            self._save()
-            raise KeyboardInterrupt(f"saved step {int(self.step.numpy())} to {self.config.model_dir}; the same "
-                                    "command resumes from it") from None
-        finally:
-            signal.signal(signal.SIGTERM, previous)
-            if progress:
-                progress.finish()
-            self._progress = None
-            self._clean_worker_dir()
+        with terminate_as_interrupt():
+            try:
+                with writer.as_default():
+                    while int(self.step.numpy()) < self.config.max_steps:
+                        loss, metrics = train_step(iterator)
+                        step = int(self.step.numpy())
+                        scalars = {"loss": float(loss), **{k: float(v) for k, v in metrics.items()}}
+                        if not math.isfinite(scalars["loss"]):
+                            raise self._non_finite(step, f"the loss is {scalars['loss']}")
+                        if step % self.config.log_every == 0 or step == self.config.max_steps:
+                            self._log_scalars(step, scalars)
+                        if self.validate and self.config.validate_every and step % self.config.validate_every == 0:
+                            self._record_validation(step, self.validate(self.method, step))
+                        if step % self.config.checkpoint_every == 0:
+                            self._save()
+                        running.add(scalars)
+                        if progress:
+                            progress.advance(1, running.describe())
+                self._save()
+            except KeyboardInterrupt:
+                self._save()
+                raise KeyboardInterrupt(self.saved_note()) from None
+            finally:
+                if progress:
+                    progress.finish()
+                self._progress = None
+                self._clean_worker_dir()
         return dict(scalars, step=float(self.step.numpy()))
+
+    def saved_note(self) -> str:
+        """What a run interrupted now leaves: the step last saved, which the same command resumes
+        from (or, saved at --max_steps, the trained model)."""
+        latest = self.manager.latest_checkpoint
+        if latest is None:
+            return f"no checkpoint saved in {self.config.model_dir} yet"
+        step = int(latest.rsplit("-", 1)[1])
+        if step >= self.config.max_steps:
+            return f"saved step {step} to {self.config.model_dir}, the last: training is complete"
+        return f"saved step {step} to {self.config.model_dir}; the same command resumes from it"
 
     def _make_train_step(self):
         """The step over the next batch of every replica; its trace serves every batch shape, as it
@@ -346,12 +356,21 @@ class TrainingLoop:
 
     def _save(self) -> None:
         """Saves `ckpt-STEP` unless this step is already saved (every worker must call it); weights
-        or optimizer slots that are not finite are never saved."""
+        or optimizer slots that are not finite are never saved. A save that fails (a full disk)
+        removes the `ckpt-STEP_temp` shards it staged, which would otherwise hold the space until
+        a later run, and is refused naming the checkpoint rather than a staged shard."""
         step = int(self.step.numpy())
         latest = self.manager.latest_checkpoint
         if step > 0 and (latest is None or not latest.endswith(f"ckpt-{step}")):
             self._check_finite(step)
-            self.manager.save(checkpoint_number=step)
+            try:
+                self.manager.save(checkpoint_number=step)
+            except Exception as e:  # pylint: disable=broad-except
+                remove_staging_leftovers(self._checkpoint_dir)
+                unwritable = output_error_of(e)
+                if unwritable is None:
+                    raise
+                raise write_error(os.path.join(self._checkpoint_dir, f"ckpt-{step}"), unwritable) from None
 
     def _check_finite(self, step: int) -> None:
         """NonFiniteError when a float variable of the model or its optimizers holds NaN or an
@@ -421,6 +440,17 @@ def forget_checkpoints(model_dir: str, recorded, damaged) -> None:
     for path in damaged:
         for name in glob.glob(glob.escape(path) + ".*"):
             os.replace(name, name + ".damaged")
+
+
+@contextlib.contextmanager
+def terminate_as_interrupt():
+    """SIGTERM raises KeyboardInterrupt in the block, as Ctrl-C does, so a run stopped by it saves
+    and says so (a process left to SIGTERM's default action ends with status 143 and no line)."""
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _raise_interrupt(signum, frame):
