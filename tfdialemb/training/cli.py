@@ -18,6 +18,7 @@ from absl import flags
 from tfdialemb import distribute, options, precision
 from tfdialemb.cli import Progress, report_error, report_removed
 from tfdialemb.data.examples import make_builder
+from tfdialemb.data.records import describe_cuts
 from tfdialemb.dialogue import ErrorPolicy, check_input_file
 from tfdialemb.encoders.config import usable_max_length
 from tfdialemb.eval.evaluator import OptionValues, get_evaluator, validation_tasks
@@ -241,8 +242,6 @@ def data_summary(manifest: Dict[str, Any], max_steps: int) -> str:
     """What the run reads: the built examples, what the build left out (examples over the max
     length, bad lines skipped, dialogues under the minimum turns, the tokens cut at the max
     length) and the epochs its steps make."""
-    from tfdialemb.data.records import describe_cuts  # pylint: disable=import-outside-toplevel
-
     counts = manifest["counts"]
     examples = counts["examples"]
     dropped, skipped = counts.get("dropped_over_length", 0), counts.get("skipped_lines", 0)
