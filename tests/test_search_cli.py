@@ -1,6 +1,6 @@
-"""`python -m tfdialemb.search` on a tiny trained dial2vec directory: its table lists the corpus
-entries by the cosine of the runtime's embeddings, computed here in numpy; missing inputs end in
-one line and exit status 2."""
+"""`python -m tfdialemb.search` on tiny trained directories (MGE for sentences, dial2vec for
+dialogues): its table lists the corpus entries by the cosine of the runtime's embeddings, computed
+here in numpy; missing inputs end in one line and exit status 2."""
 import json
 import os
 import subprocess
@@ -24,10 +24,11 @@ def trained(tmp_path_factory, hf_safetensors_dir):
     root = tmp_path_factory.mktemp("search")
     write_dialogues(corpus(n=8, seed=3), str(root / "train.jsonl"))
     with pytest.MonkeyPatch.context() as monkeypatch:
+        sentence_model = train_one_step(root, hf_safetensors_dir, monkeypatch, "mge", negatives=1)
         model = train_one_step(root, hf_safetensors_dir, monkeypatch, "dial2vec", negatives=1, separator="eou")
     (root / "sentences.txt").write_text("\n".join(SENTENCES[:3]) + "\n\n" + "\n".join(SENTENCES[3:]) + "\n",
                                         encoding="utf-8")
-    return root, model
+    return root, sentence_model, model
 
 
 def _start(*flags):
@@ -61,13 +62,14 @@ def _nearest(vectors, query, k):
 
 
 def test_search_lists_the_nearest_sentences_and_dialogues(trained):
-    root, model = trained
+    root, sentence_model, model = trained
     dialogue_query = '["book taxi please", "need help"]'
     sentences, dialogues = map(_finished, (
-        _start(f"--model_dir={model}", f"--corpus={root / 'sentences.txt'}", "--query=book a taxi", "--top_k=4"),
+        _start(f"--model_dir={sentence_model}", f"--corpus={root / 'sentences.txt'}", "--query=book a taxi",
+               "--top_k=4"),
         _start(f"--model_dir={model}", f"--corpus={root / 'train.jsonl'}", f"--query={dialogue_query}")))
 
-    embedder = SentenceEmbedder.load(str(model))
+    embedder = SentenceEmbedder.load(str(sentence_model))
     order, cosines = _nearest(embedder.embed(SENTENCES), embedder.embed(["book a taxi"])[0], 4)
     table = _table(sentences)
     assert [entry for _, entry in table] == [SENTENCES[i] for i in order]
@@ -85,7 +87,7 @@ def test_search_lists_the_nearest_sentences_and_dialogues(trained):
 
 
 def test_missing_inputs_and_a_bad_query_end_in_one_line(trained, tmp_path):
-    root, model = trained
+    root, _, model = trained
     no_corpus, no_model, bad_query = map(_finished, (
         _start(f"--model_dir={model}", f"--corpus={tmp_path / 'none.txt'}", "--query=hello"),
         _start(f"--model_dir={tmp_path / 'no_model'}", f"--corpus={root / 'sentences.txt'}", "--query=hello"),

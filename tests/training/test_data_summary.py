@@ -14,18 +14,25 @@ def _manifest(**counts):
 
 def test_the_data_line_counts_examples_dropped_over_the_max_length(monkeypatch):
     monkeypatch.setattr(cli, "FLAGS", training_flags(batch_size=4))
-    # 3 steps of 4 over 6 examples: 2 epochs.
+    # 3 steps of 4 over 6 examples: an epoch is one full batch (the partial second one dropped).
     assert cli.data_summary(_manifest(dropped_over_length=3), 3) == (
         "data: 6 augcl examples from 9 dialogues in /runs/a/data (3 dropped for exceeding 64 tokens); "
-        "3 steps x batch 4 = 2.00 epochs")
+        "3 steps x batch 4 = 3.00 epochs of uniformly shuffled batches")
     assert cli.data_summary(_manifest(dropped_over_length=3, skipped_lines=2), 3) == (
         "data: 6 augcl examples from 9 dialogues in /runs/a/data (3 dropped for exceeding 64 tokens; 2 bad lines "
-        "skipped); 3 steps x batch 4 = 2.00 epochs")
+        "skipped); 3 steps x batch 4 = 3.00 epochs of uniformly shuffled batches")
     assert cli.data_summary(_manifest(dropped_under_min_turns=4), 3) == (
         "data: 6 augcl examples from 9 dialogues in /runs/a/data (4 dialogues of fewer than 2 turns dropped); "
-        "3 steps x batch 4 = 2.00 epochs")
+        "3 steps x batch 4 = 3.00 epochs of uniformly shuffled batches")
     assert cli.data_summary(_manifest(), 3) == (
-        "data: 6 augcl examples from 9 dialogues in /runs/a/data; 3 steps x batch 4 = 2.00 epochs")
+        "data: 6 augcl examples from 9 dialogues in /runs/a/data; 3 steps x batch 4 = 3.00 epochs of uniformly "
+        "shuffled batches")
+    assert cli.data_summary(_manifest(cut_at_max_length=2, tokens=400, tokens_cut=50), 3) == (
+        "data: 6 augcl examples from 9 dialogues in /runs/a/data (2 of 6 examples cut at 64 tokens, 12.5% of the "
+        "tokens left out); 3 steps x batch 4 = 3.00 epochs of uniformly shuffled batches")
+    monkeypatch.setattr(cli, "FLAGS", training_flags(batch_size=8, bucket_by_length=True))
+    # A corpus smaller than a batch: each step reads 8 of its 6 examples.
+    assert cli.data_summary(_manifest(), 3).endswith("3 steps x batch 8 = 4.00 epochs of length-bucketed batches")
 
 
 def test_the_last_line_says_when_no_step_ran(monkeypatch):

@@ -63,7 +63,7 @@ def test_killed_training_resumes_from_its_last_checkpoint(mge_build, tmp_path, h
     command = [sys.executable, "-m", "tfdialemb.train", "--method=mge", f"--train_file={mge_build / 'built'}",
                f"--model_dir={model_dir}", f"--init_checkpoint={hf_safetensors_dir}", "--max_steps=16",
                "--batch_size=4", "--checkpoint_every=2", "--freeze_layers=1", "--turns=2", "--negatives=2",
-               "--log_every=1"]
+               "--log_every=1", "--max_length=12"]
     first = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 240
     while time.time() < deadline and first.poll() is None and _recorded_step(model_dir) < 4:
