@@ -395,6 +395,8 @@ def main(argv):
 
 
 def run():
+    """Defines the flags only when run as the command: `evaluate` defines --task and --eval_file,
+    `train` its own flags, so a process importing this module next to them must not define them."""
     define_flags()
     app.run(guarded(main), flags_parser=parse_flags)
 
