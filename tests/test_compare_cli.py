@@ -39,10 +39,12 @@ def test_configurations_are_a_flagfile_or_train_flags(tmp_path):
 
 
 def test_settings_other_than_the_method_and_its_options_must_agree():
-    resolved = {"base": {"method": "mge", "temperature": 0.05, "max_length": 32, "batch_size": 8, "log_every": 50},
-                "hot": {"method": "mge", "temperature": 0.1, "max_length": 64, "batch_size": 8, "log_every": 1},
+    resolved = {"base": {"method": "mge", "temperature": 0.05, "max_length": 32, "batch_size": 8, "log_every": 50,
+                         "model_dir": None},
+                "hot": {"method": "mge", "temperature": 0.1, "max_length": 64, "batch_size": 8, "log_every": 1,
+                        "model_dir": "runs/mge-jddc"},  # a dataset flagfile's, overridden per run
                 "d2v": {"method": "dial2vec", "temperature": 0.05, "max_length": 32, "batch_size": 16,
-                        "log_every": 50}}
+                        "log_every": 50, "model_dir": None}}
     differences = compare.setting_differences(resolved, ["method", "temperature"])
     assert differences == {"max_length": {"base": 32, "hot": 64, "d2v": 32},
                            "batch_size": {"base": 8, "hot": 8, "d2v": 16}}

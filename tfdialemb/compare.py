@@ -59,7 +59,8 @@ from tfdialemb.training import cli as training
 FLAGS = flags.FLAGS
 COMMAND = "train"
 SET_HERE = ("seed", "model_dir")
-"""Train flags this command sets for each run (--seeds, --output_dir)."""
+"""Train flags this command sets for each run (--seeds, --output_dir), after the configuration's
+flags: a flagfile's own --model_dir is overridden."""
 NOT_MEASURED = ("checkpoint_every", "log_every", "strategy", "devices", "collective_timeout", "validate_task",
                 "validate_file", "validate_every", "validate_label_key", "validate_mixed_precision")
 """Train flags that leave the trained weights as they are: how often a run saves and logs, where it
@@ -149,9 +150,6 @@ def resolve_configuration(name: str, arguments: Sequence[str], shared: Sequence[
     foreign = [flag for flag in given if flag not in names and flag != "verbose"]
     if foreign:
         raise ValueError(f"--config={name}: --{foreign[0]} is not a flag of tfdialemb.train")
-    fixed = [flag for flag in given if flag in SET_HERE]
-    if fixed:
-        raise ValueError(f"--config={name}: --{fixed[0]} is set per run here (--seeds, --output_dir)")
     if values.method is None:
         raise ValueError(f"--config={name}: names no --method")
     spec = get_method(values.method)
@@ -177,7 +175,7 @@ def setting_differences(resolved: Mapping[str, Mapping[str, Any]], compared: Col
     first = next(iter(resolved.values()))
     differences = {}
     for flag in first:
-        if flag in compared or flag in NOT_MEASURED:
+        if flag in compared or flag in NOT_MEASURED or flag in SET_HERE:
             continue
         values = {name: settings[flag] for name, settings in resolved.items()}
         if len({repr(value) for value in values.values()}) > 1:
