@@ -82,7 +82,8 @@ def test_the_command_refuses_before_anything_runs(tmp_path):
     assert one.returncode == 2 and one.stderr.strip() == "error: give at least two --config to compare (1 given)"
     missing = _compare("--config=a=--method=mge", "--config=b=--method=mge --temperature=0.1",
                        *shared[:-2], f"--eval_file={tmp_path / 'none.txt'}", f"--output_dir={output}")
-    assert missing.returncode == 2 and missing.stderr.strip() == f"error: --eval_file={tmp_path / 'none.txt'}: no such file"
+    assert missing.returncode == 2
+    assert missing.stderr.strip() == f"error: --eval_file={tmp_path / 'none.txt'}: no such file"
     assert not output.exists()
 
 
@@ -115,8 +116,9 @@ def _bracketed(interval):
 
 
 def test_two_seeds_give_means_without_intervals_or_verdicts():
-    results = [_result(config, seed, {"avg_rank": rank}) for config, ranks in (("base", (3.0, 3.2)), ("new", (2.0, 2.1)))
-               for seed, rank in zip((0, 1), ranks)]
+    ranks = {"base": (3.0, 3.2), "new": (2.0, 2.1)}
+    results = [_result(config, seed, {"avg_rank": rank})
+               for config in ranks for seed, rank in zip((0, 1), ranks[config])]
     summaries = compare.summarise(get_evaluator("sequence_modeling"), ["base", "new"], [0, 1], results)
     entry = summaries["avg_rank"]
     assert not entry["greater_is_better"] and entry["configurations"]["new"]["interval"] is None
@@ -157,7 +159,8 @@ def test_two_configurations_over_two_seeds_and_a_rerun_that_redoes_only_the_miss
     assert found["differences"]["hot"]["interval"] is None and found["differences"]["hot"]["verdict"].startswith(
         "no verdict")
     assert "with 2 seeds an interval is not meaningful" in first.stdout
-    assert [line for line in first.stdout.splitlines() if line.startswith("[")][-1].startswith("[4/4] hot, seed 1: done")
+    progress = [line for line in first.stdout.splitlines() if line.startswith("[")]
+    assert progress[-1].startswith("[4/4] hot, seed 1: done")
 
     # Stopped before its result was written: rerun, only that run trains (nothing left: its model
     # holds step 2) and is evaluated again; the others are skipped as recorded.

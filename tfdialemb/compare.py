@@ -104,7 +104,10 @@ def parse_configurations(values: Sequence[str]) -> Dict[str, List[str]]:
         if name in configurations:
             raise ValueError(f"--config: {name} is named twice")
         if body.startswith("-"):
-            configurations[name] = shlex.split(body)
+            try:
+                configurations[name] = shlex.split(body)
+            except ValueError as e:  # an unclosed quote
+                raise ValueError(f"--config={name}: {e}") from None
         elif os.path.isfile(body):
             configurations[name] = [f"--flagfile={body}"]
         else:
@@ -115,6 +118,7 @@ def parse_configurations(values: Sequence[str]) -> Dict[str, List[str]]:
 
 
 def parse_seeds(values: Sequence[str]) -> List[int]:
+    """The --seeds as numbers, each once: every configuration runs every seed, paired by it."""
     try:
         seeds = [int(value) for value in values]
     except ValueError:
@@ -169,7 +173,8 @@ def compared_flags() -> List[str]:
     return ["method", *sorted({option.name for spec in all_specs(COMMAND) for option in spec.options})]
 
 
-def setting_differences(resolved: Mapping[str, Mapping[str, Any]], compared: Collection[str]) -> Dict[str, Dict[str, Any]]:
+def setting_differences(resolved: Mapping[str, Mapping[str, Any]],
+                        compared: Collection[str]) -> Dict[str, Dict[str, Any]]:
     """flag → {configuration: value} of each setting whose value is not the same in every
     configuration, the `compared` flags and those NOT_MEASURED left out."""
     first = next(iter(resolved.values()))
@@ -255,6 +260,7 @@ def headline_values(evaluator: Evaluator, metrics: Mapping[str, Any]) -> Dict[st
 
 
 def finite(value: Any) -> bool:
+    """Whether `value` is a number a summary can use (not None, NaN, an infinity or a flag)."""
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
