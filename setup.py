@@ -42,6 +42,7 @@ setuptools.setup(
             "tfdialemb-search=tfdialemb.search:run",
             "tfdialemb-bench=tfdialemb.bench.__main__:run",
             "tfdialemb-export=tfdialemb.export:run",
+            "tfdialemb-compare=tfdialemb.compare:run",
         ]
     },
 )

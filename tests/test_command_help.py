@@ -55,6 +55,7 @@ commands = {
     "tfdialemb.search": by_import("tfdialemb.search"),
     "tfdialemb.evaluate": by_import("tfdialemb.evaluate"),
     "tfdialemb.export": by_function("tfdialemb.export"),
+    "tfdialemb.compare": by_function("tfdialemb.compare"),
     "tfdialemb.bench.__main__": by_import("tfdialemb.bench.__main__"),
     "tfdialemb.augment.__main__": by_import("tfdialemb.augment.__main__"),
     "data_prep.make_demo_corpus": by_function("data_prep.make_demo_corpus"),

@@ -32,7 +32,7 @@ LAYERS = (
     ("serving and evaluation", ("tfdialemb.serving", "tfdialemb.eval")),
     ("training and baselines", ("tfdialemb.training", "tfdialemb.baselines")),
     ("commands", ("tfdialemb.train", "tfdialemb.pretrain", "tfdialemb.evaluate", "tfdialemb.export",
-                  "tfdialemb.encode", "tfdialemb.thesis_grid", "tfdialemb.command_steps", "tfdialemb.demo",
+                  "tfdialemb.encode", "tfdialemb.thesis_grid", "tfdialemb.compare", "tfdialemb.command_steps", "tfdialemb.demo",
                   "tfdialemb.bench", "tfdialemb.embedder", "tfdialemb.dialogue_embedder", "tfdialemb.search")),
 )
 """Lowest first. Model directories sit above the methods (rebuilding a trained model needs its

@@ -87,9 +87,7 @@ def parse_flags(argv, flag_values=None):
                           "on the command line (absl's log verbosity is --verbosity=N).",
                           module_name=argv[0], flag_values=flag_values)
     try:
-        expanded = flag_values.read_flags_from_files(list(argv))
-        args, former = current_flag_names(quiet.long_verbose(expanded[1:]), flag_values)
-        remaining = flag_values([argv[0], *args])
+        remaining, former = parse_arguments(argv, flag_values)
     except (flags.Error, ValueError) as e:
         _usage_error(str(e))
     for name in dict.fromkeys(former):
@@ -104,6 +102,15 @@ def parse_flags(argv, flag_values=None):
         for name in ("tensorflow", "absl"):
             logging.getLogger(name).addFilter(lambda record: record.levelno >= logging.WARNING)
     return remaining
+
+
+def parse_arguments(argv, flag_values) -> Tuple[List[str], List[str]]:
+    """(arguments left, former flag names read) of `argv` parsed into `flag_values` as a command
+    parses its own: flagfiles expanded, a flag's former name read as its new one, -v as --verbose.
+    Raises absl's flags.Error or a ValueError for a bad flag or value."""
+    expanded = flag_values.read_flags_from_files(list(argv))
+    args, former = current_flag_names(quiet.long_verbose(expanded[1:]), flag_values)
+    return flag_values([argv[0], *args]), former
 
 
 def _usage_error(message: str) -> None:

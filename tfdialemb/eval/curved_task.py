@@ -18,6 +18,7 @@ class CurvedTaskEvaluator(Evaluator):
     options = (CURVED_MODE, RANK_TIES)
     primary_metric = "avg_rank"
     greater_is_better = False
+    lower_is_better = ("avg_rank*",)
 
     @staticmethod
     def mode(source, options) -> str:

@@ -169,6 +169,7 @@ class DialogueEvaluator(Evaluator):
     options = (LABEL_KEY, PLOT_DIR, Option("runs", 10, "Seeded KMeans runs (lda: LDA fits) and random pairings "
                                            "averaged.", lower_bound=1))
     primary_metric = "purity"
+    lower_is_better = ("alignment", "adjusted_alignment", "uniformity")
     headline = (("purity", "DC purity"), ("spearman", "SR Spearman"), ("map", "DR MAP"),
                 ("adjusted_alignment", "alignment"), ("uniformity", "uniformity"))
     """dial2vec Table 2: domain categorization purity, semantic relatedness Spearman, dialogue retrieval MAP."""

@@ -10,6 +10,8 @@ neither has code of its own per task:
   - `options`: its own flags, each an `Option` that `evaluate` defines (another task's are refused);
   - `embeddings`: the `--embedding` sources it can score (the encoder, baselines);
   - `primary_metric` and `greater_is_better`: what selects the best weights during training;
+  - `lower_is_better`: the other metrics (key patterns) where lower is better, so a comparison of
+    runs (`python -m tfdialemb.compare`) reads each metric in its direction;
   - `__call__(source, eval_file, options)`: the report's task fields, its `metrics` among them;
   - `validation(eval_file, settings, options)`: for a task training validates on, a function of
     the in-training runtime returning the metrics (the file is read first, so a set that cannot
@@ -19,6 +21,7 @@ A module defining an evaluator registers it with `register_evaluator`; the packa
 modules (`BUILTIN`) are imported on first lookup. Code outside the package registers its own the
 same way before calling a command's `run`.
 """
+import fnmatch
 import importlib
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple
 
@@ -63,6 +66,9 @@ class Evaluator:
     """Setting flag → what to give instead, when the task does not read it."""
     primary_metric: str = ""
     greater_is_better: bool = True
+    lower_is_better: Tuple[str, ...] = ()
+    """fnmatch patterns of the metric keys besides the primary one where lower is better; every
+    other metric is better higher."""
     headline: Tuple[Tuple[str, str], ...] = ()
     """(metric key, column name) of the metrics its paper reports under the paper's names, the
     columns of `evaluate`'s comparison table (default: the primary metric)."""
@@ -88,6 +94,13 @@ class Evaluator:
         """The table's columns for one row's metrics (a task adds those whose keys its flags set)."""
         del metrics
         return list(self.headline or ((self.primary_metric, self.primary_metric),))
+
+    def metric_greater_is_better(self, metric: str) -> bool:
+        """Whether a higher value of `metric` is better: the primary metric's declared direction, else
+        lower for the keys `lower_is_better` matches."""
+        if metric == self.primary_metric:
+            return self.greater_is_better
+        return not any(fnmatch.fnmatchcase(metric, pattern) for pattern in self.lower_is_better)
 
     @property
     def selection(self) -> Tuple[str, str]:

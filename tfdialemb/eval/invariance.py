@@ -302,6 +302,8 @@ class InvarianceEvaluator(ProbeTaskEvaluator):
     setting_hints = {"pooling": ": pick the dialogue's pooling with --probe_view"}
     primary_metric = "logreg_accuracy"
     greater_is_better = False
+    lower_is_better = ("*_accuracy",)
+    """Telling the augmentation apart (logistic regression, k-NN, centroids): lower is more invariant."""
     headline = (("logreg_accuracy", "LogReg"), ("cosine_centroid_accuracy", "centroid"))
     per_view = "representations"
 

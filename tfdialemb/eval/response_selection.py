@@ -247,6 +247,7 @@ class PairSimilarityEvaluator(PairTaskEvaluator):
     runtime_method = "represent"
     primary_metric = "ins_similarity"
     greater_is_better = False
+    lower_is_better = ("*_similarity",)
     headline = (("ins_similarity", "Ins"), ("cat_similarity", "Cat"))
     per_view = "views"
 

@@ -178,13 +178,15 @@ def fixed_flags(spec, params) -> List[str]:
     return [name for name, field in OPTIMIZER_FLAGS.items() if field in fixed]
 
 
-def training_settings(spec) -> Dict[str, Any]:
-    """The shared training flags as this run uses them: given, else the method's, else the library's.
-    --freeze_layers stays None when not given: `fitted_freeze_layers` fits the method's value to
-    the encoder's depth once the encoder's config is read."""
+def training_settings(spec, flag_values=None) -> Dict[str, Any]:
+    """The shared training flags as this run (`flag_values`, default the command's) uses them:
+    given, else the method's, else the library's. --freeze_layers stays None when not given:
+    `fitted_freeze_layers` fits the method's value to the encoder's depth once the encoder's
+    config is read."""
+    flag_values = FLAGS if flag_values is None else flag_values
     settings = {}
     for name, fallback in TRAINING_DEFAULTS.items():
-        value = FLAGS[name].value
+        value = flag_values[name].value
         settings[name] = (value if value is not None or name == "freeze_layers"
                           else spec.defaults.get(name, fallback))
     return settings
@@ -534,8 +536,9 @@ def _validation(task: str, eval_file: str, tokenizer, config: Dict[str, Any]) ->
     return validate
 
 
-def stray_options(spec, command: str) -> List[str]:
-    """Options of the command's other methods given on the command line."""
+def stray_options(spec, command: str, flag_values=None) -> List[str]:
+    """Options of the command's other methods given on the command line (or in `flag_values`)."""
+    flag_values = FLAGS if flag_values is None else flag_values
     own = {o.name for o in spec.options}
     return sorted({o.name for s in all_specs(command) for o in s.options
-                   if o.name not in own and FLAGS[o.name].present})
+                   if o.name not in own and flag_values[o.name].present})
