@@ -21,6 +21,23 @@ from tfdialemb.data.examples import make_builder
 from tfdialemb.methods.spec import TrainingRun
 
 
+def training_step(model, optimizer):
+    """The method's update the benchmarks time: its mean per-example loss on a batch, then one step
+    of `optimizer` on the trainable variables that get a gradient."""
+    import tensorflow as tf  # pylint: disable=import-outside-toplevel
+
+    def step(batch):
+        with tf.GradientTape() as tape:
+            losses, _ = model.per_example_loss(batch, training=True)
+            loss = tf.reduce_mean(losses)
+        variables = model.trainable_variables
+        grads = tape.gradient(loss, variables)
+        optimizer.apply_gradients([(g, v) for g, v in zip(grads, variables) if g is not None])
+        return loss
+
+    return step
+
+
 def time_steps(model, batch: Dict, sequences: List[Tuple], steps: int, warmup: int) -> Dict:
     """Median seconds of `model`'s training step on `batch` and of its encoder's forward+backward
     on `sequences` [(ids [N, T], mask [N, T]), ...], each followed by an AdamW update. One eager
@@ -36,15 +53,8 @@ def time_steps(model, batch: Dict, sequences: List[Tuple], steps: int, warmup: i
     optimizer.build(encoder.trainable_variables)
     method_optimizer.build(model.trainable_variables)
 
-    @tf.function(autograph=False)
-    def method_step():
-        with tf.GradientTape() as tape:
-            losses, _ = model.per_example_loss(batch, training=True)
-            loss = tf.reduce_mean(losses)
-        variables = model.trainable_variables
-        grads = tape.gradient(loss, variables)
-        method_optimizer.apply_gradients([(g, v) for g, v in zip(grads, variables) if g is not None])
-        return loss
+    update = training_step(model, method_optimizer)
+    method_step = tf.function(lambda: update(batch), autograph=False)
 
     @tf.function(autograph=False)
     def encoder_step():
@@ -76,8 +86,8 @@ def time_steps(model, batch: Dict, sequences: List[Tuple], steps: int, warmup: i
 
 def time_batch_orders(model, orders: Dict[str, Sequence[Dict]], steps: int, warmup: int) -> Dict[str, float]:
     """Median seconds per training step of `model` over each list of batches in `orders` (every
-    list as long), passes over the lists timed in turns; one trace serves every batch shape, as
-    in training."""
+    list as long), passes over the lists timed in turns; one trace with open dimensions serves
+    every batch shape, as in training."""
     import tensorflow as tf  # pylint: disable=import-outside-toplevel
     import tf_keras  # pylint: disable=import-outside-toplevel
 
@@ -85,15 +95,9 @@ def time_batch_orders(model, orders: Dict[str, Sequence[Dict]], steps: int, warm
     model.per_example_loss(next(iter(orders.values()))[0], training=False)
     optimizer.build(model.trainable_variables)
 
-    @tf.function(autograph=False, reduce_retracing=True)
-    def step(batch):
-        with tf.GradientTape() as tape:
-            losses, _ = model.per_example_loss(batch, training=True)
-            loss = tf.reduce_mean(losses)
-        variables = model.trainable_variables
-        grads = tape.gradient(loss, variables)
-        optimizer.apply_gradients([(g, v) for g, v in zip(grads, variables) if g is not None])
-        return loss
+    first = next(iter(orders.values()))[0]
+    signature = {name: tf.TensorSpec([None] * value.shape.rank, value.dtype) for name, value in first.items()}
+    step = tf.function(training_step(model, optimizer), autograph=False, input_signature=[signature])
 
     def one_pass(batches):
         return lambda: [step(batch).numpy() for batch in batches]
