@@ -174,7 +174,7 @@ def format_report(report: Dict) -> str:
         f"  padding efficiency of an epoch over {report['dialogues']} demo dialogues (real tokens / positions):",
         f"    uniform batches, dynamic padding (default): {report['padding_efficiency_uniform']:6.1%}",
         f"    length-bucketed batches:                    {report['padding_efficiency_bucketed']:6.1%}",
-        f"    uniform batches padded to max_length {report['max_length']:<5d}: "
+        f"    {'uniform batches padded to max_length ' + str(report['max_length']) + ':':<43} "
         f"{report['padding_efficiency_padded']:6.1%}",
         f"  processed positions, padding to {report['max_length']} / dynamic padding: "
         f"{report['processed_positions_padded_vs_uniform']:.2f}x",
