@@ -210,3 +210,37 @@ def test_the_augment_bound_encodes_exactly_what_the_set_encodes(hf_safetensors_d
     assert sum(fill_seen) == fill_tokens
     tokenizer = model.tokenizer
     assert sum(len(ids) + 2 for ids in tokenizer.tokenize(texts_seen, max_tokens=62).to_list()) == similarity_tokens
+
+
+def test_same_example_feeds_hold_the_same_examples_grouped_by_length(hf_safetensors_dir, tmp_path):
+    """Both feeds hold the build's first 3 × 4 examples, each once; the sorted feed's batches are
+    in order of length and pad no more than the uniform ones."""
+    import numpy as np
+
+    from tfdialemb.bench.demo_data import demo_build, same_example_feeds
+    from tfdialemb.bench.pipeline import batch_tokens
+    from tfdialemb.data.build import BuildOptions
+    from tfdialemb.data.examples import make_builder
+    from tfdialemb.encoders import load_pretrained
+
+    tokenizer = load_pretrained(hf_safetensors_dir).tokenizer
+    built = demo_build(str(tmp_path), 20, make_builder("mlm"), tokenizer,
+                       BuildOptions(max_length=24, seed=0, num_shards=1))
+    feeds = same_example_feeds(built, batch=4, batches=3)
+
+    def rows(dataset):
+        found = []
+        for batch in dataset:
+            assert batch["input_word_ids"].shape[0] == 4
+            for ids, mask in zip(batch["input_word_ids"].numpy(), batch["input_word_ids_mask"].numpy()):
+                found.append(tuple(ids[mask == 1]))
+        return found
+
+    uniform, ordered = rows(feeds["uniform"]), rows(feeds["length_sorted"])
+    assert sorted(uniform) == sorted(ordered) and len(uniform) == 12
+    assert [len(r) for r in ordered] == sorted(len(r) for r in uniform)
+    real_u, positions_u = np.sum([batch_tokens(b) for b in feeds["uniform"]], axis=0)
+    real_s, positions_s = np.sum([batch_tokens(b) for b in feeds["length_sorted"]], axis=0)
+    assert real_u == real_s and positions_s <= positions_u
+    with pytest.raises(ValueError, match="fewer than 100 batches of 4"):
+        same_example_feeds(built, batch=4, batches=100)

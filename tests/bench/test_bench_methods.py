@@ -22,10 +22,12 @@ def test_dial2vec_bench_reports_steps_and_padding(hf_safetensors_dir):
     assert report["processed_positions"] % (2 * samples) == 0
     assert 0 < report["real_tokens"] <= report["processed_positions"]
     for key in ("method_step_s", "encoder_step_s", "method_tokens_per_s", "encoder_tokens_per_s",
-                "throughput_ratio", "uniform_step_s", "bucketed_step_s"):
+                "throughput_ratio", "uniform_step_s", "length_sorted_step_s", "uniform_one_call_step_s"):
         assert report[key] > 0, key
-    np.testing.assert_allclose(report["uniform_vs_bucketed_step"],
-                               report["uniform_step_s"] / report["bucketed_step_s"])
+    np.testing.assert_allclose(report["uniform_vs_length_sorted_step"],
+                               report["uniform_step_s"] / report["length_sorted_step_s"])
+    np.testing.assert_allclose(report["one_call_vs_row_groups_step"],
+                               report["uniform_one_call_step_s"] / report["uniform_step_s"])
     assert report["timed_batches"] == 1
     uniform, bucketed, padded = (report[f"padding_efficiency_{name}"]
                                  for name in ("uniform", "bucketed", "padded"))

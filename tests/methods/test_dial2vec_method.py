@@ -210,4 +210,6 @@ def test_two_replicas_give_the_losses_and_gradients_of_one_device(two_replicas):
     assert len(grads) == len(one_grads) == len(model.trainable_variables)
     for two, one in zip(grads, one_grads):
         summed = two_replicas.reduce(tf.distribute.ReduceOp.SUM, two, axis=None)
-        np.testing.assert_allclose(summed.numpy(), one.numpy(), atol=1e-6)
+        # Each replica cuts its rows to its own lengths (`Encoder.encode_by_length`), so sums over
+        # key positions run in another order: float32 rounding, not another gradient.
+        np.testing.assert_allclose(summed.numpy(), one.numpy(), atol=5e-6)

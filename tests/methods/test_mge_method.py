@@ -53,6 +53,28 @@ def test_encode_rows_skips_empty_rows_and_matches_row_by_row():
         np.testing.assert_allclose(states[b, r], alone.numpy()[0], atol=1e-5)
 
 
+@pytest.mark.parametrize("batch,rows,length", [(3, 7, 9), (1, 2, 4), (2, 1, 6)])
+def test_encode_rows_in_length_groups_gives_each_row_its_states_alone(batch, rows, length):
+    """Rows of many lengths (more than ROW_GROUPS rows, and fewer), each encoded cut to its own
+    length on its own: the same states at its tokens, zeros past them and in empty rows."""
+    config = EncoderConfig.from_huggingface(tiny_bert.HF_CONFIG)
+    encoder = Encoder(config).build_variables()
+    rng = np.random.default_rng(batch * rows)
+    lengths = rng.integers(0, length + 1, [batch, rows])
+    mask = (np.arange(length) < lengths[..., None]).astype(np.int32)
+    ids = rng.integers(5, 60, [batch, rows, length]).astype(np.int32) * mask
+    step = tf.function(encoder.encode_rows, input_signature=[tf.TensorSpec([None] * 3, tf.int32)] * 2)
+    states = step(ids, mask).numpy()
+    for b in range(batch):
+        for r in range(rows):
+            size = lengths[b, r]
+            assert not states[b, r, size:].any()
+            if size:
+                alone = encoder({"input_word_ids": ids[b, r, :size][None],
+                                 "input_mask": mask[b, r, :size][None]})["sequence_output"]
+                np.testing.assert_allclose(states[b, r, :size], alone.numpy()[0], atol=1e-5)
+
+
 def _batch(rng, batch=2, candidates=4, length=5, vocab=60):
     def seqs(rows, present):
         ids = rng.integers(5, vocab, [batch, rows, length]).astype(np.int32)

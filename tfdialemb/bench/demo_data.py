@@ -35,6 +35,35 @@ def padding_feeds(built: str, batch: int, seed: int, pad_to: int) -> dict:
     }
 
 
+def same_example_feeds(built: str, batch: int, batches: int) -> dict:
+    """The first `batch` × `batches` examples of a build (a uniform sample: the build writes them
+    in a uniformly random order) fed two ways: in uniform batches as stored, and sorted by length
+    into batches of similar length, as bucketing would group them. The same examples and the same
+    number of steps, so the two cost the same but for padding."""
+    import tensorflow as tf  # pylint: disable=import-outside-toplevel
+
+    from tfdialemb.data.pipeline import example_lengths, to_dense  # pylint: disable=import-outside-toplevel
+    from tfdialemb.data.records import parse_spec, read_manifest, shard_paths  # pylint: disable=import-outside-toplevel
+
+    manifest = read_manifest(built)
+    schema = manifest["builder"]["schema"]
+    count = batch * batches
+    if manifest["counts"]["examples"] < count:
+        raise ValueError(f"{built} holds {manifest['counts']['examples']} examples, fewer than "
+                         f"{batches} batches of {batch}; generate more dialogues")
+    records = tf.data.TFRecordDataset(shard_paths(built, manifest)).take(count).batch(count)
+    examples = next(iter(records.map(lambda r: tf.io.parse_example(r, parse_spec(schema)))))
+    order = tf.argsort(example_lengths(examples, schema), stable=True)
+    pad_id = manifest.get("pad_id", 0)
+
+    def feed(parsed):
+        dataset = tf.data.Dataset.from_tensors(parsed).unbatch().batch(batch)
+        return dataset.map(lambda b: to_dense(b, schema, pad_id))
+
+    return {"uniform": feed(examples),
+            "length_sorted": feed({name: tf.gather(value, order) for name, value in examples.items()})}
+
+
 def demo_utterances(count: int, seed: int = 0) -> List[str]:
     """The first `count` turn texts of the demo corpus, dialogue after dialogue."""
     turns = (turn.text for dialogue in generate(count // MIN_TURNS + 1, seed) for turn in dialogue.turns)

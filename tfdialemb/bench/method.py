@@ -1,20 +1,20 @@
 """A method's training step against the bare encoder on the same tokens, for any registered method,
-and its cost on uniform batches (training's default) against length-bucketed ones.
+and its cost on uniform batches (training's default) against batches grouped by length.
 
 The ratio (bare encoder forward+backward time / method step time) says how much the method's own
 layers, loss and data handling cost on top of encoding: 1.0 means nothing. Both see identical
 sequences (each spec's `bench_sequences`: MGE the chosen context turns and the candidates,
 dial2vec every sample of every dialogue), the same frozen layers and the same optimizer update.
-The batch orders are compared as the step's median time over the first `steps` batches of each,
-timed in turns: what uniform batches, which pad more, cost per step.
+The batch orders are compared on the same examples: the first `steps` uniform batches against
+those examples sorted by length into as many batches, timed in turns, so the ratio is what
+uniform batches cost over grouping by length and nothing else.
 """
-import itertools
 import tempfile
 from typing import Dict, List, Sequence, Tuple
 
 import numpy as np
 
-from tfdialemb.bench.demo_data import demo_build, padding_feeds
+from tfdialemb.bench.demo_data import demo_build, padding_feeds, same_example_feeds
 from tfdialemb.bench.pipeline import batch_tokens
 from tfdialemb.bench.timing import time_alternating, time_in_turns
 from tfdialemb.data.examples import make_builder
@@ -88,27 +88,30 @@ def time_steps(model, batch: Dict, sequences: List[Tuple], steps: int, warmup: i
     }
 
 
-def time_batch_orders(model, orders: Dict[str, Sequence[Dict]], steps: int, warmup: int) -> Dict[str, float]:
-    """Median seconds per training step of `model` over each list of batches in `orders` (every
-    list as long), passes over the lists timed in turns; one trace with open dimensions serves
-    every batch shape, as in training."""
+def time_batch_orders(model, orders: Dict[str, Tuple[Sequence[Dict], int]], steps: int,
+                      warmup: int) -> Dict[str, float]:
+    """Median seconds per training step of `model` over each list of batches in `orders` (name:
+    (batches, the encoder's `row_groups`), every list as long), passes over the lists timed in
+    turns; one trace with open dimensions per order serves every batch shape, as in training."""
     import tensorflow as tf  # pylint: disable=import-outside-toplevel
     import tf_keras  # pylint: disable=import-outside-toplevel
 
     optimizer = tf_keras.optimizers.AdamW(learning_rate=1e-5, weight_decay=0.0)
-    model.per_example_loss(next(iter(orders.values()))[0], training=False)
+    first = next(iter(orders.values()))[0][0]
+    model.per_example_loss(first, training=False)
     optimizer.build(model.trainable_variables)
 
-    first = next(iter(orders.values()))[0]
     signature = {name: tf.TensorSpec([None] * value.shape.rank, value.dtype) for name, value in first.items()}
-    step = tf.function(training_step(model, optimizer), autograph=False, input_signature=[signature])
-
-    def one_pass(batches):
-        return lambda: [step(batch).numpy() for batch in batches]
-
-    names = list(orders)
-    seconds = time_in_turns([one_pass(orders[name]) for name in names], steps, warmup)
-    return {name: pass_s / len(orders[name]) for name, pass_s in zip(names, seconds)}
+    encoder, default_groups = model.encoder, model.encoder.row_groups
+    passes = []
+    for batches, row_groups in orders.values():
+        step = tf.function(training_step(model, optimizer), autograph=False, input_signature=[signature])
+        encoder.row_groups = row_groups
+        step.get_concrete_function()  # traced now, with this setting
+        encoder.row_groups = default_groups
+        passes.append(lambda step=step, batches=batches: [step(batch).numpy() for batch in batches])
+    seconds = time_in_turns(passes, steps, warmup)
+    return {name: pass_s / len(batches) for (name, (batches, _)), pass_s in zip(orders.items(), seconds)}
 
 
 def bench_method(spec, dialogues: int, batch: int, max_length: int, checkpoint: str, freeze_layers: int,
@@ -116,9 +119,9 @@ def bench_method(spec, dialogues: int, batch: int, max_length: int, checkpoint: 
     """`spec`'s training step on one uniform batch of its examples (built from `dialogues` demo
     dialogues) against the bare encoder's forward+backward on the sequences the step encodes
     (`MethodSpec.bench_sequences`); the step's time on the first `steps` uniform batches against
-    the first `steps` length-bucketed ones; and the padding efficiency of an epoch of batches:
-    uniform, length-bucketed, and uniform padded to `max_length` (what the released dial2vec code
-    does at 512)."""
+    the same examples sorted by length into `steps` batches; and the padding efficiency of an
+    epoch of batches: uniform, length-bucketed, and uniform padded to `max_length` (what the
+    released dial2vec code does at 512)."""
     from tfdialemb.data.build import BuildOptions  # pylint: disable=import-outside-toplevel
     from tfdialemb.encoders import load_pretrained  # pylint: disable=import-outside-toplevel
 
@@ -133,17 +136,26 @@ def bench_method(spec, dialogues: int, batch: int, max_length: int, checkpoint: 
                            pretrained.tokenizer, options)
         feeds = padding_feeds(built, batch, seed, max_length)
         positions = {name: _epoch_tokens(dataset) for name, dataset in feeds.items()}
-        orders = {name: list(itertools.islice(spec.batches(feeds[name], pretrained.tokenizer, params, run), steps))
-                  for name in ("uniform", "bucketed")}
-    batch_data = orders["uniform"][0]
+        same = same_example_feeds(built, batch, steps)
+        timed = {name: _epoch_tokens(dataset) for name, dataset in same.items()}
+        uniform, length_sorted = (list(spec.batches(same[name], pretrained.tokenizer, params, run))
+                                  for name in ("uniform", "length_sorted"))
+    batch_data = uniform[0]
     sequences = spec.bench_sequences(batch_data, params)
     report = {"method": spec.name, "batch": batch, "freeze_layers": freeze_layers, "max_length": max_length,
               "dialogues": dialogues}
     report.update(time_steps(model, batch_data, sequences, steps, warmup))
-    per_step = time_batch_orders(model, orders, ORDER_ROUNDS, min(warmup, 1))
-    report.update({"uniform_step_s": per_step["uniform"], "bucketed_step_s": per_step["bucketed"],
-                   "uniform_vs_bucketed_step": per_step["uniform"] / per_step["bucketed"],
-                   "timed_batches": min(len(b) for b in orders.values())})
+    groups = model.encoder.row_groups
+    per_step = time_batch_orders(model, {"uniform": (uniform, groups), "length_sorted": (length_sorted, groups),
+                                         "uniform_one_call": (uniform, 1)}, ORDER_ROUNDS, min(warmup, 1))
+    report.update({"row_groups": groups, "uniform_step_s": per_step["uniform"],
+                   "length_sorted_step_s": per_step["length_sorted"],
+                   "uniform_one_call_step_s": per_step["uniform_one_call"],
+                   "uniform_vs_length_sorted_step": per_step["uniform"] / per_step["length_sorted"],
+                   "one_call_vs_row_groups_step": per_step["uniform_one_call"] / per_step["uniform"],
+                   "timed_batches": len(uniform)})
+    for name, (real, processed) in timed.items():
+        report[f"timed_padding_efficiency_{name}"] = real / processed
     for name, (real, processed) in positions.items():
         report[f"padding_efficiency_{name}"] = real / processed
     report["processed_positions_padded_vs_uniform"] = positions["padded"][1] / positions["uniform"][1]
@@ -167,10 +179,14 @@ def format_report(report: Dict) -> str:
         f"  bare encoder fwd+bwd, same rows: {report['encoder_step_s'] * 1000:8.1f} ms "
         f"({report['encoder_tokens_per_s']:,.0f} tokens/s)",
         f"  throughput ratio (encoder time / {name} step time): {report['throughput_ratio']:.2f}",
-        f"  {name} step over the first {report['timed_batches']} batches, median per step:",
-        f"    uniform batches (default):       {report['uniform_step_s'] * 1000:8.1f} ms",
-        f"    length-bucketed batches:         {report['bucketed_step_s'] * 1000:8.1f} ms",
-        f"    uniform / bucketed:              {report['uniform_vs_bucketed_step']:8.2f}x",
+        f"  {name} step on the examples of the first {report['timed_batches']} uniform batches, median per step:",
+        f"    uniform batches (default):       {report['uniform_step_s'] * 1000:8.1f} ms "
+        f"({report['timed_padding_efficiency_uniform']:.1%} real tokens)",
+        f"    the same sorted by length:       {report['length_sorted_step_s'] * 1000:8.1f} ms "
+        f"({report['timed_padding_efficiency_length_sorted']:.1%} real tokens)",
+        f"    uniform / sorted by length:      {report['uniform_vs_length_sorted_step']:8.2f}x",
+        f"    uniform, rows in one encoder call instead of {report['row_groups']} length groups: "
+        f"{report['uniform_one_call_step_s'] * 1000:.1f} ms ({report['one_call_vs_row_groups_step']:.2f}x)",
         f"  padding efficiency of an epoch over {report['dialogues']} demo dialogues (real tokens / positions):",
         f"    uniform batches, dynamic padding (default): {report['padding_efficiency_uniform']:6.1%}",
         f"    length-bucketed batches:                    {report['padding_efficiency_bucketed']:6.1%}",

@@ -1,5 +1,5 @@
 """The project's text encoder: Model Garden's BertEncoderV2 plus optional role/turn embeddings."""
-from typing import List
+from typing import Dict, List
 
 import tensorflow as tf
 import tf_keras
@@ -12,6 +12,10 @@ from tfdialemb.encoders.gelu import gelu
 from tfdialemb.encoders.mask_dropout import adopt_mask_dropout
 from tfdialemb.encoders.pooling import pool
 from tfdialemb.precision import jit_compiled_encoders
+
+ROW_GROUPS = 4
+"""Encoder calls `Encoder.encode_by_length` splits its rows into by length (the default of
+`Encoder.row_groups`; read when a step is traced)."""
 
 ACTIVATIONS = {
     "gelu": gelu,  # the exact (erf) form
@@ -69,6 +73,7 @@ class Encoder(tf_keras.Model):
                     name=key.replace("_ids", "_embeddings"),
                 )
         self._bert_ready = False
+        self.row_groups = ROW_GROUPS
 
     def call(self, inputs, training=None):
         return self._run(inputs, training, all_layers=False)
@@ -139,16 +144,42 @@ class Encoder(tf_keras.Model):
         sequence = self(inputs, training=training)["sequence_output"]
         return pool(tf.cast(sequence, tf.float32), inputs["input_mask"], pooling)
 
+    def encode_by_length(self, inputs: Dict[str, tf.Tensor], training=None) -> tf.Tensor:
+        """Last-layer states [N, T, H] of sequences [N, T] (`call`'s inputs), zero at padded
+        positions, from `row_groups` encoder calls over the rows sorted by length, each cut to
+        its own longest row.
+
+        A batch drawn uniformly from the corpus then pads about as little as one grouped by
+        length, while its examples, and so the in-batch negatives, stay those drawn. Padding is
+        masked out of attention, so each row's states are those of encoding it alone.
+        """
+        mask = inputs["input_mask"]
+        width = tf.shape(mask)[1]
+        # A row's length is one past its last valid position, whatever lies before it.
+        positions = tf.range(1, width + 1)[tf.newaxis]
+        lengths = tf.reduce_max(tf.where(mask > 0, positions, tf.zeros_like(positions)), axis=1)
+        order = tf.argsort(lengths, stable=True)
+        count, groups = tf.size(order), self.row_groups
+        parts = []
+        for group in range(groups):
+            rows = order[count * group // groups:count * (group + 1) // groups]
+            cut = tf.reduce_max(tf.concat([[1], tf.gather(lengths, rows)], axis=0))
+            states = self({name: tf.gather(value, rows)[:, :cut] for name, value in inputs.items()},
+                          training=training)["sequence_output"]
+            parts.append(tf.pad(states, [[0, 0], [0, width - cut], [0, 0]]))
+        states = tf.gather(tf.concat(parts, axis=0), tf.argsort(order))
+        return states * tf.cast(mask > 0, states.dtype)[..., tf.newaxis]
+
     def encode_rows(self, ids: tf.Tensor, mask: tf.Tensor, training=None) -> tf.Tensor:
         """Token states [B, R, T, H] of a stack of sequences [B, R, T] (context turns,
-        candidates), encoding only the non-empty rows: padded turns stay all-zero and cost
-        nothing."""
+        candidates), zero at padded positions, by `encode_by_length`; only the non-empty rows
+        are encoded, so padded turns stay all-zero and cost nothing."""
         shape = tf.shape(ids)
         flat_ids = tf.reshape(ids, [-1, shape[2]])
         flat_mask = tf.reshape(mask, [-1, shape[2]])
         present = tf.where(tf.reduce_any(flat_mask > 0, axis=-1))[:, 0]
-        states = self({"input_word_ids": tf.gather(flat_ids, present),
-                       "input_mask": tf.gather(flat_mask, present)}, training=training)["sequence_output"]
+        states = self.encode_by_length({"input_word_ids": tf.gather(flat_ids, present),
+                                        "input_mask": tf.gather(flat_mask, present)}, training=training)
         hidden = self.encoder_config.hidden_size
         rows = tf.cast(shape[0] * shape[1], tf.int64)
         full = tf.scatter_nd(present[:, tf.newaxis], states,

@@ -56,10 +56,11 @@ def _encoder_inputs(encoder: Encoder, ids: tf.Tensor, mask: tf.Tensor, turn_ids:
 
 def encode_dialogues(encoder: Encoder, ids: tf.Tensor, mask: tf.Tensor, turn_ids: tf.Tensor,
                      role_ids: tf.Tensor, role_turn_embeddings: bool, training=None) -> tf.Tensor:
-    """Last-layer states [N, T, H] of packed dialogues [N, T]; turn and role ids reach the
-    encoder only with `role_turn_embeddings`, clipped into its tables."""
+    """Last-layer states [N, T, H] of packed dialogues [N, T], zero at padding
+    (`Encoder.encode_by_length`); turn and role ids reach the encoder only with
+    `role_turn_embeddings`, clipped into its tables."""
     inputs = _encoder_inputs(encoder, ids, mask, turn_ids, role_ids, role_turn_embeddings)
-    return encoder(inputs, training=training)["sequence_output"]
+    return encoder.encode_by_length(inputs, training=training)
 
 
 def encode_dialogue_layers(encoder: Encoder, ids: tf.Tensor, mask: tf.Tensor, turn_ids: tf.Tensor,
