@@ -221,8 +221,8 @@ class AugclSpec(MethodSpec):
                 if json.load(f) == wanted:
                     return output
         os.makedirs(augmented_dir, exist_ok=True)
-        augment_to(train_file, output, params.augment_set, given, seed=run.seed, views=params.augment_views,
-                   overwrite=True)
+        augment_to(train_file, output, params.augment_set, given, run.load_model, seed=run.seed,
+                   views=params.augment_views, overwrite=True)
         with atomic_open(record) as f:
             json.dump(wanted, f, indent=1, sort_keys=True)
         return output

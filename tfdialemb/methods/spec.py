@@ -57,6 +57,10 @@ class TrainingRun:
     batch_size: int
     max_length: int
     seed: int
+    load_model: Optional[Callable[..., Any]] = None
+    """`load_model(path, kind, given=None)`: another trained model directory opened as an inference
+    kind's runtime (`tfdialemb.inference.kinds.load`), which the methods, below the runtimes, are
+    handed by the command (augcl's augmentation scores utterances with one); None: the run opens none."""
 
 
 class MethodSpec:

@@ -311,7 +311,9 @@ def _run(spec, params: Dict[str, Any]) -> int:
         print(run_header(spec, params), flush=True)
         if freezing:
             print(freezing, flush=True)
-        run_settings = TrainingRun(FLAGS.init_checkpoint, FLAGS.batch_size, FLAGS.max_length, FLAGS.seed)
+        from tfdialemb.inference.kinds import load  # pylint: disable=import-outside-toplevel  (Model Garden)
+
+        run_settings = TrainingRun(FLAGS.init_checkpoint, FLAGS.batch_size, FLAGS.max_length, FLAGS.seed, load)
         for warning in spec.check(params, run_settings):
             print(f"warning: {warning}", file=sys.stderr)
         strategy = distribute.make_strategy(FLAGS.strategy, FLAGS.devices, FLAGS.collective_timeout)
