@@ -8,6 +8,7 @@ defers a heavy dependency (Model Garden, transformers, scikit-learn...) its modu
 import ast
 import collections
 import os
+import re
 import sys
 
 import pytest
@@ -19,7 +20,8 @@ LAYERS = (
     ("core", ("tfdialemb", "tfdialemb.files", "tfdialemb.options", "tfdialemb.dialogue", "tfdialemb.quiet",
               "tfdialemb.progress", "tfdialemb.util",
               "tfdialemb.cli", "tfdialemb.distribute", "tfdialemb.precision", "tfdialemb.similarity",
-              "tfdialemb.reports", "tfdialemb.inference_kinds", "tfdialemb.method_record")),
+              "tfdialemb.reports", "tfdialemb.inference_settings", "tfdialemb.kind_registry",
+              "tfdialemb.package_modules", "tfdialemb.method_record")),
     ("converters", ("tfdialemb.converters",)),
     ("text", ("tfdialemb.text",)),
     ("encoders", ("tfdialemb.encoders",)),
@@ -238,6 +240,13 @@ def test_function_level_imports_defer_something_heavy():
             if inside and not heavy_imports(target) - heavy_imports(module):
                 offenders.append(f"{module}:{line} {target}")
     assert sorted(offenders) == []
+
+
+def test_the_layout_page_lists_the_layers_in_order():
+    """docs/layout.md's "Layers" section names LAYERS, lowest first."""
+    with open(os.path.join(ROOT, "docs", "layout.md"), encoding="utf-8") as f:
+        section = f.read().split("\n## Layers\n", 1)[1]
+    assert re.findall(r"^\d+\. ([^:\n]+)", section, re.MULTILINE) == [name for name, _ in LAYERS]
 
 
 def test_the_public_import_paths_are_the_runtimes():

@@ -28,7 +28,7 @@ from tfdialemb.data.contrastive_pairs import PAIRS, add_contrastive_pairs
 from tfdialemb.encoders import Encoder
 from tfdialemb.encoders.pooling import POOLING_METHODS, pool
 from tfdialemb.files import atomic_open
-from tfdialemb.inference_kinds import NUM_ROLES, POOLING
+from tfdialemb.inference_settings import NUM_ROLES, POOLING
 from tfdialemb.losses.augmentation_contrast import (
     RELEASED_TEMPERATURE,
     VARIANTS,
