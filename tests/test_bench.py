@@ -195,7 +195,9 @@ def test_the_augment_bound_encodes_exactly_what_the_set_encodes(hf_safetensors_d
     corpus = list(chitchat_dialogues(CLI_BATCH + 2, turns=6))  # two batches
     model = _fill_mask_model(hf_safetensors_dir, None)
     fill = (TokenInsertion(model, min_fill_prob=0.0), TokenReplacement(model))
-    similarity = load_similarity("sentence_encoder", hf_safetensors_dir)
+    from tfdialemb.inference.kinds import load
+
+    similarity = load_similarity("sentence_encoder", hf_safetensors_dir, load)
     batches, fill_tokens, similarity_tokens = bound_inputs(corpus, fill, 64, 64)
     assert sum(int(mask.sum()) for _, mask in batches) == fill_tokens + similarity_tokens
 

@@ -43,7 +43,8 @@ def by_function(module_name, function="define_flags"):
 
 
 def task_options():
-    from tfdialemb.baselines.sources import source_options
+    from tfdialemb.baselines import sources  # registers the baselines' sources
+    from tfdialemb.eval.sources import source_options
     from tfdialemb.eval.evaluator import evaluators
     return {option.name for _, option in source_options()} | {
         option.name for evaluator in evaluators().values() for option in evaluator.options}

@@ -8,6 +8,7 @@ defers a heavy dependency (Model Garden, transformers, scikit-learn...) its modu
 import ast
 import collections
 import os
+import re
 import sys
 
 import pytest
@@ -19,7 +20,8 @@ LAYERS = (
     ("core", ("tfdialemb", "tfdialemb.files", "tfdialemb.options", "tfdialemb.dialogue", "tfdialemb.quiet",
               "tfdialemb.progress", "tfdialemb.util",
               "tfdialemb.cli", "tfdialemb.distribute", "tfdialemb.precision", "tfdialemb.similarity",
-              "tfdialemb.reports", "tfdialemb.inference_kinds", "tfdialemb.method_record")),
+              "tfdialemb.reports", "tfdialemb.inference_settings", "tfdialemb.kind_registry",
+              "tfdialemb.package_modules", "tfdialemb.method_record")),
     ("converters", ("tfdialemb.converters",)),
     ("text", ("tfdialemb.text",)),
     ("encoders", ("tfdialemb.encoders",)),
@@ -33,18 +35,14 @@ LAYERS = (
     ("training and baselines", ("tfdialemb.training", "tfdialemb.baselines")),
     ("commands", ("tfdialemb.train", "tfdialemb.pretrain", "tfdialemb.evaluate", "tfdialemb.export",
                   "tfdialemb.encode", "tfdialemb.thesis_grid", "tfdialemb.compare", "tfdialemb.command_steps", "tfdialemb.demo",
-                  "tfdialemb.bench", "tfdialemb.embedder", "tfdialemb.dialogue_embedder", "tfdialemb.search")),
+                  "tfdialemb.bench", "tfdialemb.embedder", "tfdialemb.dialogue_embedder", "tfdialemb.search",
+                  "tfdialemb.augment.__main__")),
 )
 """Lowest first. Model directories sit above the methods (rebuilding a trained model needs its
 method's spec) and below inference (the runtimes open model directories). `tfdialemb.embedder` and
-`tfdialemb.dialogue_embedder` are the runtimes' public import paths, re-exported from the top."""
-UPWARD_IMPORTS = {
-    ("tfdialemb.augment.similarity_sources", "tfdialemb.inference.kinds"):
-        "crop and shuffle score utterances with a trained model (a sentence encoder or the "
-        "context-response model), which augmentation, below the methods (augcl augments its "
-        "training file), can only load from the inference layer; imported when a source is loaded",
-}
-"""The imports allowed to point up, each with its reason."""
+`tfdialemb.dialogue_embedder` are the runtimes' public import paths, re-exported from the top. A
+folder's `__main__` is a command (what `python -m` runs, imported by nothing): the augment command
+hands augmentation the loader of the models crop and shuffle score with, as a training run does."""
 HEAVY = ("official", "tensorflow_text", "transformers", "sklearn", "scipy", "matplotlib", "gensim", "torch",
          "sentence_transformers", "safetensors", "jieba")
 """What a function-level import may keep out of a module's import (TensorFlow itself is loaded by
@@ -128,8 +126,9 @@ def layer_of(module):
 
 
 def folder_of(module):
-    """`tfdialemb.x` for a module of the subpackage x, the module itself at the top level."""
-    return ".".join(module.split(".")[:2])
+    """`tfdialemb.x` for a module of the subpackage x, the module itself at the top level or when it
+    is a folder's `__main__` (a command of its own)."""
+    return module if module.endswith(".__main__") else ".".join(module.split(".")[:2])
 
 
 def _within(module, part):
@@ -142,12 +141,11 @@ def upward_imports():
 
 
 def folder_cycles():
-    """The folders that import each other, round a cycle (strongly connected components), the
-    documented upward imports left out."""
+    """The folders that import each other, round a cycle (strongly connected components)."""
     graph = collections.defaultdict(set)
     for module, targets in EDGES.items():
         for target in targets:
-            if folder_of(module) != folder_of(target) and (module, target) not in UPWARD_IMPORTS:
+            if folder_of(module) != folder_of(target):
                 graph[folder_of(module)].add(folder_of(target))
     order, low, stack, on_stack, cycles = {}, {}, [], set(), []
 
@@ -176,13 +174,12 @@ def folder_cycles():
 
 
 def reachable(module, top_level_only=False):
-    """The package modules importing `module` runs (top_level_only), or may run, the documented
-    upward imports left out."""
+    """The package modules importing `module` runs (top_level_only), or may run."""
     seen, todo = set(), [module]
     while todo:
         current = todo.pop()
         for target, (_, inside) in EDGES[current].items():
-            if target not in seen and not (top_level_only and inside) and (current, target) not in UPWARD_IMPORTS:
+            if target not in seen and not (top_level_only and inside):
                 seen.add(target)
                 todo.append(target)
     return seen
@@ -199,8 +196,7 @@ def test_every_module_has_a_layer():
 
 
 def test_imports_point_down():
-    assert upward_imports() == sorted(UPWARD_IMPORTS)
-    assert len(UPWARD_IMPORTS) <= 1
+    assert upward_imports() == []
 
 
 def test_no_folder_imports_another_that_imports_it_back():
@@ -241,9 +237,16 @@ def test_function_level_imports_defer_something_heavy():
     offenders = []
     for module, targets in EDGES.items():
         for target, (line, inside) in targets.items():
-            if inside and (module, target) not in UPWARD_IMPORTS and not heavy_imports(target) - heavy_imports(module):
+            if inside and not heavy_imports(target) - heavy_imports(module):
                 offenders.append(f"{module}:{line} {target}")
     assert sorted(offenders) == []
+
+
+def test_the_layout_page_lists_the_layers_in_order():
+    """docs/layout.md's "Layers" section names LAYERS, lowest first."""
+    with open(os.path.join(ROOT, "docs", "layout.md"), encoding="utf-8") as f:
+        section = f.read().split("\n## Layers\n", 1)[1]
+    assert re.findall(r"^\d+\. ([^:\n]+)", section, re.MULTILINE) == [name for name, _ in LAYERS]
 
 
 def test_the_public_import_paths_are_the_runtimes():
@@ -263,6 +266,6 @@ if __name__ == "__main__":
           f"function-level: {sum(inside for t in EDGES.values() for _, inside in t.values())}")
     print(f"upward imports: {len(upward_imports())}")
     for module, target in upward_imports():
-        print(f"  {module} -> {target}: {UPWARD_IMPORTS.get((module, target), 'UNDOCUMENTED')}")
+        print(f"  {module} -> {target}")
     print(f"folder-level cycles: {len(folder_cycles())} {folder_cycles()}")
     sys.exit(0)

@@ -98,7 +98,7 @@ def test_augcl_training_embedder_and_export_feed_the_hand_built_ids(tmp_path):
 
     from tfdialemb.augment.base import augmented
     from tfdialemb.encoders import Encoder, EncoderConfig
-    from tfdialemb.inference_kinds import resolve
+    from tfdialemb.kind_registry import resolve
     from tfdialemb.methods.spec import TrainingRun
     from tfdialemb.serving.dialogue import dialogue_inputs, export_dialogue_model
 

@@ -41,7 +41,8 @@ from tfdialemb.cli import (
 )
 from tfdialemb.files import check_output
 from tfdialemb.inference.embedding_files import OUTPUT_LAYOUTS, write_embeddings
-from tfdialemb.inference_kinds import MAX_LENGTH, NORMALIZE, POOLING
+from tfdialemb.inference.kinds import load
+from tfdialemb.inference_settings import MAX_LENGTH, NORMALIZE, POOLING
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("model_dir", None, "Trained tfdialemb model directory to encode with.")
@@ -100,8 +101,6 @@ def main(argv):
 
 
 def _checkpoint_embedder():
-    from tfdialemb.inference.kinds import load  # pylint: disable=import-outside-toplevel
-
     given = {name: FLAGS[name].value for name in ("pooling", "max_length") if FLAGS[name].present}
     return load(FLAGS.model_dir or FLAGS.init_checkpoint, "sentence", given, normalize=FLAGS.normalize)
 

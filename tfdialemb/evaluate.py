@@ -8,9 +8,9 @@ r"""Evaluates an encoder on one of the papers' tasks and writes a JSON report.
 Each task is an evaluator (`tfdialemb.eval.evaluator`): DialogueCSE's `sr` and `dsts`, dial2vec's
 `dialogue`, FGC's `response_selection` and `fgc_similarity`, the triple-encoders' `sequence_modeling`
 and `stp`, the augmentation thesis' `probes`, `intent`, `invariance` and `context_response`
-(docs/evaluation.md). --embedding picks what is embedded (`tfdialemb.baselines.sources`): the
+(docs/evaluation.md). --embedding picks what is embedded (`tfdialemb.eval.sources`): the
 encoder, or a baseline needing no training loop (whitening, flow, glove, tfidf, lda, doc2vec,
-plm_mean, utterance_average), those a task lists. A flag of another task or another embedding is
+plm_mean, utterance_average), those giving what the task scores. A flag of another task or another embedding is
 refused; --helpfull names each flag's tasks.
 
 --model_dir is a trained tfdialemb model: its method.json says how it was trained, so the method's
@@ -39,15 +39,15 @@ from typing import Dict, List, Optional
 from absl import app, flags
 
 from tfdialemb import options, precision
-from tfdialemb.baselines.sources import SOURCES, source_options
+from tfdialemb.baselines import sources as _baselines  # noqa: F401  (registers the baselines' sources)
 from tfdialemb.cli import ARGUMENTS, OVERWRITE, claim_output, guarded, parse_flags, report_error
 from tfdialemb.encoders.checkpoint import weights_fingerprint
 from tfdialemb.eval.evaluator import OptionValues, evaluators, get_evaluator
+from tfdialemb.eval.sources import get_source, source_options, sources
 from tfdialemb.eval.table import results_table
 from tfdialemb.files import check_output
-from tfdialemb.inference_kinds import (
+from tfdialemb.inference_settings import (
     FINAL_SEPARATOR,
-    KINDS,
     MAX_LENGTH,
     MERGE_TURNS,
     NUM_ROLES,
@@ -58,6 +58,7 @@ from tfdialemb.inference_kinds import (
     SPEAKER_PREFIX,
     SPEAKER_TOKENS,
 )
+from tfdialemb.kind_registry import KINDS
 from tfdialemb.model_dir import ModelSource
 from tfdialemb.reports import write_report
 
@@ -80,7 +81,7 @@ for _setting in (POOLING, MAX_LENGTH, SEPARATOR, NUM_ROLES, SPEAKER_PREFIX, FINA
 precision.define_flags(default_policy=precision.INFERENCE_POLICY, jit_compile=False)
 OVERWRITE.define()
 flags.adopt_module_key_flags(options)
-flags.DEFINE_enum("embedding", "encoder", list(SOURCES), "The encoder's embedding or a baseline (see the "
+flags.DEFINE_enum("embedding", "encoder", list(sources()), "The encoder's embedding or a baseline (see the "
                   "task's list in docs/evaluation.md).")
 options.define_all(source_options() + [(name, option) for name, evaluator in evaluators().items()
                                        for option in evaluator.options])
@@ -95,9 +96,9 @@ def option_values() -> OptionValues:
 
 
 def settings_kind() -> Optional[str]:
-    """The inference kind whose settings (`tfdialemb.inference_kinds`) the evaluation reads, or
+    """The inference kind whose settings (`tfdialemb.kind_registry`) the evaluation reads, or
     None for a baseline without a tfdialemb encoder."""
-    return SOURCES[FLAGS.embedding].settings_kind(get_evaluator(FLAGS.task).kind)
+    return get_source(FLAGS.embedding).settings_kind(get_evaluator(FLAGS.task).kind)
 
 
 def given_settings(kind: Optional[str]) -> Dict[str, object]:
@@ -109,7 +110,7 @@ def given_settings(kind: Optional[str]) -> Dict[str, object]:
 def stray_option(evaluator, source) -> Optional[str]:
     """The first flag given that belongs to another --embedding or another --task, with its refusal."""
     own = {o.name for o in evaluator.options + source.options}
-    of_sources = [o.name for s in SOURCES.values() for o in s.options]
+    of_sources = [o.name for s in sources().values() for o in s.options]
     of_tasks = [o.name for e in evaluators().values() for o in e.options]
     for name in dict.fromkeys(of_sources + of_tasks):
         if FLAGS[name].present and name not in own:
@@ -120,10 +121,11 @@ def stray_option(evaluator, source) -> Optional[str]:
 
 def check_flags() -> None:
     """ValueError naming the flag that the task or --embedding needs, or would silently ignore."""
-    evaluator, source, values = get_evaluator(FLAGS.task), SOURCES[FLAGS.embedding], option_values()
+    evaluator, source, values = get_evaluator(FLAGS.task), get_source(FLAGS.embedding), option_values()
     task, kind = evaluator.name, source.name
-    if kind not in evaluator.embeddings:
-        raise ValueError(f"--task={task} takes --embedding in {', '.join(evaluator.embeddings)}, not {kind}")
+    if not set(source.provided(values)) & set(evaluator.inputs):
+        taken = [name for name, other in sources().items() if set(other.provided(values)) & set(evaluator.inputs)]
+        raise ValueError(f"--task={task} takes --embedding in {', '.join(taken)}, not {kind}")
     if FLAGS.saved_model and not evaluator.serves_exported:
         exported = "|".join(name for name, e in evaluators().items() if e.serves_exported)
         raise ValueError(f"--saved_model serves sentence embeddings (--task={exported}), not --task={task}")
@@ -197,7 +199,7 @@ def evaluate_model(evaluator, checkpoint: Optional[str], model: Optional[ModelSo
     command's arguments and the weights evaluated (`weights_fingerprint`: the file, its SHA-256,
     a training run's step), so a recipe can tell a report of other weights or flags."""
     values = option_values()
-    source = SOURCES[FLAGS.embedding](model, settings, values)
+    source = get_source(FLAGS.embedding)(model, settings, values)
     eval_file = FLAGS[evaluator.reads].value
     evaluated = checkpoint or FLAGS.saved_model
     report = {"task": evaluator.name, evaluator.reads: eval_file, "checkpoint": evaluated,

@@ -69,27 +69,25 @@ from tfdialemb.dialogue import read_dialogues
 from tfdialemb.encoders.checkpoint import latest_own_checkpoint
 from tfdialemb.files import check_writable, lock_holder, remove_stale_staging
 from tfdialemb.inference.kinds import runtime
-from tfdialemb.inference_kinds import (
+from tfdialemb.inference_settings import (
     CURVED,
     DIALOGUE_POOLING,
     FINAL_SEPARATOR,
-    KINDS,
     MAX_LENGTH,
     MERGE_TURNS,
     NORMALIZE,
     NUM_ROLES,
     PAIR_LAYOUT,
     POOLING,
-    RENAMED_KINDS,
     SEPARATOR,
     SPEAKER_PREFIX,
     SPEAKER_TOKENS,
-    current_kind,
 )
+from tfdialemb.kind_registry import KINDS, RENAMED_KINDS, current_kind
 from tfdialemb.methods.spec import get_method
 from tfdialemb.model_dir import ModelSource
 from tfdialemb.serving import layout, sentence
-from tfdialemb.serving.kinds import SERVABLES
+from tfdialemb.serving.kinds import served_kind
 
 DEFAULT_WARMUP_DIALOGUES = os.path.join(os.path.dirname(__file__), "resources", "warmup_dialogues.jsonl")
 EXPORT_SETTINGS = (POOLING, MAX_LENGTH, SEPARATOR, NUM_ROLES, SPEAKER_TOKENS, MERGE_TURNS, CURVED, PAIR_LAYOUT,
@@ -181,7 +179,7 @@ def main(argv):
         check_writable(FLAGS.export_dir, directory_output=True)
         version = FLAGS.version or layout.next_version(FLAGS.export_dir)
         layout.version_dir(FLAGS.export_dir, version)  # fails before the slow load
-        served = SERVABLES[kind]
+        served = served_kind(kind)
         inputs = _warmup_inputs(served.warmup)
         options = {"normalize": FLAGS.normalize} if KINDS[kind].normalizable else {}
         servable = served.build(runtime(source, kind, settings, **options), settings, inputs)

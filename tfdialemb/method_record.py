@@ -5,7 +5,7 @@ Training writes the method and its resolved options, the example builder and its
 identifies the examples it built (the source's SHA-256, the seed, their number), the
 pre-processing (merged turns, minimum turns, max length, packing separator, casing, special-token
 mapping), the encoder's start and options, the training settings, and per inference kind the
-settings inference must repeat (`tfdialemb.inference_kinds`). Reading it needs no model:
+settings inference must repeat (`tfdialemb.inference_settings`). Reading it needs no model:
 `tfdialemb.model_dir` rebuilds the trained model from it.
 """
 import json
@@ -13,7 +13,7 @@ import os
 from typing import Any, Dict, List, Mapping, Optional
 
 from tfdialemb.files import atomic_open
-from tfdialemb.inference_kinds import KINDS, RENAMED_KINDS
+from tfdialemb.kind_registry import KINDS, RENAMED_KINDS
 from tfdialemb.options import current_option_names
 
 METHOD_CONFIG = "method.json"

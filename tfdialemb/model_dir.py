@@ -2,7 +2,7 @@
 
 A model directory describes its run (`tfdialemb.method_record`, `method.json`): `load_method(DIR)`
 rebuilds the trained model from it, heads included, and `ModelSource` gives `evaluate`, `export`,
-`encode` and the embedders' `from_pretrained` the settings it records (`tfdialemb.inference_kinds`)
+`encode` and the embedders' `from_pretrained` the settings it records (`tfdialemb.kind_registry`)
 and the model they need.
 """
 import dataclasses
@@ -12,7 +12,7 @@ import logging
 import os
 from typing import Any, Dict, Mapping, Optional, Tuple
 
-from tfdialemb.inference_kinds import KINDS, resolve
+from tfdialemb.kind_registry import KINDS, resolve
 from tfdialemb.method_record import METHOD_CONFIG, read_method_config, recorded_settings
 from tfdialemb.methods.spec import MethodConfig, MethodSpec, all_specs, get_method
 
@@ -146,7 +146,7 @@ def inference_parts(pretrained, kind: str, given: Mapping[str, Any]) -> Tuple[An
     """(encoder, tokenizer, settings of inference `kind`) for the embedders' `from_pretrained`: from
     a directory (`str` or path: a trained model's record, or any checkpoint `load_pretrained`
     reads) or a loaded `Pretrained` (nothing recorded), with the same `given` settings
-    (`tfdialemb.inference_kinds` names; None: not given) either way. A TypeError names a
+    (`tfdialemb.inference_settings` names; None: not given) either way. A TypeError names a
     setting `kind` does not read."""
     unknown = sorted(set(given) - set(KINDS[kind].settings))
     if unknown:

@@ -18,6 +18,7 @@ from absl import app, flags
 
 from tfdialemb.cli import guarded, parse_flags, read_lines, report_error
 from tfdialemb.dialogue import as_dialogue, check_input_file, read_dialogues
+from tfdialemb.inference.kinds import load
 from tfdialemb.util import semantic_search
 
 FLAGS = flags.FLAGS
@@ -37,9 +38,6 @@ SHOWN = 80
 
 def main(argv):
     del argv
-    # Imported after flag parsing: the model's code is slow to import.
-    from tfdialemb.inference.kinds import load  # pylint: disable=import-outside-toplevel
-
     dialogues = FLAGS.corpus.endswith(DIALOGUES)
     try:
         check_input_file(FLAGS.corpus, "corpus")

@@ -9,7 +9,7 @@ import os
 import signal
 import time
 
-from tfdialemb.augment import operations, presets
+from tfdialemb.augment import presets
 from topic_source import TEST_SET, TopicSource
 
 presets.PRESETS[TEST_SET.name] = TEST_SET
@@ -25,7 +25,6 @@ class StallingTopicSource(TopicSource):
         return super().embed_contexts(contexts)
 
 
-operations.load_context_response_model = lambda path: StallingTopicSource()
 if os.environ.get("AUGMENT_KILLED_AT"):
     _replace = os.replace
 
@@ -38,4 +37,4 @@ if os.environ.get("AUGMENT_KILLED_AT"):
 
 from tfdialemb.augment.__main__ import run  # noqa: E402  (the test set must exist first)
 
-run()
+run(lambda path, kind: StallingTopicSource())

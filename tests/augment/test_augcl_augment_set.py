@@ -8,6 +8,7 @@ import pytest
 from tfdialemb.augment import flags as augment_flags
 from tfdialemb.augment.command import augment_to
 from tfdialemb.dialogue import Dialogue, Turn, write_dialogues
+from tfdialemb.inference.kinds import load
 from tfdialemb.methods.spec import TrainingRun, get_method
 
 
@@ -27,7 +28,7 @@ def test_the_run_writes_the_augment_commands_file_once(plain_file, tmp_path, ran
     spec = get_method("augcl")
     params = spec.resolve({"augment_set": "a-l-m-dse", "fill_mask_model": random_mlm_dir,
                            "sentence_encoder": random_mlm_dir, "mask_rate": 0.3, "min_fill_prob": 0.0})
-    run = TrainingRun(init_checkpoint=random_mlm_dir, batch_size=4, max_length=64, seed=3)
+    run = TrainingRun(init_checkpoint=random_mlm_dir, batch_size=4, max_length=64, seed=3, load_model=load)
     data_dir = str(tmp_path / "run" / "data")
     written = spec.training_file(plain_file, data_dir, params, run)
     assert written == os.path.join(f"{data_dir}-augmented", "augmented-a-l-m-dse.jsonl")
@@ -35,7 +36,7 @@ def test_the_run_writes_the_augment_commands_file_once(plain_file, tmp_path, ran
 
     given = {name: params[name] for name in augment_flags.flag_names()}
     expected = str(tmp_path / "by_command.jsonl")
-    counts = augment_to(plain_file, expected, "a-l-m-dse", given, seed=3)
+    counts = augment_to(plain_file, expected, "a-l-m-dse", given, load, seed=3)
     with open(written, encoding="utf-8") as a, open(expected, encoding="utf-8") as b:
         assert a.read() == b.read()
     assert counts["original"] == 3 and counts["crop"] >= 1  # d0 and d2 can be cropped
@@ -43,7 +44,7 @@ def test_the_run_writes_the_augment_commands_file_once(plain_file, tmp_path, ran
     modified = os.stat(written).st_mtime_ns
     assert spec.training_file(plain_file, data_dir, params, run) == written
     assert os.stat(written).st_mtime_ns == modified  # kept, not written again
-    reseeded = TrainingRun(init_checkpoint=random_mlm_dir, batch_size=4, max_length=64, seed=4)
+    reseeded = TrainingRun(init_checkpoint=random_mlm_dir, batch_size=4, max_length=64, seed=4, load_model=load)
     spec.training_file(plain_file, data_dir, params, reseeded)
     assert os.stat(written).st_mtime_ns != modified  # another seed augments afresh
 

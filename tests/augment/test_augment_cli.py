@@ -10,7 +10,7 @@ import time
 import pytest
 from absl import flags
 
-from tfdialemb.augment import augmented_file, command, operations, presets
+from tfdialemb.augment import augmented_file, command, presets
 from tfdialemb.augment.augmented_file import Plan, augment_file, scan_input, view_seed
 from tfdialemb.augment.crop import StageCrop
 from tfdialemb.augment.operations import OperationSet
@@ -187,15 +187,15 @@ def test_inputs_that_would_mix_originals_and_views_are_refused(tmp_path):
 @pytest.fixture
 def command_line(monkeypatch, capsys):
     """`python -m tfdialemb.augment ARGS` in process (its flags on their own FlagValues), the
-    test set registered and the context-response model the topic source: (status, out, err)."""
+    test set registered and the context-response model the topic source unless `load_model` opens
+    another: (status, out, err)."""
     monkeypatch.setitem(presets.PRESETS, TEST_SET.name, TEST_SET)
-    monkeypatch.setattr(operations, "load_context_response_model", lambda path: TopicSource())
 
-    def call(*args):
+    def call(*args, load_model=lambda path, kind: TopicSource()):
         values = flags.FlagValues()
         command.define_flags(values)
         values(["augment", *args])
-        status = command.main(values)
+        status = command.main(load_model, values)
         out, err = capsys.readouterr()
         return status, out, err
 
@@ -296,21 +296,18 @@ def test_a_run_is_not_resumed_over_a_retrained_model(tmp_path, source, command_l
     assert "3 of 14 dialogues already done" in err
 
 
-def test_a_run_refused_before_its_first_chunk_leaves_nothing_that_blocks_the_next(tmp_path, source, command_line,
-                                                                                  monkeypatch):
+def test_a_run_refused_before_its_first_chunk_leaves_nothing_that_blocks_the_next(tmp_path, source, command_line):
     (tmp_path / "wrong").mkdir()
     _write_checkpoint(tmp_path / "model", 3, b"weights")
     common = (f"--set={TEST_SET.name}", f"--input={tmp_path}/in.jsonl", f"--output={tmp_path}/out.jsonl",
               f"--seed={SEED}", f"--views={VIEWS}", f"--batch_size={BATCH}", f"--chunk_size={CHUNK}")
 
-    def refuse(path):
-        raise ValueError(f"{path}: not a context-response model")
+    def refuse(path, kind):
+        raise ValueError(f"{path}: not a {kind} model")
 
-    monkeypatch.setattr(operations, "load_context_response_model", refuse)
-    status, _, err = command_line(*common, f"--context_response_model={tmp_path}/wrong")
-    assert status == 2 and "wrong: not a context-response model" in err
+    status, _, err = command_line(*common, f"--context_response_model={tmp_path}/wrong", load_model=refuse)
+    assert status == 2 and "wrong: not a context_response model" in err
     assert sorted(os.listdir(tmp_path)) == ["in.jsonl", "model", "wrong"]
-    monkeypatch.setattr(operations, "load_context_response_model", lambda path: TopicSource())
     status, out, err = command_line(*common, f"--context_response_model={tmp_path}/model")
     assert status == 0, err
     assert "14 originals" in out and not (tmp_path / "out.jsonl.partial").exists()

@@ -34,7 +34,7 @@ class Recorded(Augmentation):
 
 @pytest.fixture
 def fakes(monkeypatch, tmp_path):
-    """Stand-ins for the model-backed operations and the similarity loaders; model directories."""
+    """Stand-ins for the model-backed operations and the similarity models' loader; model directories."""
     Recorded.built = []
     loaded = []
     for module, class_name, name in (("token_insertion", "TokenInsertion", "insert"),
@@ -43,22 +43,19 @@ def fakes(monkeypatch, tmp_path):
         fake = types.ModuleType(f"tfdialemb.augment.{module}")
         setattr(fake, class_name, type(class_name, (Recorded,), {"name": name}))
         monkeypatch.setitem(sys.modules, f"tfdialemb.augment.{module}", fake)
-    monkeypatch.setattr(operations, "load_model", lambda flag, value: loaded.append((flag, value)) or value)
-    monkeypatch.setattr(operations, "load_context_response_model",
-                        lambda path: loaded.append(("context_response", path)) or TopicSource())
+    monkeypatch.setattr(operations, "shared_model", lambda flag, value: loaded.append((flag, value)) or value)
 
-    def sentence_encoder(path, context, batch_size):
-        loaded.append(("sentence_encoder", path, context, batch_size))
-        return TopicSource(context)
+    def load_model(path, kind, given=None):
+        loaded.append((kind, path, given))
+        return TopicSource() if kind == "context_response" else types.SimpleNamespace(directory=path)
 
-    monkeypatch.setattr(operations.SentenceEncoderSimilarity, "from_model_dir", staticmethod(sentence_encoder))
     models = {}
     for name in ("fill_mask", "en_ru", "ru_en", "context_response", "dse"):
         (tmp_path / name).mkdir()
         models[name] = str(tmp_path / name)
     paths = {"fill_mask_model": models["fill_mask"], "translation_models": [models["en_ru"], models["ru_en"]],
              "context_response_model": models["context_response"], "sentence_encoder": None}
-    return types.SimpleNamespace(loaded=loaded, models=models, paths=paths)
+    return types.SimpleNamespace(loaded=loaded, models=models, paths=paths, load_model=load_model)
 
 
 @pytest.mark.parametrize("name", sorted(TABLE_1))
@@ -66,7 +63,7 @@ def test_each_set_builds_its_operations_from_its_models(fakes, name):
     paths = dict(fakes.paths)
     if name.endswith("-dse"):
         paths["context_response_model"], paths["sentence_encoder"] = None, fakes.models["dse"]
-    built = operations.build_operations(get_preset(name), paths, seed=4)
+    built = operations.build_operations(get_preset(name), paths, fakes.load_model, seed=4)
     assert built.names == TABLE_1[name]
     assert all(op.seed == 4 for op in built.operations)
     for op in built.operations:
@@ -80,8 +77,8 @@ def test_each_set_builds_its_operations_from_its_models(fakes, name):
     fill_mask = [("fill_mask_model", fakes.models["fill_mask"])]  # one model serves insert and replace
     translation = [("translation_models", [fakes.models["en_ru"], fakes.models["ru_en"]])] * ("translate" in TABLE_1[name])
     expected = fill_mask + translation + ([] if "crop" not in TABLE_1[name] else (
-        [("sentence_encoder", fakes.models["dse"], 1, 64)] if name.endswith("-dse")
-        else [("context_response", fakes.models["context_response"])]))
+        [("sentence", fakes.models["dse"], {"pooling": "mean"})] if name.endswith("-dse")
+        else [("context_response", fakes.models["context_response"], None)]))
     assert sorted(map(repr, fakes.loaded)) == sorted(map(repr, expected))
 
 
@@ -91,7 +88,7 @@ def test_every_preset_is_in_table_1():
 
 def test_settings_reach_the_constructors_and_none_keeps_their_defaults(fakes):
     built = operations.build_operations(
-        get_preset("a-l-m"), fakes.paths, settings={"insert": {"mask_rate": 0.3, "min_fill_prob": None},
+        get_preset("a-l-m"), fakes.paths, fakes.load_model, settings={"insert": {"mask_rate": 0.3, "min_fill_prob": None},
                                                     "crop": {"keep": 0.5, "min_turns": None}})
     insert, replace, crop, shuffle = built.operations
     assert insert.settings == {"mask_rate": 0.3} and replace.settings == {}
@@ -102,7 +99,7 @@ def test_missing_models_are_all_named_before_anything_is_built(fakes, tmp_path):
     paths = {"fill_mask_model": None, "translation_models": [str(tmp_path / "nowhere")],
              "context_response_model": None, "sentence_encoder": None}
     with pytest.raises(ValueError) as error:
-        operations.build_operations(get_preset("a-h"), paths)
+        operations.build_operations(get_preset("a-h"), paths, fakes.load_model)
     message = str(error.value)
     assert message.startswith("--set=a-h (insert, replace, translate, crop, shuffle): ")
     assert "--fill_mask_model is missing: a checkpoint with a masked-LM head" in message
@@ -120,14 +117,15 @@ def test_the_other_similarity_model_is_refused(fakes):
 
 
 def test_set_seed_reaches_chained_operations(fakes):
-    built = operations.build_operations(get_preset("t-l"), fakes.paths)
+    built = operations.build_operations(get_preset("t-l"), fakes.paths, fakes.load_model)
     chain = operations.OperationSet((Chain(list(built.operations)),))
     chain.set_seed(9)
     assert [op.seed for op in chain.operations[0].operations] == [9, 9]
     assert chain.operations[0].seed == 9
 
 
-def test_operation_table_agrees_with_the_classes():
-    for name, cls in (("crop", StageCrop), ("shuffle", StageShuffle)):
-        module, class_name, need = operations.OPERATION_CLASSES[name]
-        assert (cls.__module__, cls.__name__, cls.name, cls.needs) == (module, class_name, name, (need,))
+def test_operation_needs_agree_with_the_classes():
+    for name, need in operations.OPERATION_NEEDS.items():
+        cls = operations.operation_class(name)
+        assert (cls.name, cls.needs) == (name, (need,))
+    assert (operations.operation_class("crop"), operations.operation_class("shuffle")) == (StageCrop, StageShuffle)

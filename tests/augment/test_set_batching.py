@@ -12,6 +12,7 @@ from tfdialemb.augment.shuffle import StageShuffle
 from tfdialemb.augment.token_insertion import TokenInsertion
 from tfdialemb.augment.token_replacement import TokenReplacement
 from tfdialemb.dialogue import Dialogue, Turn
+from tfdialemb.inference.kinds import load
 
 SEED, VIEWS = 4, 2
 WORDS = ("hello world good morning how are you fine thanks book taxi hotel please need cafe help "
@@ -31,7 +32,7 @@ def dialogues(count=5):
 
 
 def test_batches_of_dialogues_write_what_one_dialogue_at_a_time_writes(random_mlm, hf_safetensors_dir):
-    similarity = load_similarity("sentence_encoder", hf_safetensors_dir, batch_size=8)
+    similarity = load_similarity("sentence_encoder", hf_safetensors_dir, load, batch_size=8)
     fill = dict(fill_stop_words="none", fill_batch_size=4)
     operations = OperationSet((TokenInsertion(random_mlm, seed=SEED, min_fill_prob=0.0, **fill),
                                TokenReplacement(random_mlm, seed=SEED, **fill),

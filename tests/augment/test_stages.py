@@ -203,7 +203,10 @@ def test_stage_counts_follow_the_released_ranges():
 def test_sentence_encoder_checkpoint_mean_pools_each_context(hf_safetensors_dir):
     """--sentence_encoder reads a checkpoint as `load_pretrained` does; a context of 2 is its
     utterances joined by a newline, mean-pooled, against each utterance, cosine."""
-    source = SentenceEncoderSimilarity.from_model_dir(hf_safetensors_dir, context=2, batch_size=2)
+    from tfdialemb.inference.kinds import load
+
+    source = SentenceEncoderSimilarity(load(hf_safetensors_dir, "sentence", {"pooling": "mean"}), context=2,
+                                       batch_size=2)
     utterances = ["hello world", "how are you ?", "fine thanks", "book a taxi please"]
     [matrix] = UtteranceSimilarity(source).matrices([utterances])
     encoder, tokenizer = source.embedder.encoder, source.embedder.tokenizer  # the loaded weights
@@ -256,7 +259,7 @@ def test_the_released_reading_keeps_the_first_utterances_and_inverts_the_similar
     assert np.all(np.diag(d) == 0)
 
 
-def test_the_released_reading_needs_the_released_projection(monkeypatch):
+def test_the_released_reading_needs_the_released_projection():
     from tfdialemb.augment import operations
 
     class Projected(TopicSource):
@@ -264,10 +267,11 @@ def test_the_released_reading_needs_the_released_projection(monkeypatch):
             super().__init__()
             self.width = width
 
-    monkeypatch.setattr(operations, "load_context_response_model", lambda path: Projected(256))
+    def projecting(width):
+        return lambda path, kind: Projected(width)
+
     with pytest.raises(ValueError, match="projection 128; model projects to 256"):
-        operations.load_similarity("context_response", "model", context_response_reading="released")
-    assert operations.load_similarity("context_response", "model").reading == "paper"
-    monkeypatch.setattr(operations, "load_context_response_model", lambda path: Projected(128))
-    assert operations.load_similarity("context_response", "model", context_response_reading="released").reading == \
-        "released"
+        operations.load_similarity("context_response", "model", projecting(256), context_response_reading="released")
+    assert operations.load_similarity("context_response", "model", projecting(256)).reading == "paper"
+    assert operations.load_similarity("context_response", "model", projecting(128),
+                                      context_response_reading="released").reading == "released"

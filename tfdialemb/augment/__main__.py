@@ -10,19 +10,24 @@ are checked before any work, and every one missing is named. An interrupted run 
 finished chunks in OUTPUT.partial/; the same command continues from them and writes the file an
 uninterrupted run writes. Exit status: 0 done, 1 a bad input line, 2 a wrong command.
 """
+from typing import Callable
+
 from absl import app, flags
 
 from tfdialemb import options
 from tfdialemb.augment import command
 from tfdialemb.cli import guarded, parse_flags
+from tfdialemb.inference.kinds import load
 
 command.define_flags()
 flags.adopt_module_key_flags(command)
 flags.adopt_module_key_flags(options)
 
 
-def run():
-    app.run(guarded(lambda argv: command.main()), flags_parser=parse_flags)
+def run(load_model: Callable = load):
+    """The command, the similarity model of crop and shuffle opened by `load_model` (a model
+    directory opened as an inference kind's runtime)."""
+    app.run(guarded(lambda argv: command.main(load_model)), flags_parser=parse_flags)
 
 
 if __name__ == "__main__":

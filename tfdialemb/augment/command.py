@@ -1,6 +1,6 @@
 """The `python -m tfdialemb.augment` command on any absl FlagValues: its flags and its main."""
 import sys
-from typing import Any, Counter, Mapping
+from typing import Any, Callable, Counter, Mapping
 
 from absl import flags
 
@@ -47,17 +47,19 @@ def augmentation_plan(input_path: str, output_path: str, set_name: str, given: M
                 chunk_size=chunk_size, settings={"set": preset.name, **settings}, models=models)
 
 
-def augment_to(input_path: str, output_path: str, set_name: str, given: Mapping[str, Any], seed: int = 0,
-               views: int = 1, batch_size: int = 32, chunk_size: int = 512, overwrite: bool = False) -> Counter:
+def augment_to(input_path: str, output_path: str, set_name: str, given: Mapping[str, Any], load_model: Callable,
+               seed: int = 0, views: int = 1, batch_size: int = 32, chunk_size: int = 512,
+               overwrite: bool = False) -> Counter:
     """Checks the models `set_name` needs, then writes `output_path` from `input_path` with the
-    flag values `given` (`augment_flags.values`); the lines written by kind."""
+    flag values `given` (`augment_flags.values`), the similarity model opened by `load_model`
+    (`operations.load_similarity`); the lines written by kind."""
     preset = get_preset(set_name)
     models = augment_flags.model_paths(given)
     plan = augmentation_plan(input_path, output_path, set_name, given, seed, views, batch_size, chunk_size)
     claim_output(output_path)
 
     def make_operations():
-        return build_operations(preset, models, seed, augment_flags.operation_settings(given),
+        return build_operations(preset, models, load_model, seed, augment_flags.operation_settings(given),
                                 augment_flags.similarity_settings(given))
 
     def make_progress(total: int, done: int) -> Progress:
@@ -71,11 +73,12 @@ def augment_to(input_path: str, output_path: str, set_name: str, given: Mapping[
     return counts
 
 
-def main(flag_values=flags.FLAGS) -> int:
-    """Checks the models, then writes the file; the exit status (`cli.report_error`'s on failure)."""
+def main(load_model: Callable, flag_values=flags.FLAGS) -> int:
+    """Checks the models, then writes the file, the similarity model opened by `load_model`; the
+    exit status (`cli.report_error`'s on failure)."""
     try:
         augment_to(flag_values.input, flag_values.output, flag_values.set, augment_flags.values(flag_values),
-                   flag_values.seed, flag_values.views, flag_values.batch_size, flag_values.chunk_size,
+                   load_model, flag_values.seed, flag_values.views, flag_values.batch_size, flag_values.chunk_size,
                    flag_values.overwrite)
     except (OSError, ValueError) as e:
         return report_error(e)

@@ -1,20 +1,30 @@
 """The operations of an augmentation set, built from the models named on the command line.
 
 Every model the set needs is checked (given, and a directory) before anything is loaded, and all
-that is missing is named in one error with what it is and where it comes from. The operation
-classes are imported only here, when built: the fill-mask and translation models pull in
-TensorFlow graphs and transformers, which a set without them never loads.
+that is missing is named in one error with what it is and where it comes from. The model-backed
+operation classes are imported only when built: the fill-mask and translation models pull in
+Model Garden and transformers, which a set without them never loads.
+
+The similarity of crop and shuffle is a trained model, which augmentation (below the methods and
+the runtimes) cannot open itself: the caller passes `load_model(path, kind, given=None)`, a model
+directory opened as the runtime of an inference kind (`tfdialemb.inference.kinds.load`; the
+augment command's, or the training run's for augcl).
 """
 import dataclasses
-import importlib
 import os
-from typing import Any, List, Mapping, Optional, Tuple
+from typing import Any, Callable, List, Mapping, Optional, Tuple
 
 from tfdialemb.augment.base import Augmentation, Chain
+from tfdialemb.augment.crop import StageCrop
 from tfdialemb.augment.presets import Preset
-from tfdialemb.augment.similarity_sources import (COSINE, READING, RELEASED_PROJECTION_SIZE,
-                                                  SentenceEncoderSimilarity, UtteranceSimilarity,
-                                                  load_context_response_model)
+from tfdialemb.augment.shuffle import StageShuffle
+from tfdialemb.augment.similarity_sources import (
+    COSINE,
+    READING,
+    RELEASED_PROJECTION_SIZE,
+    SentenceEncoderSimilarity,
+    UtteranceSimilarity,
+)
 from tfdialemb.options import PAPER
 
 MODEL_FLAGS = {
@@ -31,22 +41,32 @@ MODEL_FLAGS = {
 TRANSLATION_MODEL_COUNT = 2
 SIMILARITY_FLAGS = {"context_response": "context_response_model", "sentence_encoder": "sentence_encoder"}
 """Which model flag provides each similarity source of `presets.SIMILARITY_SOURCES`."""
-OPERATION_CLASSES = {
-    "insert": ("tfdialemb.augment.token_insertion", "TokenInsertion", "fill_mask_model"),
-    "replace": ("tfdialemb.augment.token_replacement", "TokenReplacement", "fill_mask_model"),
-    "translate": ("tfdialemb.augment.back_translation", "BackTranslation", "translation_models"),
-    "crop": ("tfdialemb.augment.crop", "StageCrop", "similarity"),
-    "shuffle": ("tfdialemb.augment.shuffle", "StageShuffle", "similarity"),
-}
-"""Operation name -> (module, class, what its first constructor argument is: a model flag, or the
-shared `similarity`)."""
+OPERATION_NEEDS = {"insert": "fill_mask_model", "replace": "fill_mask_model", "translate": "translation_models",
+                   "crop": "similarity", "shuffle": "similarity"}
+"""Operation name -> what its first constructor argument is (its class's `needs`): a model flag, or
+the shared `similarity`; known before any class is imported, so missing models are named first."""
+
+
+def operation_class(name: str) -> type:
+    """The class of operation `name`; a model-backed one is imported now (Model Garden, transformers)."""
+    # pylint: disable=import-outside-toplevel
+    if name == "insert":
+        from tfdialemb.augment.token_insertion import TokenInsertion
+        return TokenInsertion
+    if name == "replace":
+        from tfdialemb.augment.token_replacement import TokenReplacement
+        return TokenReplacement
+    if name == "translate":
+        from tfdialemb.augment.back_translation import BackTranslation
+        return BackTranslation
+    return {"crop": StageCrop, "shuffle": StageShuffle}[name]
 
 
 def required_model_flags(preset: Preset) -> List[str]:
     """The model flags `preset` needs, in the order of its operations."""
     needed = []
     for operation in preset.operations:
-        need = OPERATION_CLASSES[operation][2]
+        need = OPERATION_NEEDS[operation]
         needed.append(SIMILARITY_FLAGS[preset.similarity] if need == "similarity" else need)
     return list(dict.fromkeys(needed))
 
@@ -104,13 +124,16 @@ class OperationSet:
                 pending.extend(operation.operations)
 
 
-def load_similarity(source: str, path: str, *, sentence_encoder_context: int = 1,
+def load_similarity(source: str, path: str, load_model: Callable, *, sentence_encoder_context: int = 1,
                     sentence_encoder_similarity: str = COSINE, batch_size: int = 64,
                     context_response_reading: str = PAPER) -> UtteranceSimilarity:
-    """The similarity of `source` (one of SIMILARITY_FLAGS) read from `path`; ValueError when the
-    `released` reading meets a model the released code could not have read."""
+    """The similarity of `source` (one of SIMILARITY_FLAGS) read from `path` with `load_model`;
+    ValueError when the `released` reading meets a model the released code could not have read.
+
+    The context-response model is the one trained with --method=context_response; a sentence
+    encoder is mean-pooled as the released mySentenceTransformer, whatever its checkpoint recorded."""
     if source == "context_response":
-        model = load_context_response_model(path)
+        model = load_model(path, "context_response")
         if context_response_reading != PAPER and model.width != RELEASED_PROJECTION_SIZE:
             raise ValueError(f"--{READING.name}={context_response_reading} reads the released model of projection "
                              f"{RELEASED_PROJECTION_SIZE}; {path} projects to {model.width} (train it with "
@@ -120,12 +143,13 @@ def load_similarity(source: str, path: str, *, sentence_encoder_context: int = 1
         raise ValueError(f"--{READING.name} reads the context-response model; --set's stages are scored by "
                          f"the sentence encoder")
     if source == "sentence_encoder":
-        return UtteranceSimilarity(SentenceEncoderSimilarity.from_model_dir(path, sentence_encoder_context, batch_size),
+        embedder = load_model(path, "sentence", {"pooling": "mean"})
+        return UtteranceSimilarity(SentenceEncoderSimilarity(embedder, sentence_encoder_context, batch_size),
                                    sentence_encoder_similarity)
     raise ValueError(f"unknown similarity source {source!r}; one of {tuple(SIMILARITY_FLAGS)}")
 
 
-def load_model(flag: str, value: Any) -> Any:
+def shared_model(flag: str, value: Any) -> Any:
     """What the operations needing model flag `flag` share: one fill-mask model serves insert and
     replace (loaded once); other flags pass their paths on."""
     if flag == "fill_mask_model":
@@ -135,26 +159,27 @@ def load_model(flag: str, value: Any) -> Any:
     return value
 
 
-def build_operations(preset: Preset, models: Mapping[str, Any], seed: int = 0,
+def build_operations(preset: Preset, models: Mapping[str, Any], load_model: Callable, seed: int = 0,
                      settings: Optional[Mapping[str, Mapping[str, Any]]] = None,
                      similarity: Optional[Mapping[str, Any]] = None) -> OperationSet:
     """The operations of `preset`, in its order, after `check_models`.
 
-    `settings[operation]` are keyword arguments of that operation's constructor (absent or None:
-    its own default); `similarity` the keyword arguments of `load_similarity`.
+    `load_model` opens the similarity model (`load_similarity`); `settings[operation]` are keyword
+    arguments of that operation's constructor (absent or None: its own default); `similarity` the
+    keyword arguments of `load_similarity`.
     """
     check_models(preset, models)
     settings = settings or {}
     shared = None
     if preset.similarity is not None:
-        shared = load_similarity(preset.similarity, models[SIMILARITY_FLAGS[preset.similarity]], **(similarity or {}))
+        shared = load_similarity(preset.similarity, models[SIMILARITY_FLAGS[preset.similarity]], load_model,
+                                 **(similarity or {}))
     loaded = {"similarity": shared}
     operations = []
     for name in preset.operations:
-        module, class_name, need = OPERATION_CLASSES[name]
-        cls = getattr(importlib.import_module(module), class_name)
+        cls, need = operation_class(name), OPERATION_NEEDS[name]
         if need not in loaded:
-            loaded[need] = load_model(need, models[need])
+            loaded[need] = shared_model(need, models[need])
         first = loaded[need]
         given = {key: value for key, value in (settings.get(name) or {}).items() if value is not None}
         operations.append(cls(first, seed=seed, **given))

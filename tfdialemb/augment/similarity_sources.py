@@ -7,7 +7,8 @@ A source is any object with `context` (utterances per context window), `embed_co
 [N, d]. A source whose contexts and responses are functions of their utterances' own vectors also
 says so (`per_utterance`) and gives `embed_utterances(texts)`, `contexts_from_utterances(slots)` and
 `responses_from_utterances(vectors)`: each distinct utterance is then encoded once, however many
-contexts (of shuffle's candidate orders) it appears in. Two are provided:
+contexts (of shuffle's candidate orders) it appears in. Two are provided, each a trained model
+opened by the caller's loader (`operations.load_similarity`):
 - the auxiliary context-response model (`--context_response_model`):
   `tfdialemb.inference.context_response.ContextResponseEncoder`, with the window it was trained
   with (thesis: 3);
@@ -70,15 +71,6 @@ class SentenceEncoderSimilarity:
         self.context = context
         self.batch_size = batch_size
 
-    @classmethod
-    def from_model_dir(cls, path: str, context: int = 1, batch_size: int = 64) -> "SentenceEncoderSimilarity":
-        """Mean pooling as the released mySentenceTransformer, whatever the checkpoint recorded."""
-        # The package's one upward import (tests/test_layering.py): a similarity source is a model
-        # served by the inference layer, which augmentation, below the methods, reaches at run time.
-        from tfdialemb.inference.kinds import load  # pylint: disable=import-outside-toplevel
-
-        return cls(load(path, "sentence", {"pooling": "mean"}), context, batch_size)
-
     @property
     def per_utterance(self) -> bool:
         return self.context == 1
@@ -98,14 +90,6 @@ class SentenceEncoderSimilarity:
 
     def responses_from_utterances(self, vectors: np.ndarray) -> np.ndarray:
         return vectors
-
-
-def load_context_response_model(path: str):
-    """The auxiliary context-response model of `path` (trained with --method=context_response)."""
-    # The package's one upward import, as in `SentenceEncoderSimilarity.from_model_dir`.
-    from tfdialemb.inference.kinds import load  # pylint: disable=import-outside-toplevel
-
-    return load(path, "context_response")
 
 
 class UtteranceSimilarity:

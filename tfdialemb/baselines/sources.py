@@ -1,15 +1,9 @@
-"""What `evaluate --embedding=NAME` embeds with: the evaluated encoder or one of the baselines that
-need no training loop (DialogueCSE's Table 2, dial2vec's Table 2), by name in `SOURCES`.
-
-A source gives an evaluator (`tfdialemb.eval.evaluator`) the functions it scores: `sentences()`
-(texts → [n, H]) and `dialogue_views(hidden_layers)` (dialogues → {view: [n, H]}); the encoder's
-also gives `runtime(kind)`, a model's runtime of an inference kind. It records what it embedded
-in `embedding` (the report's "embedding") as it loads and fits, and declares its own options,
-which `evaluate` refuses for another --embedding. Models and fits are made on first use, so a bad
-eval file fails before a slow load.
+"""The baselines that need no training loop (DialogueCSE's Table 2, dial2vec's Table 2) as
+`evaluate --embedding=NAME` sources, each registered into `tfdialemb.eval.sources` (whose
+interface they follow) with what it gives an evaluator.
 """
 import functools
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import List
 
 import numpy as np
 
@@ -21,17 +15,14 @@ from tfdialemb.baselines.topic import LdaDialogueEmbedder, TfidfDialogueEmbedder
 from tfdialemb.baselines.transformers_encoder import load_transformers_encoder
 from tfdialemb.baselines.utterance_average import average_utterance_embeddings
 from tfdialemb.baselines.whitening import Whitening
-from tfdialemb.cli import Progress
 from tfdialemb.data.sampling import UtterancePool
 from tfdialemb.dialogue import read_dialogues
+from tfdialemb.eval.evaluator import ASSIGNMENTS, DIALOGUE_VIEWS, SENTENCES
 from tfdialemb.eval.inputs import embed_distinct
+from tfdialemb.eval.sources import EmbeddingSource, EncoderSource, register_source
 from tfdialemb.eval.task_options import FIT_FILE
-from tfdialemb.inference.dialogue_embedder import DialogueEmbedder
-from tfdialemb.inference.embedder import SentenceEmbedder
-from tfdialemb.inference.kinds import RUNTIMES
-from tfdialemb.inference_kinds import KINDS
+from tfdialemb.kind_registry import KINDS
 from tfdialemb.options import Option
-from tfdialemb.serving.exported_embedder import ExportedSentenceEmbedder
 
 FIT_UTTERANCES = Option("fit_utterances", 20000, "Utterances sampled from --fit_file (at most).", lower_bound=2)
 FIT_SEED = Option("fit_seed", 0, "Seed of the utterance sample, the flow, LDA (run r: seed + r) and Doc2Vec.")
@@ -48,97 +39,11 @@ LDA = (Option("lda_topics", None, "LDA topics (default: the number of labels).",
               choices=("categorization", "all")))
 
 
-class EncoderSource:
-    """The evaluated encoder: a model directory or any loadable checkpoint (`model`, a ModelSource),
-    or an exported sentence SavedModel (--saved_model)."""
-
-    name = "encoder"
-    options: Tuple[Option, ...] = ()
-    uses_encoder = True
-    """False: no checkpoint is given (a baseline fitted or read from files)."""
-    required: Optional[str] = None
-    """An option the source cannot do without."""
-    assigns = False
-    """True: it assigns dialogues to topics (`assign_views`) instead of embedding them."""
-
-    def __init__(self, model, settings: Mapping[str, Any], options):
-        self.model, self.settings, self.options = model, dict(settings), options
-        self.embedding: Dict[str, Any] = {"kind": self.name}
-
-    @classmethod
-    def settings_kind(cls, task_kind: Optional[str]) -> Optional[str]:
-        """The inference kind whose settings it reads for a task of `task_kind` (None: none)."""
-        return task_kind if cls.uses_encoder else None
-
-    @classmethod
-    def settings_read(cls, kind: Optional[str]) -> Tuple[str, ...]:
-        """The settings flags it reads."""
-        return KINDS[kind].settings if kind else ()
-
-    @classmethod
-    def check(cls, options) -> None:
-        """A ValueError naming the checkpoint flags it needs or cannot use."""
-        has_checkpoint = bool(options.model_dir or options.init_checkpoint or options.saved_model)
-        if not cls.uses_encoder and has_checkpoint:
-            raise ValueError(f"--embedding={cls.name} uses no encoder: "
-                             "drop --model_dir/--init_checkpoint/--saved_model")
-        if cls.uses_encoder and not has_checkpoint:
-            raise ValueError(f"--embedding={cls.name} needs --model_dir, --init_checkpoint or --saved_model")
-
-    @staticmethod
-    def progress(total: int, unit: str) -> Callable[[int], None]:
-        """on_batch(count) advancing a progress bar of `total` `unit`."""
-        return Progress(total, unit).advance
-
-    @functools.cached_property
-    def exported(self) -> ExportedSentenceEmbedder:
-        return ExportedSentenceEmbedder(self.options.saved_model)
-
-    @functools.cached_property
-    def sentence_embedder(self):
-        if self.options.saved_model:
-            return self.exported
-        return SentenceEmbedder.from_settings(self.model.pretrained.encoder, self.model.pretrained.tokenizer,
-                                              self.settings)
-
-    def sentences(self) -> Callable[[Sequence[str]], np.ndarray]:
-        """encode(texts) → [n, H] sentence embeddings, with a progress bar."""
-        def encode(texts):
-            return self.sentence_embedder.embed(texts, batch_size=self.options.batch_size,
-                                                on_batch=self.progress(len(texts), "sentences"))
-        return encode
-
-    def dialogue_views(self, hidden_layers: Sequence[int] = ()) -> Callable[[Sequence], Dict[str, np.ndarray]]:
-        """embed_views(dialogues) → the DialogueEmbedder's {view: [N, H]} (with `hidden_layers`' views);
-        the model is loaded once, when first called, and its settings recorded in `embedding`."""
-        @functools.lru_cache(maxsize=None)
-        def embedder():
-            pretrained = self.model.pretrained
-            loaded = DialogueEmbedder.from_settings(pretrained.encoder, pretrained.tokenizer, self.settings,
-                                                    hidden_layers=hidden_layers)
-            self.embedding.update(max_length=loaded.max_length, separator=self.settings["separator"],
-                                  num_roles=loaded.num_roles, role_turn_embeddings=loaded.role_turn_embeddings,
-                                  merge_consecutive_turns=loaded.merge_consecutive_turns,
-                                  speaker_prefix=loaded.speaker_prefix, final_separator=loaded.final_separator,
-                                  dialogue_pooling=loaded.pooling)
-            return loaded
-
-        def embed_views(dialogues):
-            return embedder().embed(dialogues, batch_size=max(1, self.options.batch_size // 4),
-                                    on_batch=self.progress(len(dialogues), "dialogues"))
-
-        return embed_views
-
-    def runtime(self, kind: str):
-        """The model's runtime of `kind` (`tfdialemb.inference.kinds.RUNTIMES`), a trained head's for
-        the kinds that need one."""
-        return RUNTIMES[kind].from_settings(*self.model.serving_parts(kind), self.settings)
-
-
 class FittedSource(EncoderSource):
     """Whitening or BERT-flow fitted on the encoder's embeddings of a seeded sample of at most
     --fit_utterances utterances of --fit_file; its parameters are recorded in `embedding`."""
 
+    provides = (SENTENCES,)
     required = "fit_file"
 
     def fit(self, corpus: np.ndarray):
@@ -159,6 +64,7 @@ class FittedSource(EncoderSource):
         return lambda texts: transform().transform(encode(texts))
 
 
+@register_source
 class WhiteningSource(FittedSource):
     name = "whitening"
     options = (FIT_FILE, FIT_UTTERANCES, FIT_SEED, WHITENING_DIM)
@@ -169,6 +75,7 @@ class WhiteningSource(FittedSource):
         return transform
 
 
+@register_source
 class FlowSource(FittedSource):
     name = "flow"
     options = (FIT_FILE, FIT_UTTERANCES, FIT_SEED) + FLOW
@@ -183,12 +90,13 @@ class FlowSource(FittedSource):
         return transform
 
 
-class GloveSource(EncoderSource):
+@register_source
+class GloveSource(EmbeddingSource):
     """Average GloVe vectors of --glove_file, its coverage recorded in `embedding`."""
 
     name = "glove"
     options = (GLOVE_FILE,)
-    uses_encoder = False
+    provides = (SENTENCES, DIALOGUE_VIEWS)
     required = "glove_file"
 
     def sentences(self):
@@ -206,10 +114,12 @@ class GloveSource(EncoderSource):
         return lambda dialogues: {"glove": embed([" ".join(t.text for t in d.turns) for d in dialogues])}
 
 
+@register_source
 class UtteranceAverageSource(EncoderSource):
     """The mean of a sentence encoder's utterance embeddings (e.g. a DialogueCSE model's)."""
 
     name = "utterance_average"
+    provides = (DIALOGUE_VIEWS,)
 
     @classmethod
     def settings_kind(cls, task_kind):
@@ -220,12 +130,14 @@ class UtteranceAverageSource(EncoderSource):
         return lambda dialogues: {"utterance_average": average_utterance_embeddings(dialogues, encode)}
 
 
+@register_source
 class PlmMeanSource(EncoderSource):
     """dial2vec's RoBERTa / T5 baseline: the mean of the top layer of the Hugging Face directory
     --init_checkpoint."""
 
     name = "plm_mean"
     options = (PLM_INPUT,)
+    provides = (DIALOGUE_VIEWS,)
 
     @classmethod
     def settings_kind(cls, task_kind):
@@ -256,10 +168,10 @@ class PlmMeanSource(EncoderSource):
         return embed_views
 
 
-class FittedDialogueSource(EncoderSource):
+class FittedDialogueSource(EmbeddingSource):
     """A bag-of-words or Doc2Vec baseline fitted on --fit_file's dialogues, else on the evaluated ones."""
 
-    uses_encoder = False
+    provides = (DIALOGUE_VIEWS,)
 
     def fit_dialogues(self, dialogues) -> list:
         """The dialogues it is fitted on, recorded in `embedding`."""
@@ -269,6 +181,7 @@ class FittedDialogueSource(EncoderSource):
         return fit
 
 
+@register_source
 class TfidfSource(FittedDialogueSource):
     name = "tfidf"
     options = (FIT_FILE,)
@@ -277,6 +190,7 @@ class TfidfSource(FittedDialogueSource):
         return lambda dialogues: TfidfDialogueEmbedder(self.fit_dialogues(dialogues)).embed_views(dialogues)
 
 
+@register_source
 class Doc2VecSource(FittedDialogueSource):
     name = "doc2vec"
     options = (FIT_FILE, FIT_SEED)
@@ -294,16 +208,19 @@ class Doc2VecSource(FittedDialogueSource):
         return embed_views
 
 
+@register_source
 class LdaSource(FittedDialogueSource):
     """LDA topics: by default dial2vec's categorization (each dialogue's most probable topic over
     --runs seeded fits); --lda_metrics=all evaluates one fit's topic distributions as an embedding."""
 
     name = "lda"
     options = (FIT_FILE, FIT_SEED) + LDA
+    provides = (DIALOGUE_VIEWS, ASSIGNMENTS)
 
-    @property
-    def assigns(self):
-        return self.options.lda_metrics == "categorization"
+    @classmethod
+    def provided(cls, options):
+        """Topic assignments for categorization, else its topic distributions as dialogue views."""
+        return (ASSIGNMENTS,) if options.lda_metrics == "categorization" else (DIALOGUE_VIEWS,)
 
     def topics(self, dialogues) -> int:
         return self.options.lda_topics or len({d.labels[self.options.label_key] for d in dialogues})
@@ -330,17 +247,6 @@ class LdaSource(FittedDialogueSource):
             return {"lda": [first.argmax(axis=1)] + [lda.assign(dialogues) for lda in fitted[1:]]}
 
         return assign_views
-
-
-SOURCES = {source.name: source for source in (
-    EncoderSource, WhiteningSource, FlowSource, GloveSource, TfidfSource, LdaSource, Doc2VecSource, PlmMeanSource,
-    UtteranceAverageSource)}
-"""--embedding → its source."""
-
-
-def source_options() -> List[Tuple[str, Option]]:
-    """(source name, option) of every source's options."""
-    return [(name, option) for name, source in SOURCES.items() for option in source.options]
 
 
 def sample_utterances(path: str, limit: int, seed: int) -> List[str]:

@@ -38,6 +38,7 @@ from tfdialemb.bench.demo_data import CHITCHAT_TURNS, chitchat_dialogues
 from tfdialemb.bench.timing import time_in_turns
 from tfdialemb.dialogue import Dialogue
 from tfdialemb.encoders import load_pretrained
+from tfdialemb.inference.kinds import load
 
 CLI_BATCH = 32
 """Dialogues per batch of the set, as `python -m tfdialemb.augment` defaults to."""
@@ -103,8 +104,8 @@ def bench_augment(checkpoint: str, dialogues: int, fill_batch_size: int = 64, st
     model = _fill_mask_model(checkpoint, fill_mask_model)
     threshold = {} if fill_mask_model else {"min_fill_prob": 0.0}
     preset = get_preset("a-l-m" if context_response_model else "a-l-m-dse")
-    similarity = (load_similarity("context_response", context_response_model) if context_response_model
-                  else load_similarity("sentence_encoder", checkpoint, batch_size=SIMILARITY_BATCH))
+    similarity = (load_similarity("context_response", context_response_model, load) if context_response_model
+                  else load_similarity("sentence_encoder", checkpoint, load, batch_size=SIMILARITY_BATCH))
     fill = (TokenInsertion(model, seed=seed, fill_batch_size=fill_batch_size, **threshold),
             TokenReplacement(model, seed=seed, fill_batch_size=fill_batch_size))
     operations = OperationSet(fill + (StageCrop(similarity, seed=seed), StageShuffle(similarity, seed=seed)),

@@ -38,7 +38,7 @@ from tfdialemb.dialogue import (
     write_dialogues,
 )
 from tfdialemb.files import check_output
-from tfdialemb.inference_kinds import MERGE_TURNS, MIN_TURNS, POOL_DIALOGUES
+from tfdialemb.inference_settings import MERGE_TURNS, MIN_TURNS, POOL_DIALOGUES
 from tfdialemb.reports import report_json, write_report
 
 COMMANDS = ("convert", "validate", "stats", "split", "build")

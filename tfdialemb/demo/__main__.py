@@ -45,7 +45,7 @@ from tfdialemb.cli import guarded, parse_flags
 from tfdialemb.command_steps import evaluation_metrics, run_step
 from tfdialemb.dialogue import read_dialogues, write_dialogues
 from tfdialemb.eval.table import format_table
-from tfdialemb.inference_kinds import RENAMED_KINDS
+from tfdialemb.kind_registry import RENAMED_KINDS
 from tfdialemb.options import renamed
 
 PARTS = ("dialoguecse", "dial2vec", "curved", "augcl", "fgc")

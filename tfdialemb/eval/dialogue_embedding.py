@@ -16,7 +16,7 @@ import numpy as np
 
 from tfdialemb.dialogue import Dialogue, read_dialogues
 from tfdialemb.eval import dialogue_metrics
-from tfdialemb.eval.evaluator import Evaluator, register_evaluator
+from tfdialemb.eval.evaluator import ASSIGNMENTS, DIALOGUE_VIEWS, Evaluator, register_evaluator
 from tfdialemb.eval.task_options import LABEL_KEY, PLOT_DIR
 from tfdialemb.method_record import VALIDATION_HISTORY
 from tfdialemb.options import Option
@@ -165,7 +165,7 @@ class DialogueEvaluator(Evaluator):
 
     name = "dialogue"
     kind = "dialogue"
-    embeddings = ("encoder", "glove", "tfidf", "lda", "doc2vec", "plm_mean", "utterance_average")
+    inputs = (DIALOGUE_VIEWS, ASSIGNMENTS)
     options = (LABEL_KEY, PLOT_DIR, Option("runs", 10, "Seeded KMeans runs (lda: LDA fits) and random pairings "
                                            "averaged.", lower_bound=1))
     primary_metric = "purity"
@@ -185,7 +185,7 @@ class DialogueEvaluator(Evaluator):
         def keep_labels(dialogues):
             captured["labels"] = [d.labels[options.label_key] for d in dialogues]
 
-        if source.assigns:
+        if ASSIGNMENTS in source.provided(options):
             assign_views = source.assign_views(captured)
 
             def assign_and_keep(dialogues):

@@ -5,10 +5,11 @@ An evaluator says everything `evaluate` and training validation need to know abo
 neither has code of its own per task:
 
   - `name`: the task, `--task=NAME` of `evaluate` and `--validate_task=NAME` of `train`;
-  - `kind`: the inference kind (`tfdialemb.inference_kinds`) whose recorded settings embed its
-    texts, the runtime validation builds (`tfdialemb.inference.kinds.RUNTIMES`);
+  - `kind`: the inference kind (`tfdialemb.kind_registry`) whose recorded settings embed its
+    texts, the runtime validation builds (`tfdialemb.inference.kinds.runtime_class`);
   - `options`: its own flags, each an `Option` that `evaluate` defines (another task's are refused);
-  - `embeddings`: the `--embedding` sources it can score (the encoder, baselines);
+  - `inputs`: what it scores (INPUTS), which decides the `--embedding` sources it takes
+    (`tfdialemb.eval.sources`: the encoder, the baselines);
   - `primary_metric` and `greater_is_better`: what selects the best weights during training;
   - `lower_is_better`: the other metrics (key patterns) where lower is better, so a comparison of
     runs (`python -m tfdialemb.compare`) reads each metric in its direction;
@@ -27,6 +28,11 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple
 
 from tfdialemb.options import Option
 
+SENTENCES, DIALOGUE_VIEWS, ASSIGNMENTS, MODEL = "sentences", "dialogue views", "topic assignments", "the model"
+INPUTS = (SENTENCES, DIALOGUE_VIEWS, ASSIGNMENTS, MODEL)
+"""What an evaluator scores and an embedding source gives: sentence embeddings (`sentences()`),
+dialogue embedding views (`dialogue_views()`), cluster assignments of dialogues (`assign_views()`),
+or the evaluated model itself (its recorded `settings`, its `model` directory, its `runtime(kind)`)."""
 BUILTIN = ("semantic_retrieval", "dialogue_sts", "dialogue_embedding", "sequence_modeling", "short_term_planning",
            "response_selection", "context_response", "probes", "intent", "invariance")
 """The modules of `tfdialemb.eval` whose import registers the package's evaluators."""
@@ -54,8 +60,8 @@ class Evaluator:
     kind: Optional[str] = "sentence"
     """The inference kind whose settings embed the task's inputs."""
     options: Tuple[Option, ...] = ()
-    embeddings: Tuple[str, ...] = ("encoder",)
-    """The `--embedding` sources it scores (`tfdialemb.baselines.sources`)."""
+    inputs: Tuple[str, ...] = (MODEL,)
+    """What it scores (INPUTS): one of them is what it takes from an `--embedding` source."""
     reads: str = "eval_file"
     """The flag naming the evaluated file."""
     reads_description: str = ""

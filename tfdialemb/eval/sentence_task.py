@@ -2,7 +2,7 @@
 a fitted transform of it (whitening, flow), average GloVe, or an exported sentence SavedModel."""
 from typing import Any, Callable, Dict
 
-from tfdialemb.eval.evaluator import Evaluator
+from tfdialemb.eval.evaluator import SENTENCES, Evaluator
 
 
 class SentenceTaskEvaluator(Evaluator):
@@ -10,7 +10,7 @@ class SentenceTaskEvaluator(Evaluator):
     it before training, so a set that cannot be scored is refused at once), as staticmethods."""
 
     kind = "sentence"
-    embeddings = ("encoder", "whitening", "flow", "glove")
+    inputs = (SENTENCES,)
     serves_exported = True
     score: Callable[..., Dict[str, float]]
     read: Callable[[str], Any]

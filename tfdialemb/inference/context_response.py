@@ -16,6 +16,7 @@ import tensorflow as tf
 
 from tfdialemb.encoders.config import usable_max_length
 from tfdialemb.inference.embedder import embed_by_length
+from tfdialemb.inference.kinds import register_runtime
 from tfdialemb.inference.trace_policy import TraceWhenWorthIt
 from tfdialemb.model_dir import ModelSource
 from tfdialemb.text import BertTokenizer
@@ -29,6 +30,7 @@ utterances (1 to `context`). Every utterance, like every response, needs a token
 RESPONSE_SIGNATURE = [tf.TensorSpec([None], tf.string, name="responses")]
 
 
+@register_runtime("context_response")
 class ContextResponseEncoder(tf.Module):
     """`model.embed_contexts(ids [B, context, T], mask)` and `model.embed_responses(ids [B, T], mask)`
     of a trained context-response model (`--method=context_response`) over raw texts.
@@ -54,7 +56,7 @@ class ContextResponseEncoder(tf.Module):
 
     @classmethod
     def from_settings(cls, model, tokenizer: BertTokenizer, settings) -> "ContextResponseEncoder":
-        """From the `context_response` settings of `tfdialemb.inference_kinds`."""
+        """From the `context_response` settings of `tfdialemb.kind_registry`."""
         return cls(model, tokenizer, context=settings["context"], max_length=settings["max_length"])
 
     @classmethod

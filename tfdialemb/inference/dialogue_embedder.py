@@ -19,6 +19,7 @@ import tensorflow as tf
 from tfdialemb.dialogue import Dialogue, as_dialogue, role_ids
 from tfdialemb.encoders import Encoder, Pretrained
 from tfdialemb.encoders.config import usable_max_length
+from tfdialemb.inference.kinds import register_runtime
 from tfdialemb.inference.sentence_transformers_calls import batch_output, progress_callback
 from tfdialemb.inference.trace_policy import TraceWhenWorthIt
 from tfdialemb.layers.dialogue_views import (
@@ -54,6 +55,7 @@ DialogueLike = Union[Dialogue, Mapping[str, Any], Sequence[str]]
 with speakers alternating."""
 
 
+@register_runtime("dialogue")
 class DialogueEmbedder(tf.Module):
     """Turns and speakers in, dialogue embeddings out.
 
@@ -103,7 +105,7 @@ class DialogueEmbedder(tf.Module):
              **settings) -> "DialogueEmbedder":
         """From a directory: a trained model (its recorded `dialogue` settings: separator, roles,
         turn merging, input layout, pooling, max length) or any checkpoint `load_pretrained`
-        reads. `settings` are `tfdialemb.inference_kinds` names (e.g. `separator="eou"`,
+        reads. `settings` are `tfdialemb.inference_settings` names (e.g. `separator="eou"`,
         `dialogue_pooling="mean"`); one that contradicts the record is refused, as the commands do."""
         return cls.from_pretrained(path, normalize=normalize, hidden_layers=hidden_layers, **settings)
 
@@ -119,7 +121,7 @@ class DialogueEmbedder(tf.Module):
     @classmethod
     def from_settings(cls, encoder: Encoder, tokenizer: BertTokenizer, settings,
                       hidden_layers: Sequence[int] = (), normalize: bool = False) -> "DialogueEmbedder":
-        """From the `dialogue` settings of `tfdialemb.inference_kinds`; the role and turn
+        """From the `dialogue` settings of `tfdialemb.kind_registry`; the role and turn
         tables are used when the encoder has them."""
         return cls(encoder, tokenizer, max_length=settings["max_length"],
                    separator=f"[{settings['separator'].upper()}]",

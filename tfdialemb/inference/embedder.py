@@ -7,6 +7,7 @@ import tensorflow as tf
 
 from tfdialemb.encoders import Encoder, Pretrained
 from tfdialemb.encoders.config import usable_max_length
+from tfdialemb.inference.kinds import register_runtime
 from tfdialemb.inference.sentence_transformers_calls import batch_output, progress_callback
 from tfdialemb.inference.trace_policy import TraceWhenWorthIt, batch_count
 from tfdialemb.model_dir import inference_parts
@@ -14,6 +15,7 @@ from tfdialemb.similarity import l2_normalized
 from tfdialemb.text import BertTokenizer
 
 
+@register_runtime("sentence", "curved")
 class SentenceEmbedder(tf.Module):
     """Strings in, pooled last-layer embeddings out.
 
@@ -57,7 +59,7 @@ class SentenceEmbedder(tf.Module):
     @classmethod
     def from_settings(cls, encoder: Encoder, tokenizer: BertTokenizer, settings,
                       normalize: bool = False) -> "SentenceEmbedder":
-        """From the `sentence` (or `curved`) settings of `tfdialemb.inference_kinds`."""
+        """From the `sentence` (or `curved`) settings of `tfdialemb.kind_registry`."""
         return cls(encoder, tokenizer, pooling=settings["pooling"], max_length=settings["max_length"],
                    normalize=normalize)
 

@@ -1,26 +1,45 @@
 """The runtime of each inference kind, and `load`: a model directory opened as one of them.
 
-The kinds, their settings and defaults are `tfdialemb.inference_kinds.KINDS`; this table adds
-the class that computes each (`tfdialemb.serving.kinds` adds the SavedModel that serves it).
+A runtime class registers itself for the kinds it computes (`register_runtime`), each a record of
+`tfdialemb.kind_registry.KINDS`. The package's own runtimes register when their modules (those of
+`tfdialemb.inference`) are imported, on first lookup.
 """
 import os
-from typing import Any, Mapping, Optional, Union
+from typing import Any, Callable, Dict, Mapping, Optional, Union
 
-from tfdialemb.inference.context_response import ContextResponseEncoder
-from tfdialemb.inference.dialogue_embedder import DialogueEmbedder
-from tfdialemb.inference.embedder import SentenceEmbedder
-from tfdialemb.inference.pair_scorer import PairScorer
+from tfdialemb.kind_registry import KINDS
 from tfdialemb.model_dir import ModelSource
+from tfdialemb.package_modules import import_package_modules
 
-RUNTIMES = {
-    "sentence": SentenceEmbedder,
-    "dialogue": DialogueEmbedder,
-    "curved": SentenceEmbedder,
-    "selection": PairScorer,
-    "context_response": ContextResponseEncoder,
-}
-"""Kind → the class whose `from_settings(model or encoder, tokenizer, settings, ...)` computes it
-(the curved kind's triple-encoder / CCL scores are computed from its sentence embeddings)."""
+_RUNTIMES: Dict[str, type] = {}
+
+
+def register_runtime(*kinds: str) -> Callable[[type], type]:
+    """Class decorator: the class computes `kinds` (its `from_settings(model or encoder, tokenizer,
+    settings, **options)` builds it; the curved kind's scores come from sentence embeddings)."""
+    def register(runtime: type) -> type:
+        for kind in kinds:
+            if kind not in KINDS:
+                raise ValueError(f"{runtime.__name__} computes {kind!r}, not an inference kind; register its "
+                                 "record first (tfdialemb.kind_registry.register_kind)")
+            if _RUNTIMES.get(kind, runtime) is not runtime:
+                raise ValueError(f"the {kind} kind is already computed by {_RUNTIMES[kind].__name__}")
+            _RUNTIMES[kind] = runtime
+        return runtime
+    return register
+
+
+def unregister_runtime(kind: str) -> None:
+    """Removes a kind's runtime (for kinds defined by tests)."""
+    _RUNTIMES.pop(kind, None)
+
+
+def runtime_class(kind: str) -> type:
+    """The class registered as computing `kind`; a ValueError names a kind without one."""
+    import_package_modules("tfdialemb.inference")
+    if kind not in _RUNTIMES:
+        raise ValueError(f"no runtime computes the inference kind {kind!r}; computed: {', '.join(sorted(_RUNTIMES))}")
+    return _RUNTIMES[kind]
 
 
 def load(source: Union[ModelSource, str, os.PathLike], kind: str, given: Optional[Mapping[str, Any]] = None,
@@ -35,4 +54,4 @@ def load(source: Union[ModelSource, str, os.PathLike], kind: str, given: Optiona
 
 def runtime(source: ModelSource, kind: str, settings: Mapping[str, Any], **options):
     """The `kind` runtime of `source` with `settings` already resolved (`ModelSource.settings`)."""
-    return RUNTIMES[kind].from_settings(*source.serving_parts(kind), settings, **options)
+    return runtime_class(kind).from_settings(*source.serving_parts(kind), settings, **options)

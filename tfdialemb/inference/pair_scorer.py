@@ -11,6 +11,7 @@ import numpy as np
 import tensorflow as tf
 
 from tfdialemb.encoders.config import usable_max_length
+from tfdialemb.inference.kinds import register_runtime
 from tfdialemb.inference.sentence_transformers_calls import batch_output, progress_callback
 from tfdialemb.inference.trace_policy import TraceWhenWorthIt
 from tfdialemb.model_dir import ModelSource
@@ -25,6 +26,7 @@ SIGNATURE = [tf.TensorSpec([None], tf.string, name="turns"),
 and each pair's response."""
 
 
+@register_runtime("selection")
 class PairScorer(tf.Module):
     """σ(W s_[CLS] + b) of pairs through `model.scores(ids, mask, segments)` (e.g. FGC's), and
     their representations through `model.representations`.
@@ -51,7 +53,7 @@ class PairScorer(tf.Module):
 
     @classmethod
     def from_settings(cls, model, tokenizer: BertTokenizer, settings) -> "PairScorer":
-        """From the `selection` settings of `tfdialemb.inference_kinds`."""
+        """From the `selection` settings of `tfdialemb.kind_registry`."""
         return cls(model, tokenizer, max_length=settings["max_length"], layout=settings["pair_layout"])
 
     def pieces(self, texts: tf.Tensor, name: str) -> tf.RaggedTensor:

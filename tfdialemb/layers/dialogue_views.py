@@ -12,7 +12,7 @@ import tensorflow as tf
 
 from tfdialemb.encoders import Encoder
 from tfdialemb.encoders.pooling import first_token, masked_mean
-from tfdialemb.inference_kinds import DIALOGUE_POOLING
+from tfdialemb.inference_settings import DIALOGUE_POOLING
 from tfdialemb.layers.interlocutor_pooling import interlocutor_pooling, role_masks
 
 POOLINGS = DIALOGUE_POOLING.choices

@@ -28,7 +28,7 @@ from tfdialemb.data.contrastive_pairs import PAIRS, add_contrastive_pairs
 from tfdialemb.encoders import Encoder
 from tfdialemb.encoders.pooling import POOLING_METHODS, pool
 from tfdialemb.files import atomic_open
-from tfdialemb.inference_kinds import NUM_ROLES, POOLING
+from tfdialemb.inference_settings import NUM_ROLES, POOLING
 from tfdialemb.losses.augmentation_contrast import (
     RELEASED_TEMPERATURE,
     VARIANTS,
@@ -221,8 +221,8 @@ class AugclSpec(MethodSpec):
                 if json.load(f) == wanted:
                     return output
         os.makedirs(augmented_dir, exist_ok=True)
-        augment_to(train_file, output, params.augment_set, given, seed=run.seed, views=params.augment_views,
-                   overwrite=True)
+        augment_to(train_file, output, params.augment_set, given, run.load_model, seed=run.seed,
+                   views=params.augment_views, overwrite=True)
         with atomic_open(record) as f:
             json.dump(wanted, f, indent=1, sort_keys=True)
         return output

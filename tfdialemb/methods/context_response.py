@@ -32,7 +32,7 @@ from tfdialemb.data.context_response_pairs import (
 from tfdialemb.distribute import gather_across_replicas, replica_offset
 from tfdialemb.encoders import Encoder
 from tfdialemb.encoders.pooling import masked_mean
-from tfdialemb.inference_kinds import CONTEXT as CONTEXT_OPTION
+from tfdialemb.inference_settings import CONTEXT as CONTEXT_OPTION
 from tfdialemb.layers.projector import Projector
 from tfdialemb.losses.ranking_metrics import top_k_hits
 from tfdialemb.losses.two_sided_info_nce import two_sided_info_nce

@@ -28,7 +28,7 @@ import tensorflow as tf
 
 from tfdialemb.data import nli
 from tfdialemb.encoders import Encoder
-from tfdialemb.inference_kinds import SPEAKER_TOKENS
+from tfdialemb.inference_settings import SPEAKER_TOKENS
 from tfdialemb.losses.cosine_mse import cosine_mse
 from tfdialemb.losses.nli_contrastive import nli_contrastive
 from tfdialemb.method_record import trained_method_name

@@ -16,7 +16,7 @@ import tensorflow as tf
 
 from tfdialemb.data.examples.dial2vec import NEGATIVE_POOLS
 from tfdialemb.encoders import Encoder
-from tfdialemb.inference_kinds import NUM_ROLES, SEPARATOR
+from tfdialemb.inference_settings import NUM_ROLES, SEPARATOR
 from tfdialemb.layers.dialogue_views import (
     check_role_turn_tables,
     dialogue_embeddings,

@@ -48,7 +48,7 @@ from tfdialemb.data.batch_seeds import map_with_batch_seeds
 from tfdialemb.data.stored_pieces import stored_pieces, stored_turns
 from tfdialemb.encoders import Encoder, load_pretrained
 from tfdialemb.encoders.pooling import first_token
-from tfdialemb.inference_kinds import PAIR_LAYOUT
+from tfdialemb.inference_settings import PAIR_LAYOUT
 from tfdialemb.losses.cross_view_contrast import SIMILARITIES, cross_view_contrast
 from tfdialemb.losses.intra_view_contrast import ANCHORS, VIEWS, intra_view_contrast
 from tfdialemb.methods.base import Method

@@ -22,12 +22,11 @@ Code outside the package registers its own spec the same way before calling the 
 """
 import collections.abc
 import dataclasses
-import importlib
-import pkgutil
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
-from tfdialemb.inference_kinds import KINDS
+from tfdialemb.kind_registry import KINDS
 from tfdialemb.options import Option, Switch
+from tfdialemb.package_modules import import_package_modules
 
 
 Params = Mapping[str, Any]
@@ -57,6 +56,10 @@ class TrainingRun:
     batch_size: int
     max_length: int
     seed: int
+    load_model: Optional[Callable[..., Any]] = None
+    """`load_model(path, kind, given=None)`: another trained model directory opened as an inference
+    kind's runtime (`tfdialemb.inference.kinds.load`), which the methods, below the runtimes, are
+    handed by the command (augcl's augmentation scores utterances with one); None: the run opens none."""
 
 
 class MethodSpec:
@@ -74,7 +77,7 @@ class MethodSpec:
     preprocessing: Mapping[str, Any] = {"merge_consecutive_turns": True, "min_turns": 2}
     """Defaults of the dialogue pre-processing applied before building examples."""
     offers: Tuple[str, ...] = ("sentence",)
-    """The kinds of `tfdialemb.inference_kinds.KINDS` it serves, its own first (what export and
+    """The kinds of `tfdialemb.kind_registry.KINDS` it serves, its own first (what export and
     evaluate use when no --kind is given)."""
     bench_defaults: Mapping[str, Any] = {"batch": 16, "dialogues": 500, "max_length": 64, "steps": 5,
                                          "warmup": 1}
@@ -265,6 +268,4 @@ def _load_builtin() -> None:
     if _builtin_loaded:
         return
     _builtin_loaded = True
-    package = importlib.import_module("tfdialemb.methods")
-    for module in pkgutil.iter_modules(package.__path__):
-        importlib.import_module(f"tfdialemb.methods.{module.name}")
+    import_package_modules("tfdialemb.methods")

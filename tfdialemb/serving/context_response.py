@@ -27,6 +27,7 @@ import tensorflow as tf
 from tfdialemb.dialogue import Dialogue
 from tfdialemb.inference.context_response import CONTEXT_SIGNATURE, RESPONSE_SIGNATURE, ContextResponseEncoder
 from tfdialemb.serving import layout
+from tfdialemb.serving.kinds import ServedKind, register_servable
 
 RESPONSES_SIGNATURE = "responses"
 OUTPUT_NAME = "embeddings"
@@ -73,3 +74,7 @@ def context_response_servable(encoder: ContextResponseEncoder, warmup_dialogues:
     module = context_response_module(encoder)
     return layout.Servable(module, {layout.SIGNATURE_KEY: module.serve, RESPONSES_SIGNATURE: module.responses},
                            records)
+
+
+register_servable("context_response", ServedKind(
+    "dialogues", lambda runtime, settings, inputs: context_response_servable(runtime, inputs)))

@@ -54,6 +54,7 @@ from tfdialemb.inference.embedder import SentenceEmbedder
 from tfdialemb.inference.sequence_scorer import SPACES, SPEAKERS
 from tfdialemb.layers import curved_scoring
 from tfdialemb.serving import layout
+from tfdialemb.serving.kinds import ServedKind, register_servable
 from tfdialemb.text.curved_format import ODD, after_text, before_text, speaker_token
 
 CURVED = ("c3l", "ccl")
@@ -207,3 +208,7 @@ def export_curved_model(embedder: SentenceEmbedder, export_dir: str,
     """Writes `export_dir/<version>/` and returns its path (see `layout.write_version`)."""
     return layout.write_version(*curved_servable(embedder, warmup_dialogues, curved, speaker_tokens),
                                 export_dir, version)
+
+
+register_servable("curved", ServedKind("dialogues", lambda runtime, settings, inputs: curved_servable(
+    runtime, inputs, settings["curved"], settings["speaker_tokens"])))

@@ -30,6 +30,7 @@ from tfdialemb.dialogue import Dialogue, role_ids
 from tfdialemb.inference.dialogue_embedder import DialogueEmbedder
 from tfdialemb.layers.dialogue_views import POOLINGS
 from tfdialemb.serving import layout
+from tfdialemb.serving.kinds import ServedKind, register_servable
 
 OUTPUT_NAME = "embeddings"
 
@@ -101,3 +102,7 @@ def export_dialogue_model(embedder: DialogueEmbedder, export_dir: str,
     """Writes `export_dir/<version>/` and returns its path (see `layout.write_version`)."""
     return layout.write_version(*dialogue_servable(embedder, warmup_dialogues, pooling),
                                 export_dir, version)
+
+
+register_servable("dialogue", ServedKind(
+    "dialogues", lambda runtime, settings, inputs: dialogue_servable(runtime, inputs), one_request_per_input=True))

@@ -1,12 +1,16 @@
-"""The SavedModel of each inference kind: `SERVABLES[kind]` turns the kind's runtime
-(`tfdialemb.inference.kinds.RUNTIMES`), its settings and warm-up inputs into what `export` writes.
+"""The SavedModel of each inference kind: the `ServedKind` a serving module registers for a kind
+(`register_servable`) turns the kind's runtime (`tfdialemb.inference.kinds`), its settings and
+warm-up inputs into what `export` writes.
 
-The kinds themselves are `tfdialemb.inference_kinds.KINDS`; a test keeps the three tables' keys equal.
+The kinds themselves are the records of `tfdialemb.kind_registry.KINDS`; the package's own
+servables register when their modules (those of `tfdialemb.serving`) are imported, on first lookup.
 """
 import dataclasses
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Dict, Mapping, Sequence
 
-from tfdialemb.serving import context_response, curved, dialogue, layout, selection, sentence
+from tfdialemb.kind_registry import KINDS
+from tfdialemb.package_modules import import_package_modules
+from tfdialemb.serving import layout
 
 
 @dataclasses.dataclass(frozen=True)
@@ -26,16 +30,29 @@ class ServedKind:
         return f"{len(servable.records)} requests from {len(inputs)} {self.warmup}"
 
 
-SERVABLES = {
-    "sentence": ServedKind("sentences", lambda runtime, settings, inputs: sentence.sentence_servable(runtime, inputs),
-                           one_request_per_input=True),
-    "dialogue": ServedKind("dialogues", lambda runtime, settings, inputs: dialogue.dialogue_servable(runtime, inputs),
-                           one_request_per_input=True),
-    "curved": ServedKind("dialogues", lambda runtime, settings, inputs: curved.curved_servable(
-        runtime, inputs, settings["curved"], settings["speaker_tokens"])),
-    "selection": ServedKind("dialogues",
-                            lambda runtime, settings, inputs: selection.selection_servable(runtime, inputs)),
-    "context_response": ServedKind("dialogues", lambda runtime, settings, inputs:
-                                   context_response.context_response_servable(runtime, inputs)),
-}
-"""Kind → how `python -m tfdialemb.export --kind=KIND` builds its SavedModel."""
+_SERVABLES: Dict[str, ServedKind] = {}
+
+
+def register_servable(kind: str, served: ServedKind) -> ServedKind:
+    """How `python -m tfdialemb.export --kind=KIND` builds the SavedModel of `kind`, a registered
+    inference kind."""
+    if kind not in KINDS:
+        raise ValueError(f"a servable for {kind!r}, not an inference kind; register its record first "
+                         "(tfdialemb.kind_registry.register_kind)")
+    if _SERVABLES.get(kind, served) != served:
+        raise ValueError(f"the {kind} kind already has a servable")
+    _SERVABLES[kind] = served
+    return served
+
+
+def unregister_servable(kind: str) -> None:
+    """Removes a kind's servable (for kinds defined by tests)."""
+    _SERVABLES.pop(kind, None)
+
+
+def served_kind(kind: str) -> ServedKind:
+    """The servable registered for `kind`; a ValueError names a kind without one."""
+    import_package_modules("tfdialemb.serving")
+    if kind not in _SERVABLES:
+        raise ValueError(f"no servable exports the inference kind {kind!r}; exported: {', '.join(sorted(_SERVABLES))}")
+    return _SERVABLES[kind]

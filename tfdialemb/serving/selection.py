@@ -27,6 +27,7 @@ import tensorflow as tf
 from tfdialemb.dialogue import Dialogue
 from tfdialemb.inference.pair_scorer import SIGNATURE, PairScorer
 from tfdialemb.serving import layout
+from tfdialemb.serving.kinds import ServedKind, register_servable
 
 RANK_SIGNATURE = "rank"
 
@@ -75,3 +76,7 @@ def selection_servable(scorer: PairScorer, warmup_dialogues: Sequence[Dialogue])
     records = warmup_records(warmup_dialogues)
     module = selection_module(scorer)
     return layout.Servable(module, {layout.SIGNATURE_KEY: module.serve, RANK_SIGNATURE: module.rank}, records)
+
+
+register_servable("selection", ServedKind(
+    "dialogues", lambda runtime, settings, inputs: selection_servable(runtime, inputs)))

@@ -12,6 +12,7 @@ import tensorflow as tf
 
 from tfdialemb.inference.embedder import SentenceEmbedder
 from tfdialemb.serving import layout
+from tfdialemb.serving.kinds import ServedKind, register_servable
 
 INPUT_NAME = "sentences"
 OUTPUT_NAME = "embeddings"
@@ -51,3 +52,7 @@ def export_sentence_model(embedder: SentenceEmbedder, export_dir: str,
                           warmup_sentences: Sequence[str], version: Optional[int] = None) -> str:
     """Writes `export_dir/<version>/` and returns its path (see `layout.write_version`)."""
     return layout.write_version(*sentence_servable(embedder, warmup_sentences), export_dir, version)
+
+
+register_servable("sentence", ServedKind(
+    "sentences", lambda runtime, settings, inputs: sentence_servable(runtime, inputs), one_request_per_input=True))

@@ -1,7 +1,7 @@
 """A context and a response as one cross-encoder input (FGC, Sec. 3.1; the input of BERT-DPT/UMS).
 
 One in-graph function serves the training pipeline and the exported scorer, so a pair is packed
-and truncated the same way everywhere. Layouts (`inference_kinds.PAIR_LAYOUTS`):
+and truncated the same way everywhere. Layouts (`inference_settings.PAIR_LAYOUTS`):
 
     paper: [CLS] u_1 [EOT] u_2 [EOT] ... u_n [EOT] [SEP] r [SEP]          (FGC's text)
     ums:   [CLS] u_1 [EOT] u_2 [EOT] ... u_n [EOT] [SEP] r [EOT] [SEP]    (taesunwhang/UMS-ResSel
@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 import tensorflow as tf
 
-from tfdialemb.inference_kinds import PAIR_LAYOUTS
+from tfdialemb.inference_settings import PAIR_LAYOUTS
 
 
 class PackedPairs(NamedTuple):

@@ -23,14 +23,9 @@ from tfdialemb.dialogue import ErrorPolicy, check_input_file
 from tfdialemb.encoders.config import usable_max_length
 from tfdialemb.eval.evaluator import OptionValues, get_evaluator, validation_tasks
 from tfdialemb.files import LOCK_FILE, check_writable, directory_lock, lock_holder, remove_leftovers
-from tfdialemb.inference_kinds import (
-    KINDS,
-    MAX_LENGTH,
-    MERGE_TURNS,
-    MIN_TURNS,
-    POOL_DIALOGUES,
-    resolve,
-)
+from tfdialemb.inference.kinds import load, runtime_class
+from tfdialemb.inference_settings import MAX_LENGTH, MERGE_TURNS, MIN_TURNS, POOL_DIALOGUES
+from tfdialemb.kind_registry import KINDS, resolve
 from tfdialemb.method_record import (
     check_method_config,
     method_config,
@@ -311,7 +306,7 @@ def _run(spec, params: Dict[str, Any]) -> int:
         print(run_header(spec, params), flush=True)
         if freezing:
             print(freezing, flush=True)
-        run_settings = TrainingRun(FLAGS.init_checkpoint, FLAGS.batch_size, FLAGS.max_length, FLAGS.seed)
+        run_settings = TrainingRun(FLAGS.init_checkpoint, FLAGS.batch_size, FLAGS.max_length, FLAGS.seed, load)
         for warning in spec.check(params, run_settings):
             print(f"warning: {warning}", file=sys.stderr)
         strategy = distribute.make_strategy(FLAGS.strategy, FLAGS.devices, FLAGS.collective_timeout)
@@ -513,8 +508,6 @@ def merge_auxiliary(dataset, auxiliary_dataset):
 def _validation(task: str, eval_file: str, tokenizer, config: Dict[str, Any]) -> Callable:
     """A validation hook: the evaluator of `task` on `eval_file` with the method's current model,
     embedded with the settings evaluation will read from the model directory's method.json."""
-    from tfdialemb.inference.kinds import RUNTIMES  # pylint: disable=import-outside-toplevel  (Model Garden)
-
     evaluator = get_evaluator(task)
     kind = evaluator.kind
     if kind not in config["inference"]:  # as `evaluate` and `export` refuse it
@@ -530,7 +523,7 @@ def _validation(task: str, eval_file: str, tokenizer, config: Dict[str, Any]) ->
         # One runtime per model (its encoder, or the method itself for a trained head), traced once.
         model = method if KINDS[kind].needs_head else method.encoder
         if id(model) not in runtimes:
-            runtimes[id(model)] = RUNTIMES[kind].from_settings(model, tokenizer, settings)
+            runtimes[id(model)] = runtime_class(kind).from_settings(model, tokenizer, settings)
         return score(runtimes[id(model)])
 
     return validate

@@ -5,14 +5,13 @@ as text; the build tokenizes, serializes and shards them. Builders draw every ra
 the generator they are handed, seeded per dialogue, so a build is reproducible.
 """
 import dataclasses
-import importlib
-import pkgutil
 from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Type
 
 import numpy as np
 
 from tfdialemb.dialogue import Dialogue
 from tfdialemb.data.sampling import DialoguePool
+from tfdialemb.package_modules import import_package_modules
 
 _BUILDERS: Dict[str, Type["ExampleBuilder"]] = {}
 
@@ -97,8 +96,7 @@ def builder_names() -> List[str]:
 
 def _load_builtin() -> None:
     """Imports every module of this package; importing a builder module registers its builders."""
-    for module in pkgutil.iter_modules(__path__):
-        importlib.import_module(f"{__name__}.{module.name}")
+    import_package_modules(__name__)
 
 
 def _convert(value: Any, kind: Any, name: str) -> Any:
