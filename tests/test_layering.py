@@ -16,7 +16,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PACKAGE = os.path.join(ROOT, "tfdialemb")
 
 LAYERS = (
-    ("core", ("tfdialemb", "tfdialemb.files", "tfdialemb.options", "tfdialemb.dialogue", "tfdialemb.quiet",
+    ("core", ("tfdialemb", "tfdialemb.basic_words", "tfdialemb.files", "tfdialemb.options", "tfdialemb.dialogue", "tfdialemb.quiet",
               "tfdialemb.progress", "tfdialemb.util",
               "tfdialemb.cli", "tfdialemb.distribute", "tfdialemb.precision", "tfdialemb.similarity",
               "tfdialemb.reports", "tfdialemb.inference_kinds", "tfdialemb.method_record")),
@@ -45,10 +45,10 @@ UPWARD_IMPORTS = {
         "training file), can only load from the inference layer; imported when a source is loaded",
 }
 """The imports allowed to point up, each with its reason."""
-HEAVY = ("official", "tensorflow_text", "transformers", "sklearn", "scipy", "matplotlib", "gensim", "torch",
-         "sentence_transformers", "safetensors", "jieba")
-"""What a function-level import may keep out of a module's import (TensorFlow itself is loaded by
-the package's __init__)."""
+HEAVY = ("tensorflow", "tf_keras", "official", "tensorflow_text", "transformers", "sklearn", "scipy", "matplotlib",
+         "gensim", "torch", "sentence_transformers", "safetensors", "jieba")
+"""What a function-level import may keep out of a module's import (TensorFlow among them: the data
+commands and `import tfdialemb` run without it)."""
 TRAINING_SIDE = ("tfdialemb.data.examples", "tfdialemb.training", "tfdialemb.methods")
 INFERENCE = ("tfdialemb.serving", "tfdialemb.inference", "tfdialemb.eval")
 
