@@ -16,7 +16,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PACKAGE = os.path.join(ROOT, "tfdialemb")
 
 LAYERS = (
-    ("core", ("tfdialemb", "tfdialemb.basic_words", "tfdialemb.files", "tfdialemb.options", "tfdialemb.dialogue", "tfdialemb.quiet",
+    ("core", ("tfdialemb", "tfdialemb.basic_words", "tfdialemb.files", "tfdialemb.namespace_check", "tfdialemb.options", "tfdialemb.dialogue", "tfdialemb.quiet",
               "tfdialemb.progress", "tfdialemb.util",
               "tfdialemb.cli", "tfdialemb.distribute", "tfdialemb.precision", "tfdialemb.similarity",
               "tfdialemb.reports", "tfdialemb.inference_kinds", "tfdialemb.method_record")),
