@@ -1,7 +1,8 @@
 """tfdialemb: sentence and dialogue embeddings learned from dialogues (TF Model Garden BERT).
 
 Importing the package is cheap: TensorFlow loads with the first module that builds or reads a
-model, so the data commands and every `--help` start in about a second. Model Garden and the
+model, so the commands that need none (`data convert`, `validate`, `split`, `stats`) start in
+about half a second. Model Garden and the
 `transformers` TensorFlow classes are built on Keras 2, so the import sets TF_USE_LEGACY_KERAS,
 which makes `tf.keras` tf-keras when TensorFlow loads; a TensorFlow loaded earlier has its
 `tf.keras` routed to tf-keras here. It also quiets TensorFlow's C++ logging to errors unless
