@@ -19,6 +19,7 @@ INSTALL_REQUIRES = [
     "h5py",
     "bm25s",
     "pyyaml",  # the generic converter's yaml format
+    "regex",  # BERT's basic words without TensorFlow (data stats)
     "tensorflow-serving-api~=2.20.0",
 ]
 

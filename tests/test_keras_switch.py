@@ -6,6 +6,7 @@ import pytest
 
 PROGRAMS = {
     "tfdialemb first": "import tfdialemb\nimport tensorflow as tf",
+    "tfdialemb first, keras before tensorflow": "import tfdialemb\nimport keras\nimport tensorflow as tf",
     "tensorflow first, keras untouched": "import tensorflow as tf\nimport tfdialemb",
     "Keras 3 already bound": "import tensorflow as tf\ntf.keras.layers.Dense\nimport tfdialemb",
     "keras imported first": "import keras\nimport tensorflow as tf\nimport tfdialemb",

@@ -17,7 +17,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PACKAGE = os.path.join(ROOT, "tfdialemb")
 
 LAYERS = (
-    ("core", ("tfdialemb", "tfdialemb.files", "tfdialemb.options", "tfdialemb.dialogue", "tfdialemb.quiet",
+    ("core", ("tfdialemb", "tfdialemb.basic_words", "tfdialemb.files", "tfdialemb.namespace_check", "tfdialemb.options", "tfdialemb.dialogue", "tfdialemb.quiet",
               "tfdialemb.progress", "tfdialemb.util",
               "tfdialemb.cli", "tfdialemb.distribute", "tfdialemb.precision", "tfdialemb.similarity",
               "tfdialemb.reports", "tfdialemb.inference_settings", "tfdialemb.kind_registry",
@@ -43,10 +43,10 @@ method's spec) and below inference (the runtimes open model directories). `tfdia
 `tfdialemb.dialogue_embedder` are the runtimes' public import paths, re-exported from the top. A
 folder's `__main__` is a command (what `python -m` runs, imported by nothing): the augment command
 hands augmentation the loader of the models crop and shuffle score with, as a training run does."""
-HEAVY = ("official", "tensorflow_text", "transformers", "sklearn", "scipy", "matplotlib", "gensim", "torch",
-         "sentence_transformers", "safetensors", "jieba")
-"""What a function-level import may keep out of a module's import (TensorFlow itself is loaded by
-the package's __init__)."""
+HEAVY = ("tensorflow", "tf_keras", "official", "tensorflow_text", "transformers", "sklearn", "scipy", "matplotlib",
+         "gensim", "torch", "sentence_transformers", "safetensors", "jieba")
+"""What a function-level import may keep out of a module's import (TensorFlow among them: the data
+commands and `import tfdialemb` run without it)."""
 TRAINING_SIDE = ("tfdialemb.data.examples", "tfdialemb.training", "tfdialemb.methods")
 INFERENCE = ("tfdialemb.serving", "tfdialemb.inference", "tfdialemb.eval")
 

@@ -8,6 +8,7 @@ import sys
 import threading
 from typing import Callable, List, Tuple
 
+from tfdialemb import namespace_check  # noqa: F401  (a shadowed package stops every command here)
 from tfdialemb import quiet
 from tfdialemb.dialogue import DialogueFormatError, check_input_file
 from tfdialemb.files import output_error_of, prepare_output

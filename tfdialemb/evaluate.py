@@ -1,9 +1,9 @@
-r"""Evaluates an encoder on one of the papers' tasks and writes a JSON report.
+r"""Evaluates an encoder on one of the papers' tasks: prints a table, writes a JSON report.
 
   python -m tfdialemb.evaluate --task=TASK --eval_file=PATH (--model_dir=DIR | --init_checkpoint=DIR) \
-      --output=report.json [--embedding=SOURCE] [task flags]
-  python -m tfdialemb.evaluate --task=sr|dsts --eval_file=PATH --saved_model=EXPORT_DIR --output=report.json
-  python -m tfdialemb.evaluate --task=invariance --augmented_file=PATH (--model_dir=DIR | ...) --output=report.json
+      [--output=report.json] [--json] [--embedding=SOURCE] [task flags]
+  python -m tfdialemb.evaluate --task=sr|dsts --eval_file=PATH --saved_model=EXPORT_DIR [--output=report.json]
+  python -m tfdialemb.evaluate --task=invariance --augmented_file=PATH (--model_dir=DIR | ...) [--output=report.json]
 
 Each task is an evaluator (`tfdialemb.eval.evaluator`): DialogueCSE's `sr` and `dsts`, dial2vec's
 `dialogue`, FGC's `response_selection` and `fgc_similarity`, the triple-encoders' `sequence_modeling`
@@ -22,11 +22,13 @@ Google TF1 BERT), with the flags' values or their defaults. Encoders compute in 
 with). The report {"task", "eval_file", "checkpoint", "arguments" (the command line), "weights"
 (the weights file evaluated, its SHA-256 and a training run's step), "mixed_precision" (the
 encoder's; absent for an embedding without one), "embedding", "metrics", ...} is written
-atomically and printed, then a table of the task's headline metrics under the names its paper
-uses. --model_dir=A,B,C (or the flag repeated, --model_dir=A --model_dir=B; a value that is an
-existing directory is one directory, commas and all) evaluates several models (checkpoint
-directories of any kind) on the same task and settings, one loaded at a time: the file holds a
-list of their reports and the table compares them, a row per model (and view).
+atomically to --output; the command prints a table of the task's headline metrics under the names
+its paper uses, each marked ↑ (higher is better) or ↓, a row per model named by its directory's
+last component (`tfdialemb.eval.table`), within 100 columns, or with --json the report itself.
+--model_dir=A,B,C (or the flag repeated, --model_dir=A --model_dir=B; a value that is an existing
+directory is one directory, commas and all) evaluates several models (checkpoint directories of
+any kind) on the same task and settings, one loaded at a time: the report is a list of theirs and
+the table compares them, a row per model (and view).
 Exit status: 0 done; 1 the eval or fit file has a bad line (file, line and reason are named);
 2 the command is wrong (missing eval file or checkpoint, a file that is no such set, a flag the
 task or embedding needs or does not use).
@@ -60,7 +62,7 @@ from tfdialemb.inference_settings import (
 )
 from tfdialemb.kind_registry import KINDS
 from tfdialemb.model_dir import ModelSource
-from tfdialemb.reports import write_report
+from tfdialemb.reports import report_json, write_report
 
 FLAGS = flags.FLAGS
 flags.DEFINE_enum("task", None, sorted(evaluators()), "Evaluation task.")
@@ -72,7 +74,8 @@ flags.DEFINE_multi_string("model_dir", None, "Trained tfdialemb model directory 
 flags.DEFINE_string("init_checkpoint", None, "Any loadable checkpoint, e.g. an untrained BERT.")
 flags.DEFINE_string("saved_model", None, "sr, dsts: an exported sentence SavedModel (`export "
                     "--kind=sentence`) instead of a checkpoint; its pooling and max length are fixed.")
-flags.DEFINE_string("output", None, "Where to write the JSON report.")
+flags.DEFINE_string("output", None, "Where to write the JSON report (several models: a list of reports).")
+flags.DEFINE_boolean("json", False, "Print the JSON report instead of the table (scripts, `| jq`).")
 flags.DEFINE_integer("batch_size", 64, "Sentences (dialogue task: dialogues / 4) per batch.",
                      lower_bound=1)
 for _setting in (POOLING, MAX_LENGTH, SEPARATOR, NUM_ROLES, SPEAKER_PREFIX, FINAL_SEPARATOR, SPEAKER_TOKENS,
@@ -85,7 +88,7 @@ flags.DEFINE_enum("embedding", "encoder", list(sources()), "The encoder's embedd
                   "task's list in docs/evaluation.md).")
 options.define_all(source_options() + [(name, option) for name, evaluator in evaluators().items()
                                        for option in evaluator.options])
-flags.mark_flags_as_required(["task", "output"])
+flags.mark_flags_as_required(["task"])
 flags.mark_flags_as_mutual_exclusive(["model_dir", "init_checkpoint", "saved_model"])
 
 
@@ -169,9 +172,10 @@ def main(argv):
     try:
         check_flags()
         evaluator = get_evaluator(FLAGS.task)
-        check_output(FLAGS.output, [FLAGS.eval_file, FLAGS["fit_file"].value, FLAGS["augmented_file"].value],
-                     FLAGS.overwrite)
-        claim_output(FLAGS.output)
+        if FLAGS.output:
+            check_output(FLAGS.output, [FLAGS.eval_file, FLAGS["fit_file"].value, FLAGS["augmented_file"].value],
+                         FLAGS.overwrite)
+            claim_output(FLAGS.output)
         checkpoints = model_dirs() or [FLAGS.init_checkpoint]
         kind = settings_kind()
         models, settings = [], []
@@ -189,8 +193,9 @@ def main(argv):
                 reports.append(evaluate_model(evaluator, checkpoint, model, setting))
     except (OSError, ValueError) as e:
         return report_error(e)
-    print(write_report(FLAGS.output, reports[0] if len(reports) == 1 else reports))
-    print("\n" + results_table(reports))
+    report = reports[0] if len(reports) == 1 else reports
+    text = write_report(FLAGS.output, report) if FLAGS.output else report_json(report) if FLAGS.json else None
+    print(text if FLAGS.json else results_table(reports))
     return 0
 
 

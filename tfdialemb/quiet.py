@@ -1,12 +1,15 @@
 """Quiet start-up for the command-line tools: TensorFlow's C++ notices stay off the screen.
 
-TensorFlow prints notices at start-up that say nothing about the run, among them two at error
-level, which `TF_CPP_MIN_LOG_LEVEL=2` (errors only) cannot reach without hiding real errors:
-`failed call to cuInit` (a machine without a GPU) and `oneDNN supports DT_INT64 only on platforms
-with AVX-512` (printed on CPUs that have AVX-512 too). A command (`python -m tfdialemb.X`,
-`python -m data_prep.X`, a `tfdialemb-*` script) therefore sets the log level to 2 unless the
-user set it, and passes its standard error through a small forked filter process that drops
-exactly those lines, each recognised by TensorFlow's log prefix and its message.
+TensorFlow prints notices that say nothing about the run, among them some at error level, which
+`TF_CPP_MIN_LOG_LEVEL=2` (errors only) cannot reach without hiding real errors: `failed call to
+cuInit` (a machine without a GPU) when it first places an op, and `oneDNN supports DT_INT64 (or
+DT_INT32, ...) only on platforms with AVX-512` (printed on CPUs that have AVX-512 too) when an
+integer op first goes through oneDNN, wherever in the run that is. Neither a log level nor a
+redirection around TensorFlow's import reaches them, and a thread would lose what it has not
+passed on when the command is killed. A command (`python -m tfdialemb.X`, `python -m
+data_prep.X`, a `tfdialemb-*` script) therefore sets the log level to 2 unless the user set it,
+and passes its standard error through a small forked filter process that drops exactly those
+lines, each recognised by TensorFlow's log prefix and its message.
 
 What the filter keeps:
 - Everything else, unchanged and at once (a progress bar's partial line too), except that a line
@@ -50,7 +53,7 @@ LOG_PREFIX = rb"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: [EWIF] \S+\] "
 """TensorFlow's C++ log line: `2026-01-01 12:00:00.123456: E path/file.cc:51] message`."""
 KNOWN_NOISE = (
     re.compile(LOG_PREFIX + rb"failed call to cuInit"),
-    re.compile(LOG_PREFIX + rb"oneDNN supports DT_INT64 only on platforms with AVX-512"),
+    re.compile(LOG_PREFIX + rb"oneDNN supports DT_[A-Z0-9]+ only on platforms with AVX-512"),
 )
 SHORT_VERBOSE = "-v"
 """The command line's short spelling of --verbose (absl gives -v to --verbosity, which keeps its

@@ -1,6 +1,7 @@
 """`python -m tfdialemb.evaluate` end to end on a tiny checkpoint, and its exit statuses."""
 import hashlib
 import json
+import os
 import subprocess
 import sys
 
@@ -26,9 +27,8 @@ def test_sr_report_matches_the_library(tmp_path, hf_safetensors_dir):
                   f"--init_checkpoint={hf_safetensors_dir}", f"--output={output}", "--batch_size=2")
     assert result.returncode == 0, result.stderr[-3000:]
     report = json.loads(output.read_text(encoding="utf-8"))
-    printed, end = json.JSONDecoder().raw_decode(result.stdout)
-    assert printed == report
-    assert result.stdout[end:].strip().splitlines()[1].split() == ["MAP", "MRR", "P@1", "P@5", "R@10"]
+    assert result.stdout.splitlines()[:2] == [
+        f"sr on {eval_file}", " " * len(os.path.basename(hf_safetensors_dir)) + "   MAP ↑   MRR ↑   P@1 ↑  P@5 ↑  R@10 ↑"]  # P@5: no number
     assert {key: report[key] for key in ("task", "eval_file", "checkpoint", "pooling")} == {
         "task": "sr", "eval_file": str(eval_file), "checkpoint": str(hf_safetensors_dir),
         "pooling": "mean"}
@@ -42,6 +42,12 @@ def test_sr_report_matches_the_library(tmp_path, hf_safetensors_dir):
     expected = evaluate_semantic_retrieval(str(eval_file), embedder.embed)
     assert report["metrics"] == pytest.approx(expected, abs=1e-6)
     assert report["metrics"]["queries"] == 2
+    # --json prints the report instead of the table; without --output nothing is written.
+    printed = _run("--task=sr", f"--eval_file={eval_file}", f"--init_checkpoint={hf_safetensors_dir}", "--json",
+                   "--batch_size=2")
+    assert printed.returncode == 0, printed.stderr[-3000:]
+    assert json.loads(printed.stdout)["metrics"] == pytest.approx(expected, abs=1e-6)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "select.txt"]
 
 
 def test_several_models_give_one_report_each_and_one_table(tmp_path, hf_safetensors_dir):
@@ -60,9 +66,10 @@ def test_several_models_give_one_report_each_and_one_table(tmp_path, hf_safetens
     reports = json.loads(output.read_text(encoding="utf-8"))
     checkpoints = (hf_safetensors_dir, other, comma, hf_safetensors_dir)
     assert [report["checkpoint"] for report in reports] == [str(c) for c in checkpoints]
-    table = result.stdout[json.JSONDecoder().raw_decode(result.stdout)[1]:].strip().splitlines()
-    assert table[0] == f"sr on {eval_file}" and table[1].split() == ["MAP", "MRR", "P@1", "P@5", "R@10"]
-    names = [str(hf_safetensors_dir), str(other), str(comma), f"{hf_safetensors_dir} (4)"]
+    table = result.stdout.strip().splitlines()
+    assert table[0] == f"sr on {eval_file}" and table[1].split() == ["MAP", "↑", "MRR", "↑", "P@1", "↑", "P@5", "↑",
+                                                                       "R@10", "↑"]
+    names = [os.path.basename(hf_safetensors_dir), "other", "seed,7", f"{os.path.basename(hf_safetensors_dir)} (4)"]
     for row, name, checkpoint in zip(table[2:], names, checkpoints):
         expected = evaluate_semantic_retrieval(str(eval_file),
                                                SentenceEmbedder.from_pretrained(load_pretrained(checkpoint)).embed)

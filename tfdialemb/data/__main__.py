@@ -28,7 +28,7 @@ from tfdialemb import options
 from tfdialemb.cli import OVERWRITE, Progress, claim_output, guarded, parse_flags, report_error
 from tfdialemb.converters import converter_options, converters, descriptions, partial_records
 from tfdialemb.data.examples import make_builder
-from tfdialemb.data.records import describe_cuts
+from tfdialemb.data.stats import corpus_stats
 from tfdialemb.dialogue import (
     SPLIT_METHODS,
     SPLITS,
@@ -183,8 +183,6 @@ def validate() -> int:
 
 
 def stats() -> int:
-    from tfdialemb.data.stats import corpus_stats  # pylint: disable=import-outside-toplevel
-
     _require("input")
     if FLAGS.output:
         check_output(FLAGS.output, [FLAGS.input], FLAGS.overwrite)
@@ -218,6 +216,7 @@ def split() -> int:
 def build() -> int:
     from tfdialemb.data.build import BuildOptions  # pylint: disable=import-outside-toplevel
     from tfdialemb.data.build import build as build_shards
+    from tfdialemb.data.records import describe_cuts  # pylint: disable=import-outside-toplevel
 
     _require("method", "input", "output_dir", "init_checkpoint")
     params = {}

@@ -1,21 +1,21 @@
 """Corpus statistics in one streaming pass: dialogues, turns, speakers, labels, token-length percentiles.
 
-Lengths are WordPiece tokens when a tokenizer is given, else BERT's basic (pre-WordPiece) words.
+Lengths are WordPiece tokens when a tokenizer is given, else BERT's basic (pre-WordPiece) words,
+counted in Python (`tfdialemb.basic_words`) so that statistics without a vocabulary need no
+TensorFlow.
 Histograms rather than lists keep memory constant however large the corpus is; speaker and label
 counts hold one entry per distinct value, and the report lists up to SHOWN_VALUES of them, the
 most frequent, beside the number of distinct values. Label values of every kind are counted, a
 string apart from a number or boolean of the same text.
 """
 import collections
-import functools
 import json
-from typing import Dict, Iterable, Mapping, Optional
+from typing import Callable, Dict, Iterable, List, Mapping, Sequence
 
 import numpy as np
-import tensorflow as tf
 
+from tfdialemb.basic_words import basic_words
 from tfdialemb.dialogue import Dialogue
-from tfdialemb.text import BertTokenizer, basic_tokenize
 
 PERCENTILES = (50, 90, 95, 99, 100)
 _BATCH = 2048
@@ -36,9 +36,10 @@ def percentiles(histogram: Mapping[int, int], points=PERCENTILES) -> Dict[str, i
     return result
 
 
-def corpus_stats(dialogues: Iterable[Dialogue], tokenizer: Optional[BertTokenizer] = None) -> Dict:
-    split = tokenizer.tokenize if tokenizer is not None else functools.partial(basic_tokenize, lower_case=True)
-    count = tf.function(lambda t: split(t).row_lengths(), input_signature=[tf.TensorSpec([None], tf.string)])
+def corpus_stats(dialogues: Iterable[Dialogue], tokenizer=None) -> Dict:
+    """The report of `dialogues`; lengths in the pieces of `tokenizer` (a `text.BertTokenizer`)
+    when given, else in basic words."""
+    count = _piece_counter(tokenizer) if tokenizer is not None else _count_basic_words
     turn_lengths: collections.Counter = collections.Counter()
     dialogue_lengths: collections.Counter = collections.Counter()
     turns_per_dialogue: collections.Counter = collections.Counter()
@@ -49,7 +50,7 @@ def corpus_stats(dialogues: Iterable[Dialogue], tokenizer: Optional[BertTokenize
     def flush():
         """Counts the pending turns; every dialogue in `totals` is complete at this point."""
         if pending_texts:
-            for owner, length in zip(pending_owner, count(tf.constant(pending_texts)).numpy()):
+            for owner, length in zip(pending_owner, count(pending_texts)):
                 turn_lengths[int(length)] += 1
                 totals[owner] += int(length)
         for total in totals:
@@ -84,6 +85,19 @@ def corpus_stats(dialogues: Iterable[Dialogue], tokenizer: Optional[BertTokenize
         "token_unit": "wordpiece" if tokenizer is not None else "basic",
         "labels": {key: {"distinct": len(c), "dialogues": _shown_values(c)} for key, c in sorted(labels.items())},
     }
+
+
+def _count_basic_words(texts: Sequence[str]) -> List[int]:
+    return [len(basic_words(text, lower_case=True)) for text in texts]
+
+
+def _piece_counter(tokenizer) -> Callable[[Sequence[str]], np.ndarray]:
+    """The WordPiece pieces of each of a list of texts, in one traced TensorFlow function."""
+    import tensorflow as tf  # pylint: disable=import-outside-toplevel
+
+    count = tf.function(lambda texts: tokenizer.tokenize(texts).row_lengths(),
+                        input_signature=[tf.TensorSpec([None], tf.string)])
+    return lambda texts: count(tf.constant(texts)).numpy()
 
 
 def _label_text(value) -> str:

@@ -1,28 +1,45 @@
 """Evaluation reports as text tables: one row per model (and view), the task's headline metrics
-under the names their papers use, so runs compare at a glance.
+under the names their papers use, each with its direction (↑ higher is better, ↓ lower), so runs
+compare at a glance in a terminal.
 
 `results_table(reports)` reads the JSON reports `python -m tfdialemb.evaluate` writes (one per
-model), under the columns each task's evaluator names (`Evaluator.headline`); `format_table` lays
-out any rows of numbers (the demo's tables too).
+model), under the columns each task's evaluator names (`Evaluator.headline`) and in the directions
+it declares (`Evaluator.metric_greater_is_better`); `format_table` lays out any rows of numbers
+(the demo's tables too) within TABLE_WIDTH columns.
 """
 import math
+import os
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from tfdialemb.eval.evaluator import get_evaluator
 
-NAME_WIDTH = 34
+TABLE_WIDTH = 100
+"""Columns a table fits in: the row names give way (cut at their start) when the numbers need room."""
+MIN_NAME_WIDTH = 12
+FOLDERS_NAMED_BY_ROLE = ("best", "model")
+"""Last components that say what a folder holds rather than which model it is (a training run's
+MODEL_DIR/best, a packaged model's `model` folder): the parent's name comes with them."""
 
 
-def format_table(columns: Sequence[str], rows: Mapping[str, Sequence[Any]], title: Optional[str] = None) -> str:
-    """Rows of numbers under right-aligned columns, 4 decimals; a value that is missing (None) or
-    not finite shows as "-"."""
-    widths = [max(10, len(column)) + 2 for column in columns]
-    names = max([NAME_WIDTH] + [len(name) + 2 for name in rows])
+def format_table(columns: Sequence[str], rows: Mapping[str, Sequence[Any]], title: Optional[str] = None,
+                 width: int = TABLE_WIDTH) -> str:
+    """Rows of numbers under right-aligned columns, 4 decimals, each column 2 wider than its widest
+    entry; a value that is missing (None) or not finite shows as "-". The row names take what
+    `width` leaves (at least MIN_NAME_WIDTH); a longer name loses its start to "…"."""
+    shown = {name: [_number(value) for value in values] for name, values in rows.items()}
+    widths = [max([len(column)] + [len(values[index]) for values in shown.values()]) + 2
+              for index, column in enumerate(columns)]
+    longest = max([0] + [len(name) for name in shown])
+    names = min(longest, max(MIN_NAME_WIDTH, width - sum(widths)))
     lines = [title] if title else []
-    lines.append(" " * names + "".join(f"{column:>{width}}" for column, width in zip(columns, widths)))
-    for name, values in rows.items():
-        lines.append(f"{name:{names}}" + "".join(f"{_number(value):>{width}}" for value, width in zip(values, widths)))
+    lines.append(" " * names + "".join(f"{column:>{w}}" for column, w in zip(columns, widths)))
+    for name, values in shown.items():
+        lines.append(f"{_cut(name, names):{names}}" + "".join(f"{value:>{w}}" for value, w in zip(values, widths)))
     return "\n".join(lines)
+
+
+def _cut(name: str, width: int) -> str:
+    return name if len(name) <= width else "…" + name[len(name) - width + 1:]
 
 
 def _number(value: Any) -> str:
@@ -31,18 +48,36 @@ def _number(value: Any) -> str:
     return f"{value:.4f}"
 
 
+def model_names(reports: Sequence[Mapping[str, Any]]) -> List[str]:
+    """A short name per report: its checkpoint directory's last component (with the parent's for
+    FOLDERS_NAMED_BY_ROLE, and with as many more as tell two directories apart), or the
+    embedding's kind for a baseline without a checkpoint; a directory named twice gets its
+    position in the list after its name ("a (2)"), so no row replaces another."""
+    parts = [os.path.normpath(str(report["checkpoint"])).split(os.sep) if report.get("checkpoint")
+             else [report["embedding"]["kind"]] for report in reports]
+    kept = [2 if len(p) > 1 and p[-1] in FOLDERS_NAMED_BY_ROLE else 1 for p in parts]
+    while True:
+        names = ["/".join(p[-k:]) for p, k in zip(parts, kept)]
+        clashing = [i for i, name in enumerate(names)
+                    if any(names[j] == name and parts[j] != parts[i] for j in range(len(parts)))]
+        if not any(kept[i] < len(parts[i]) for i in clashing):
+            break
+        for i in clashing:
+            kept[i] = min(kept[i] + 1, len(parts[i]))
+    unique: List[str] = []
+    for position, name in enumerate(names, start=1):
+        unique.append(f"{name} ({position})" if name in names[:position - 1] else name)
+    return unique
+
+
 def results_table(reports: Sequence[Mapping[str, Any]]) -> str:
-    """One table of the reports of one task, a row per model (and per view, for tasks that
-    report views), titled with the task and the evaluated file; a model named twice gets its
-    position in the list after its name ("runs/a (2)"), so no row replaces another."""
+    """One table of the reports of one task, a row per model (`model_names`) and per view, for
+    tasks that report views, a column per headline metric with its direction, titled with the
+    task and the evaluated file."""
     task = reports[0]["task"]
     evaluator = get_evaluator(task)
     rows: Dict[str, Dict[str, Any]] = {}
-    names: List[str] = []
-    for position, report in enumerate(reports, start=1):
-        name = str(report.get("checkpoint") or report["embedding"]["kind"])
-        name = f"{name} ({position})" if name in names else name
-        names.append(name)
+    for name, report in zip(model_names(reports), reports):
         metrics = report["metrics"]
         if evaluator.per_view:
             for view, values in metrics[evaluator.per_view].items():
@@ -53,6 +88,6 @@ def results_table(reports: Sequence[Mapping[str, Any]]) -> str:
     for values in rows.values():
         columns += [column for column in evaluator.columns(values) if column not in columns]
     source = reports[0].get("eval_file") or reports[0].get("augmented_file")
-    return format_table([name for _, name in columns],
+    return format_table([f"{name} {'↑' if evaluator.metric_greater_is_better(key) else '↓'}" for key, name in columns],
                         {name: [values.get(key) for key, _ in columns] for name, values in rows.items()},
                         title=f"{task} on {source}")

@@ -18,22 +18,12 @@ import tensorflow as tf
 import tensorflow_text as tf_text
 from tensorflow_text.core.pybinds import pywrap_fast_wordpiece_tokenizer_model_builder
 
+from tfdialemb.basic_words import CJK, COMBINING_MARK, CONTROL, PUNCTUATION, SPLIT, WHITESPACE
 from tfdialemb.text.special_tokens import BERT_SPECIAL_TOKENS, map_special_tokens
 
-_WHITESPACE = r"[\t\n\r\p{Zs}]"
-# Python's unicodedata "C*" categories: RE2's \p{C} lacks unassigned code points (Cn), which are
-# the characters outside every assigned category.
-_CONTROL = r"\p{C}|[^\p{L}\p{M}\p{N}\p{P}\p{S}\p{Z}\p{C}]|\x{FFFD}"
-_CJK = (
-    r"[\x{4E00}-\x{9FFF}\x{3400}-\x{4DBF}\x{20000}-\x{2A6DF}\x{2A700}-\x{2B73F}"
-    r"\x{2B740}-\x{2B81F}\x{2B820}-\x{2CEAF}\x{F900}-\x{FAFF}\x{2F800}-\x{2FA1F}]"
-)
-_PUNCTUATION = r"[!-/:-@\[-`{-~\p{P}]"
-_SPLIT = r"[\s\p{Z}]+|" + _PUNCTUATION
 _SEPARATOR_RUN = r"[\t\n\r\p{Z}]+"
 """Characters that end up splitting words (whitespace that step 1 turns into a space, and every
 Unicode separator), in runs."""
-
 
 
 def clean_text(texts) -> tf.Tensor:
@@ -42,8 +32,8 @@ def clean_text(texts) -> tf.Tensor:
     It comes before any regex_split, which stops at a NUL byte.
     """
     texts = tf.convert_to_tensor(texts, tf.string)
-    texts = tf.strings.regex_replace(texts, _WHITESPACE, " ")
-    return tf.strings.regex_replace(texts, _CONTROL, "")
+    texts = tf.strings.regex_replace(texts, WHITESPACE, " ")
+    return tf.strings.regex_replace(texts, CONTROL, "")
 
 
 def basic_tokenize(texts, lower_case: bool) -> tf.RaggedTensor:
@@ -53,13 +43,13 @@ def basic_tokenize(texts, lower_case: bool) -> tf.RaggedTensor:
 
 def _split_words(texts: tf.Tensor, lower_case: bool) -> tf.RaggedTensor:
     """Steps 3-5: cleaned strings [N] → words [N, (words)]."""
-    texts = tf.strings.regex_replace(texts, _CJK, r" \0 ")
+    texts = tf.strings.regex_replace(texts, CJK, r" \0 ")
     texts = tf_text.normalize_utf8(texts, "NFC")
     if lower_case:
         texts = tf.strings.lower(texts, encoding="utf-8")
         texts = tf_text.normalize_utf8(texts, "NFD")
-        texts = tf.strings.regex_replace(texts, r"\p{Mn}", "")
-    return tf_text.regex_split(texts, _SPLIT, keep_delim_regex_pattern=_PUNCTUATION)
+        texts = tf.strings.regex_replace(texts, COMBINING_MARK, "")
+    return tf_text.regex_split(texts, SPLIT, keep_delim_regex_pattern=PUNCTUATION)
 
 
 def _special_rows_replaced(piece_ids: tf.RaggedTensor, special: tf.Tensor) -> tf.RaggedTensor:
