@@ -117,6 +117,52 @@ def test_three_party_loss_without_window():
     np.testing.assert_allclose(losses.numpy(), expected, rtol=1e-4, atol=1e-5)
 
 
+def _numpy_dialogue_contrast(encoder, batch, samples, temperature):
+    """The dialogue-level ablation by hand: mean over each sample's tokens, cosine with the
+    dialogue's own mean (no dropout: the second encoding equals the first), NT-Xent over S."""
+    losses, first = [], []
+    for example in range(batch["samples"].shape[0]):
+        ids, mask = batch["samples"][example, :samples], batch["samples_mask"][example, :samples]
+        states = encoder({"input_word_ids": ids, "input_mask": mask})["sequence_output"].numpy().astype(np.float64)
+        means = np.stack([states[s][mask[s] > 0].mean(axis=0) for s in range(samples)])
+        cosines = means @ means[0] / (np.linalg.norm(means, axis=1) * np.linalg.norm(means[0]))
+        logits = cosines / temperature
+        losses.append(np.log(np.exp(logits).sum()) - logits[0])
+        first.append(float(np.all(cosines[1:] < cosines[0])))
+    return np.array(losses), np.array(first)
+
+
+@pytest.mark.parametrize("batch", [TWO_PARTY, THREE_PARTY[:1]])
+def test_dialogue_contrast_equals_numpy(batch):
+    """--dial2vec_contrast=dialogue: without dropout the positive's cosine is 1 and the loss is
+    -log e^{1/τ} / Σ_j e^{cos(d, s_j)/τ}; "released" divides it by the samples."""
+    encoder = _encoder()
+    batch = _batch(batch, seed=2)
+    model = Dial2vecModel(encoder, negatives=2, temperature=0.2, num_roles=3, contrast="dialogue")
+    losses, metrics = model.per_example_loss(batch, training=False)
+    expected, first = _numpy_dialogue_contrast(encoder, batch, 3, 0.2)
+    np.testing.assert_allclose(losses.numpy(), expected, rtol=1e-4, atol=1e-5)
+    np.testing.assert_array_equal(metrics["positive_first"].numpy(), first)
+    np.testing.assert_allclose(metrics["positive_cosine"].numpy(), 1.0, atol=1e-5)
+    released = Dial2vecModel(encoder, negatives=2, temperature=0.2, num_roles=3, contrast="dialogue",
+                             loss_variant="released")
+    np.testing.assert_allclose(released.per_example_loss(batch, training=False)[0].numpy(), expected / 3,
+                               rtol=1e-4, atol=1e-5)
+
+
+def test_dialogue_contrast_draws_its_positive_from_a_second_dropout_mask():
+    """Training with dropout: the anchor is another encoding of the dialogue, so the positive's
+    cosine falls below 1 (the SimCSE positive) while the loss stays finite."""
+    tf.keras.utils.set_random_seed(5)
+    encoder = Encoder(CONFIG.replace(hidden_dropout=0.3)).build_variables()
+    model = Dial2vecModel(encoder, negatives=2, contrast="dialogue")
+    losses, metrics = model.per_example_loss(_batch(TWO_PARTY), training=True)
+    assert np.all(metrics["positive_cosine"].numpy() < 1 - 1e-4)
+    assert np.all(np.isfinite(losses.numpy()))
+    with pytest.raises(ValueError, match="unknown dial2vec contrast"):
+        Dial2vecModel(encoder, contrast="utterance")
+
+
 def test_gradients_reach_only_unfrozen_variables_and_the_role_turn_tables():
     encoder = _encoder(role_vocab_size=2, turn_vocab_size=3)
     encoder.freeze_bottom(1)

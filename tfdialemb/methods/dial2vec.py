@@ -7,6 +7,9 @@ pooled cosine (Eq. 5) is contrasted across the samples per interlocutor with NT-
 Only interlocutors present in the positive count; an interlocutor without tokens would get
 cosine 0 in every sample and add a constant.
 
+`contrast="dialogue"` is the ablation without the interlocutor-guided views: the same samples
+scored at the dialogue level (see `Dial2vecModel`).
+
 Encoder inputs and the dialogue embeddings (Eq. 4, Table 4) are `tfdialemb.layers.dialogue_views`,
 shared with inference.
 """
@@ -16,6 +19,7 @@ import tensorflow as tf
 
 from tfdialemb.data.examples.dial2vec import NEGATIVE_POOLS
 from tfdialemb.encoders import Encoder
+from tfdialemb.encoders.pooling import masked_mean
 from tfdialemb.inference_settings import NUM_ROLES, SEPARATOR
 from tfdialemb.layers.dialogue_views import (
     check_role_turn_tables,
@@ -25,6 +29,7 @@ from tfdialemb.layers.dialogue_views import (
 )
 from tfdialemb.layers.interlocutor_matching import DEFAULT_WINDOW, self_cross_similarity
 from tfdialemb.layers.interlocutor_pooling import role_masks
+from tfdialemb.losses.candidate_nt_xent import candidate_nt_xent
 from tfdialemb.losses.interlocutor_nt_xent import (
     DEFAULT_TEMPERATURE,
     interlocutor_nt_xent,
@@ -34,8 +39,10 @@ from tfdialemb.methods.base import Method
 from tfdialemb.methods.shared_options import NEGATIVES
 from tfdialemb.methods.spec import MethodSpec, default_bench_sequences, register_method
 from tfdialemb.options import Option, Switch
+from tfdialemb.similarity import l2_normalized
 
 LOSS_VARIANTS = ("paper", "released")
+CONTRASTS = ("interlocutor", "dialogue")
 
 
 class Dial2vecModel(Method):
@@ -45,14 +52,24 @@ class Dial2vecModel(Method):
     `window` w zeroes C[i, j] for |T(i) - T(j)| > w (None: no window); `loss_variant`
     "released" divides each interlocutor's term by the number of samples
     (`interlocutor_nt_xent`).
+
+    `contrast="dialogue"`, the ablation without the interlocutor-guided views (the paper reports
+    none; its claim, Sec. 5.1, is that the interlocutor-level interactions make the gain): no
+    self- or cross-representations; each sample is the mean of all its tokens (Sec. 3.2.3's
+    average pooling), scored by its cosine with the dialogue encoded once more (another dropout
+    mask, as SimCSE makes a positive), and the NT-Xent of Eq. 5 runs over those S cosines / τ,
+    once per dialogue; "released" divides it by S.
     """
 
     def __init__(self, encoder: Encoder, negatives: int = 9, temperature: float = DEFAULT_TEMPERATURE,
                  window: Optional[int] = DEFAULT_WINDOW, num_roles: int = 2,
-                 role_turn_embeddings: bool = False, loss_variant: str = "paper", **kwargs):
+                 role_turn_embeddings: bool = False, loss_variant: str = "paper",
+                 contrast: str = "interlocutor", **kwargs):
         super().__init__(encoder, **kwargs)
         if loss_variant not in LOSS_VARIANTS:
             raise ValueError(f"unknown dial2vec loss_variant {loss_variant!r}; expected one of {LOSS_VARIANTS}")
+        if contrast not in CONTRASTS:
+            raise ValueError(f"unknown dial2vec contrast {contrast!r}; expected one of {CONTRASTS}")
         if negatives < 1 or num_roles < 2:
             raise ValueError(f"negatives must be >= 1 and num_roles >= 2, got {negatives} and {num_roles}")
         if temperature <= 0:
@@ -67,6 +84,7 @@ class Dial2vecModel(Method):
         self.num_roles = num_roles
         self.role_turn_embeddings = role_turn_embeddings
         self.loss_variant = loss_variant
+        self.contrast = contrast
 
     def encode(self, ids, mask, turn_ids, role_ids, training=None) -> tf.Tensor:
         """Last-layer states [N, T, H] of packed dialogues [N, T]."""
@@ -87,6 +105,8 @@ class Dial2vecModel(Method):
             roles * mask, self.num_roles,
             message="role ids reach num_roles; build with max_roles <= num_roles or raise num_roles")
         states = self.encode(ids, mask, turns, roles, training)
+        if self.contrast == "dialogue":
+            return self._dialogue_contrast(batch, states, mask, samples, training)
         similarities = tf.reshape(
             self_cross_similarity(states, roles, turns, mask, self.window, self.num_roles),
             [-1, samples, self.num_roles])
@@ -105,6 +125,17 @@ class Dial2vecModel(Method):
         per_role = (tf.reduce_sum(tf.cast(positive_first & present, tf.float32), axis=-1)
                     / tf.maximum(tf.reduce_sum(tf.cast(present, tf.float32), axis=-1), 1.0))
         return losses, {"positive_first_every_role": every_role, "positive_first_per_role": per_role}
+
+    def _dialogue_contrast(self, batch, states, mask, samples, training):
+        """The dialogue-level ablation's loss [B] and metrics: NT-Xent of cos(anchor, sample_j) / τ
+        over the S samples, the anchor the dialogue's own tokens encoded a second time."""
+        dialogue = [batch[f"samples{suffix}"][:, 0] for suffix in ("", "_mask", "_turn_ids", "_role_ids")]
+        anchor = masked_mean(self.encode(*dialogue, training), dialogue[1])
+        pooled = tf.reshape(masked_mean(states, mask), [-1, samples, tf.shape(states)[-1]])
+        cosines = tf.einsum("bh,bsh->bs", l2_normalized(anchor), l2_normalized(pooled))
+        losses = candidate_nt_xent(cosines / self.temperature, variant=self.loss_variant)
+        positive_first = top_k_hits(cosines, tf.zeros(tf.shape(cosines)[:1], tf.int32), 1)
+        return losses, {"positive_first": tf.cast(positive_first > 0, tf.float32), "positive_cosine": cosines[:, 0]}
 
     def embed_all(self, ids, mask, turn_ids, role_ids, training=None) -> Dict[str, tf.Tensor]:
         """Every embedding of `dialogue_embeddings` for packed dialogues [N, T]."""
@@ -138,6 +169,11 @@ KEPT_ROLE = Switch("dial2vec_kept_role", "paper", "The interlocutor a negative k
                    paper="drawn at random for every negative",
                    released="AlibabaResearch/DAMO-ConvAI dial2vec/data/generate_training.py: always the second "
                             "speaker")
+CONTRAST = Option("dial2vec_contrast", "interlocutor", "What is contrasted: interlocutor, each "
+                  "interlocutor's self-representation against its cross-representation (Eq. 1-6); dialogue, "
+                  "the ablation without the interlocutor-guided views: the mean-pooled dialogue against its "
+                  "samples, the positive a second encoding of the dialogue (the paper reports no such run).",
+                  choices=CONTRASTS)
 NEGATIVE_ROLE = {"paper": "random", "released": "fixed"}
 """`dial2vec_kept_role` as the builder's `negative_role`."""
 NEGATIVE_POOL = Option("dial2vec_negative_pool", "per_role",
@@ -156,7 +192,7 @@ class Dial2vecSpec(MethodSpec):
     paper = "dial2vec (Liu et al., EMNLP 2022)"
     builder = "dial2vec"
     options = (NEGATIVES, TEMPERATURE, WINDOW, KEPT_ROLE, NEGATIVE_POOL, ROLE_TURN_EMBEDDINGS, SEPARATOR, NUM_ROLES,
-               LOSS)
+               LOSS, CONTRAST)
     defaults = {"batch_size": 20, "learning_rate": 1e-5, "freeze_layers": 6, "max_length": 512}
     """dial2vec Sec. 4.1: batch 20 (5 per GPU on 4 GPUs; the released script runs 5 on one),
     learning rate 1e-5, the bottom 6 layers frozen, 512 tokens."""
@@ -179,13 +215,19 @@ class Dial2vecSpec(MethodSpec):
         return Dial2vecModel(encoder, negatives=params.negatives, temperature=params.temperature,
                              window=params.window, num_roles=params.num_roles,
                              role_turn_embeddings=params.role_turn_embeddings,
-                             loss_variant=params.dial2vec_loss)
+                             loss_variant=params.dial2vec_loss, contrast=params.dial2vec_contrast)
+
+    def unused_options(self, params):
+        return (WINDOW.name,) if params.dial2vec_contrast == "dialogue" else ()
 
     def inference_settings(self, params):
         return {"dialogue": {"separator": params.separator, "num_roles": params.num_roles}}
 
     def bench_sequences(self, batch, params):
-        """Every sample of every dialogue ([B·S, T]), as the step encodes them."""
+        """Every sample of every dialogue ([B·S, T]), as the step encodes them (with
+        `dial2vec_contrast=dialogue` each dialogue once more, the anchor)."""
         samples = params.negatives + 1
-        return default_bench_sequences({"samples": batch["samples"][:, :samples],
-                                        "samples_mask": batch["samples_mask"][:, :samples]})
+        sequences = {"samples": batch["samples"][:, :samples], "samples_mask": batch["samples_mask"][:, :samples]}
+        if params.dial2vec_contrast == "dialogue":
+            sequences.update(anchor=batch["samples"][:, 0], anchor_mask=batch["samples_mask"][:, 0])
+        return default_bench_sequences(sequences)
