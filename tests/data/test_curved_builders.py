@@ -136,6 +136,19 @@ def test_c3l_counts_positives_and_speaker_tokens():
         ("[B1] [O]", "[B2] [E]"), ("[B1] [O]", "[B2] [O]"), ("[B1] [E]", "[B2] [O]")]
 
 
+def test_c3l_hard_positives_ablation_changes_only_the_positive_targets():
+    """Triple-encoders Table 4, "hard positives / no curvature": the same triples and negatives,
+    every positive regressed onto 1 instead of Eq. 1's curve."""
+    for labels in ("paper", "released"):
+        curved = _examples("c3l", {"labels": labels})
+        hard = _examples("c3l", {"labels": labels, "positives": "hard"})
+        assert [{**e, "target": None} for e in hard] == [{**e, "target": None} for e in curved]
+        for start in (0, 1):
+            assert [e["target"] for e in hard[18 * start:18 * start + 18]] == [1.0] * 6 + [0.0] * 12
+    with pytest.raises(ValueError, match="positives must be one of"):
+        make_builder("c3l", {"positives": "uniform"})
+
+
 def test_c3l_hard_negatives_of_eq2():
     examples = _examples("c3l", {"last_window": True})
     shared_speakers = set()

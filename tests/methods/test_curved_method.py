@@ -61,12 +61,30 @@ def test_ccl_loss_is_mse_of_before_after_cosine(encoder, reference_model):
     assert set(metrics) == {"mse", "abs_error"}
 
 
-def test_c3l_anchor_is_the_mean_of_the_two_before_embeddings(encoder, reference_model):
+@pytest.mark.parametrize("targets", [None, [1.0, 0.0, 1.0, 1.0]])
+def test_c3l_anchor_is_the_mean_of_the_two_before_embeddings(encoder, reference_model, targets):
+    """Curved targets, then Table 4's hard-positives ablation: positives regressed onto 1."""
     batch = _batch("c3l", seed=1)
+    if targets:
+        batch["target"] = np.array(targets, np.float32)
     losses, _ = CurvedContrastiveModel(encoder, variant="c3l").per_example_loss(batch, training=False)
     mix = (_pooled(reference_model, batch, "b1") + _pooled(reference_model, batch, "b2")) / 2
     cos = _cos(mix, _pooled(reference_model, batch, "after"))
-    np.testing.assert_allclose(losses.numpy(), (cos - batch["target"]) ** 2, rtol=1e-4, atol=1e-6)
+    expected = (cos - np.array(targets or batch["target"])) ** 2
+    np.testing.assert_allclose(losses.numpy(), expected, rtol=1e-4, atol=1e-6)
+
+
+def test_c3l_hard_positives_option_reaches_the_builder_and_needs_no_ccl_start(tmp_path):
+    """--c3l_positives=hard: the builder's targets, --c3l_labels left without effect, and no
+    warning from a start that is not a CCL model (Table 4 trains that ablation from scratch)."""
+    from tfdialemb.methods.spec import TrainingRun, get_method
+
+    spec = get_method("c3l")
+    run = TrainingRun(init_checkpoint=str(tmp_path), batch_size=32, max_length=48, seed=0)
+    hard, curved = spec.resolve({"c3l_positives": "hard"}), spec.resolve()
+    assert spec.builder_params(hard)["positives"] == "hard" and spec.builder_params(curved)["positives"] == "curved"
+    assert "c3l_labels" in spec.unused_options(hard) and "c3l_labels" not in spec.unused_options(curved)
+    assert spec.check(hard, run) == [] and "not a CCL model" in spec.check(curved, run)[0]
 
 
 @pytest.mark.parametrize("variant", ["ccl", "c3l"])

@@ -27,6 +27,7 @@ from typing import Dict
 import tensorflow as tf
 
 from tfdialemb.data import nli
+from tfdialemb.data.examples.curved import POSITIVES
 from tfdialemb.encoders import Encoder
 from tfdialemb.inference_settings import SPEAKER_TOKENS
 from tfdialemb.losses.cosine_mse import cosine_mse
@@ -135,6 +136,11 @@ C3L_LABELS = Switch("c3l_labels", "paper", "C3L regression targets (Eq. 1).",
                              "triple_encoders/trainer.py:_generate_C3L_data: the observed range "
                              "scaled to [0.2, 1]")
 
+C3L_POSITIVES = Option("c3l_positives", "curved", "The positive triples' targets: curved, Eq. 1's "
+                       "norm(2 - (2k - (i+j))/l); hard, 1 for every positive, triple-encoders Table 4's "
+                       "ablation 'hard positives / no curvature' (trained there from the base encoder, "
+                       "not from a CCL model).", choices=POSITIVES)
+
 
 class _CurvedSpec(MethodSpec):
     """CCL and C3L: one architecture, told apart by their builder."""
@@ -184,13 +190,18 @@ class C3lSpec(_CurvedSpec):
     """The C3L triple-encoder on `c3l` triples, started from a CCL model."""
 
     name = "c3l"
-    options = (WINDOW, WINDOWS, SPEAKER_TOKENS, NLI_FILE, NLI_SCHEDULE, NLI_LABELS, C3L_LABELS)
+    options = (WINDOW, WINDOWS, SPEAKER_TOKENS, NLI_FILE, NLI_SCHEDULE, NLI_LABELS, C3L_LABELS, C3L_POSITIVES)
 
     def builder_params(self, params):
-        return {**super().builder_params(params), "labels": params.c3l_labels}
+        return {**super().builder_params(params), "labels": params.c3l_labels, "positives": params.c3l_positives}
+
+    def unused_options(self, params):
+        return super().unused_options(params) + ((C3L_LABELS.name,) if params.c3l_positives == "hard" else ())
 
     def check(self, params, run):
-        if trained_method_name(run.init_checkpoint) != "ccl":
+        """A warning when C3L does not start from a CCL model (Sec. 3); Table 4 trains the
+        hard-positives ablation from the base encoder, so that one starts anywhere."""
+        if params.c3l_positives == "curved" and trained_method_name(run.init_checkpoint) != "ccl":
             return [f"{run.init_checkpoint} is not a CCL model; the paper trains C3L from one "
                     "(bash run_train.sh ccl DATASET first)"]
         return []

@@ -25,6 +25,9 @@ from tfdialemb.dialogue import Dialogue
 from tfdialemb.text.curved_format import EVEN, ODD, after_text, before_text, speaker_token
 
 LABELS = ("paper", "released")
+POSITIVES = ("curved", "hard")
+HARD_POSITIVE_TARGET = 1.0
+"""Triple-encoders Table 4, "hard positives / no curvature": every positive triple's target."""
 
 
 def ccl_target(distance: int, window: int) -> float:
@@ -119,7 +122,8 @@ class C3lBuilder(_CurvedBuilder):
 
     With k = l-1 the window's last utterance, in this order: the positives
     ([B1] [S] [B] w[i], [B2] [S] [B] w[j], [A] w[k]) for i < j < k in (0,1), (0,2), .. order
-    with target `c3l_target` (Eq. 1, `labels` paper or released); then per context i < k the
+    with target `c3l_target` (Eq. 1, `labels` paper or released), or with `positives="hard"`
+    1 for each (Table 4's ablation "hard positives / no curvature"); then per context i < k the
     three hard negatives of Eq. 2, target 0: (w[i], r1), (r2, w[i]) and (r3, r4) as (B1, B2)
     with [A] w[k], r1..r4 distinct random utterances. As in the released code, r1 and r2 share
     one random speaker token and r3, r4 draw their own.
@@ -132,11 +136,14 @@ class C3lBuilder(_CurvedBuilder):
     @dataclasses.dataclass(frozen=True)
     class Params(_CurvedBuilder.Params):
         labels: str = "paper"
+        positives: str = "curved"
 
     def validate(self) -> None:
         super().validate()
         if self.params.labels not in LABELS:
             raise ValueError(f"c3l labels must be one of {LABELS}, got {self.params.labels!r}")
+        if self.params.positives not in POSITIVES:
+            raise ValueError(f"c3l positives must be one of {POSITIVES}, got {self.params.positives!r}")
         if self.params.labels == "released" and self.params.window < 4:
             raise ValueError("c3l labels=released needs window >= 4 (its score range is empty)")
 
@@ -149,7 +156,8 @@ class C3lBuilder(_CurvedBuilder):
                         self.before(w[i], speaker_token(k - i), "[B2]")) for i in range(k)]
             for i in range(k):
                 for j in range(i + 1, k):
-                    target = c3l_target(i, j, k, p.window, p.labels)
+                    target = (HARD_POSITIVE_TARGET if p.positives == "hard"
+                              else c3l_target(i, j, k, p.window, p.labels))
                     yield self._triple(context[i][0], context[j][1], w[k], target)
             for b1, b2 in context:
                 r1, r2, r3, r4 = pool.sample(rng, 4, exclude_dialogue=index)
