@@ -126,7 +126,28 @@ def test_packed_pairs_by_hand_for_a_fixed_seed():
         assert (_words(ids[0, 0], mask[0, 0]), _words(ids[0, 1], mask[0, 1])) == expected[name], name
         seen.add(name)
         assert set(out["swap"].numpy().tolist()) <= {0, 1}
-    assert seen == set(GENERATORS)
+    assert seen == set(GENERATORS) - {"dropout"}
     again = contrastive_pairs(_batch(), tf.constant([11, 1], tf.int64), TOKENIZER, 32, prefixes)
     for key, value in out.items():
         np.testing.assert_array_equal(again[key].numpy(), value.numpy(), err_msg=key)
+
+
+def test_dropout_views_pair_each_whole_original_with_itself():
+    """--augcl_views=dropout: both sides the original packed whole, views and transforms unused,
+    whatever the seed; the swap is still drawn."""
+    prefixes = speaker_prefixes(TOKENIZER, 2)
+    whole = ["[CLS]", "[UNK]", "hello", "world", "[SEP]", "1", "good", "morning", "[SEP]", "[UNK]", "how", "are",
+             "you", "[SEP]"]
+    for seed in range(4):
+        out = contrastive_pairs(_batch(), tf.constant([seed, 2], tf.int64), TOKENIZER, 32, prefixes, views="dropout")
+        ids, mask = out["dialogues"].numpy(), out["dialogues_mask"].numpy()
+        assert _words(ids[0, 0], mask[0, 0]) == _words(ids[0, 1], mask[0, 1]) == whole
+        assert _words(ids[1, 0], mask[1, 0]) == _words(ids[1, 1], mask[1, 1]) == [
+            "[CLS]", "1", "book", "taxi", "[SEP]", "[UNK]", "please", "[SEP]"]
+        assert [GENERATORS[g] for g in out["generator"].numpy()] == ["dropout", "dropout"]
+    try:
+        contrastive_pairs(_batch(), tf.constant([0, 2], tf.int64), TOKENIZER, 32, prefixes, views="none")
+    except ValueError as error:
+        assert "views must be one of" in str(error)
+    else:
+        raise AssertionError("an unknown views value was accepted")

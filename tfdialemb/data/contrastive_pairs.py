@@ -12,7 +12,9 @@ example allows (voorhs/dialogue-augmentation mylib/datasets/contrastive_dataset.
     n - 1): turns [start, end) and the rest, [0, start) + [end, n).
 
 precomputed needs a view; the other three (the thesis' "on-the-fly" transforms, the "-m" sets)
-need `on_the_fly` and n >= 2. Both sides are packed like the dialogue embedder packs a dialogue
+need `on_the_fly` and n >= 2. `views="dropout"` replaces them all by the ablation without
+augmentation: both sides the whole original, told apart only by the encoder's dropout (SimCSE's
+positive; the thesis reports no such run). Both sides are packed like the dialogue embedder packs a dialogue
 (`tfdialemb.text.dialogue_packing`), and every random choice comes from the batch's stateless
 seed (`map_with_batch_seeds`): fresh pairs every epoch, replayed exactly on resume. The seed also
 draws the released loss's swap of the two sides (`swap`, the code's `randn > 0`).
@@ -26,7 +28,9 @@ from tfdialemb.text.dialogue_packing import (
     PackedDialogues, dense_dialogues, pack_dialogues, speaker_prefixed, speaker_prefixes)
 from tfdialemb.text.tokenizer import BertTokenizer
 
-GENERATORS = ("precomputed", "halves", "response_selection", "span_matching")
+GENERATORS = ("precomputed", "halves", "response_selection", "span_matching", "dropout")
+"""The released code's four generators, drawn by `pair_ranges`, then the dropout ablation's."""
+VIEWS = ("augmented", "dropout")
 PAIRS = ("orig_aug", "aug_aug")
 RESPONSE_CONTEXT = 3
 """Turns before the split that response_selection keeps (contrastive_dataset.py)."""
@@ -145,17 +149,30 @@ def pack_selected(turns: tf.Tensor, turns_mask: tf.Tensor, roles: tf.Tensor, sel
                              for channel in packed))
 
 
+def whole_original(turn_counts: tf.Tensor) -> tf.Tensor:
+    """[B, 2, 2]: the original's flat range [0, n) of each example, the second range empty."""
+    n = tf.cast(turn_counts[:, 0], tf.int32)
+    zero = tf.zeros_like(n)
+    return tf.stack([tf.stack([zero, n], axis=-1), tf.stack([zero, zero], axis=-1)], axis=1)
+
+
 def contrastive_pairs(batch: Dict[str, tf.Tensor], seed: tf.Tensor, tokenizer: BertTokenizer, max_length: int,
-                      prefixes: tf.RaggedTensor, on_the_fly: bool = True, pair: str = "orig_aug"
-                      ) -> Dict[str, tf.Tensor]:
+                      prefixes: tf.RaggedTensor, on_the_fly: bool = True, pair: str = "orig_aug",
+                      views: str = "augmented") -> Dict[str, tf.Tensor]:
     """An `augcl` batch → `dialogues` and `dialogues_mask` [B, 2, T] (side 0 the anchor x, side 1
     the positive y, padded to the longer), `swap` [B] int32 and `generator` [B] (index into
     GENERATORS); `prefixes` the `speaker_prefixes` of the build's roles."""
+    if views not in VIEWS:
+        raise ValueError(f"views must be one of {VIEWS}, got {views!r}")
     turns, mask = batch[FEATURE], batch[f"{FEATURE}_mask"]
     roles, counts = batch[f"{FEATURE}_roles"], batch[f"{FEATURE}_turn_counts"]
     size = tf.shape(turns)[0]
     pair_seed, swap_seed = tf.unstack(tf.random.experimental.stateless_split(seed, 2))
-    generator, anchors, positives = pair_ranges(counts, draw(size, pair_seed), on_the_fly, pair)
+    if views == "dropout":
+        anchors = positives = whole_original(counts)
+        generator = tf.fill([size], GENERATORS.index("dropout"))
+    else:
+        generator, anchors, positives = pair_ranges(counts, draw(size, pair_seed), on_the_fly, pair)
     selected = tf.stack([selected_turns(ranges, tf.shape(turns)[1]) for ranges in (anchors, positives)], axis=1)
     inputs = dense_dialogues(pack_selected(turns, mask, roles, selected, tokenizer, max_length, prefixes),
                              tokenizer.pad_id)
@@ -165,7 +182,8 @@ def contrastive_pairs(batch: Dict[str, tf.Tensor], seed: tf.Tensor, tokenizer: B
 
 
 def add_contrastive_pairs(dataset: tf.data.Dataset, seed: int, tokenizer: BertTokenizer, max_length: int,
-                          num_roles: int = 2, on_the_fly: bool = True, pair: str = "orig_aug") -> tf.data.Dataset:
+                          num_roles: int = 2, on_the_fly: bool = True, pair: str = "orig_aug",
+                          views: str = "augmented") -> tf.data.Dataset:
     """`contrastive_pairs` over `make_dataset` batches of an `augcl` build (roles below
     `num_roles`), seeded per batch."""
     if pair not in PAIRS:
@@ -174,6 +192,6 @@ def add_contrastive_pairs(dataset: tf.data.Dataset, seed: int, tokenizer: BertTo
 
     @tf.autograph.experimental.do_not_convert
     def pairs(batch, batch_seed):
-        return contrastive_pairs(batch, batch_seed, tokenizer, max_length, prefixes, on_the_fly, pair)
+        return contrastive_pairs(batch, batch_seed, tokenizer, max_length, prefixes, on_the_fly, pair, views)
 
     return map_with_batch_seeds(dataset, seed, pairs)

@@ -6,6 +6,8 @@ released code does (voorhs/dialogue-augmentation mylib/modeling/dialogue/baselin
 layer's [CLS] state or masked mean (`pooling`). Positive pairs are (dialogue, augmentation) or
 (augmentation, augmentation), mixed with the on-the-fly transforms (`tfdialemb.data.contrastive_pairs`);
 the other dialogues of the batch are the negatives (`tfdialemb.losses.augmentation_contrast`).
+`--augcl_views=dropout` is the ablation without augmentation: the dialogue against itself, the
+two sides told apart by dropout alone (SimCSE's positive).
 The input layout is recorded as the `dialogue` inference settings, so `DialogueEmbedder`,
 `evaluate --task=dialogue` and `export --kind=dialogue` feed the encoder what training fed it and
 serve the trained pooling. With `--augment_set`, --train_file is a plain dialogue file whose
@@ -24,7 +26,7 @@ import tf_keras
 from tfdialemb.augment import flags as augment_flags
 from tfdialemb.augment.command import augment_to, augmentation_plan
 from tfdialemb.augment.presets import PRESETS, get_preset
-from tfdialemb.data.contrastive_pairs import PAIRS, add_contrastive_pairs
+from tfdialemb.data.contrastive_pairs import PAIRS, VIEWS, add_contrastive_pairs
 from tfdialemb.encoders import Encoder
 from tfdialemb.encoders.pooling import POOLING_METHODS, pool
 from tfdialemb.files import atomic_open
@@ -126,6 +128,10 @@ PAIR = Option("pair", "orig_aug", "Precomputed positives: (dialogue, view) or (v
 DROP_LONG = Option("drop_long_dialogues", True, "Leave out an example whose original or any view exceeds "
                    "--max_length tokens as the encoder reads it (thesis Sec. 5.1: the dialogues were filtered by "
                    "length; released filter_dataset_by_length.py, 512) instead of cutting it.")
+AUGCL_VIEWS = Option("augcl_views", "augmented", "What a positive pair is: augmented, the dialogue and an "
+                     "augmentation (the thesis); dropout, the ablation without augmentation: the whole dialogue "
+                     "twice, told apart by the encoder's dropout alone (SimCSE's positive; the thesis reports no "
+                     "such run, only the raw encoder).", choices=VIEWS)
 AUGMENT_SET = Option("augment_set", None, "Augment a plain --train_file with this set of thesis Table 1 "
                      "first (the models it needs as python -m tfdialemb.augment takes them); unset: "
                      "--train_file is an augmented file already (or plain, on-the-fly transforms only).",
@@ -146,7 +152,7 @@ class AugclSpec(MethodSpec):
     paper = "Contrastive learning with dialogue augmentations (thesis, seed 004)"
     builder = "augcl"
     options = (AUGCL_POOLING, LOSS, AUGCL_TEMPERATURE, EMB_DROPOUT_OPTION, GATHER_NEGATIVES, ON_THE_FLY, PAIR,
-               NUM_ROLES, OPTIMIZER, BATCH, ONE_CYCLE_LENGTH, DROP_LONG) + AUGMENTATION_OPTIONS
+               AUGCL_VIEWS, NUM_ROLES, OPTIMIZER, BATCH, ONE_CYCLE_LENGTH, DROP_LONG) + AUGMENTATION_OPTIONS
     defaults = {"batch_size": 128, "learning_rate": 3e-6, "freeze_layers": -3, "max_length": 512,
                 "weight_decay": 0.01, "lr_schedule": "constant", "num_epochs": 5}
     """Thesis Sec. 5: batch 128, AdamW with weight decay 1e-2, constant learning rate 3e-6, all
@@ -162,7 +168,8 @@ class AugclSpec(MethodSpec):
         return params
 
     def builder_params(self, params):
-        return {"max_roles": params.num_roles, "min_views": 0 if params.on_the_fly else 1,
+        dropout_only = params.augcl_views == "dropout"
+        return {"max_roles": params.num_roles, "min_views": 0 if params.on_the_fly or dropout_only else 1,
                 "drop_over_length": params.drop_long_dialogues}
 
     def make_model(self, encoder, params):
@@ -176,6 +183,9 @@ class AugclSpec(MethodSpec):
         if params.augcl_batch == "released" and run.batch_size != released_batch:
             raise ValueError(f"--augcl_batch=released is {RELEASED_PROCESSES} processes of {RELEASED_PROCESS_BATCH}: "
                              f"give --batch_size={released_batch}, not {run.batch_size}")
+        if params.augcl_views == "dropout" and params.augment_set:
+            raise ValueError(f"--augcl_views=dropout pairs each dialogue with itself: the augmentations "
+                             f"--augment_set={params.augment_set} writes would never be read; leave it out")
         if params.augcl_one_cycle_length == "released" and params.augcl_optimizer != "released":
             raise ValueError("--augcl_one_cycle_length=released sizes the released one-cycle schedule: give "
                              "--augcl_optimizer=released")
@@ -201,7 +211,8 @@ class AugclSpec(MethodSpec):
         unused = () if params.augment_set else tuple(o.name for o in AUGMENTATION_OPTIONS
                                                         if o.name != AUGMENT_SET.name)
         return unused + ((AUGCL_TEMPERATURE.name,) if params.augcl_loss == "thesis" else ()) + (
-            (GATHER_NEGATIVES.name,) if params.augcl_batch == "released" else ())
+            (GATHER_NEGATIVES.name,) if params.augcl_batch == "released" else ()) + (
+            (ON_THE_FLY.name, PAIR.name) if params.augcl_views == "dropout" else ())
 
     def training_file(self, train_file, data_dir, params, run):
         """--train_file, or with --augment_set its augmented file, written once beside `data_dir`
@@ -229,7 +240,7 @@ class AugclSpec(MethodSpec):
 
     def batches(self, dataset, tokenizer, params, run):
         return add_contrastive_pairs(dataset, run.seed, tokenizer, run.max_length, params.num_roles,
-                                     params.on_the_fly, params.pair)
+                                     params.on_the_fly, params.pair, params.augcl_views)
 
     def optimizer_settings(self, params):
         return dict(RELEASED_OPTIMIZER) if params.augcl_optimizer == "released" else {}
