@@ -15,6 +15,12 @@ DIAL2VEC_FILES = os.path.join(os.path.dirname(__file__), "converters", "fixtures
 """train.tsv, clustering_dev.tsv and clustering_test.tsv in the released layout."""
 
 
+def _flagfile_names() -> list:
+    """Every shipped flagfile as NAME of FLAGS_DIR/NAME.cfg, those of subfolders (ablations/) too."""
+    return sorted(os.path.relpath(os.path.join(folder, file), FLAGS_DIR)[:-4]
+                  for folder, _, files in os.walk(FLAGS_DIR) for file in files if file.endswith(".cfg"))
+
+
 def _flag_values(name: str) -> dict:
     with open(os.path.join(FLAGS_DIR, f"{name}.cfg"), encoding="utf-8") as f:
         pairs = [line.strip()[2:].split("=", 1) for line in f if line.startswith("--")]
@@ -166,9 +172,9 @@ def test_every_flagfile_names_only_flags_its_command_defines():
     import sys
 
     by_command = {"train": [], "pretrain": []}
-    for name in sorted(os.listdir(FLAGS_DIR)):
-        command = "pretrain" if "objective" in _flag_values(name[:-4]) else "train"
-        by_command[command].append(os.path.join(FLAGS_DIR, name))
+    for name in _flagfile_names():
+        command = "pretrain" if "objective" in _flag_values(name) else "train"
+        by_command[command].append(os.path.join(FLAGS_DIR, f"{name}.cfg"))
     script = ("import sys; from absl import flags; from tfdialemb.training import cli; cli.define_flags(sys.argv[1])\n"
               "for path in sys.argv[2:]:\n"
               "    flags.FLAGS.unparse_flags(); flags.FLAGS(['x', '--flagfile=' + path]); print('parsed', path)\n")
@@ -177,3 +183,53 @@ def test_every_flagfile_names_only_flags_its_command_defines():
                                 timeout=300, cwd=os.path.dirname(FLAGS_DIR))
         assert result.returncode == 0, result.stderr[-3000:]
         assert result.stdout.count("parsed ") == len(paths)
+    assert any(name.startswith("ablations/") for name in _flagfile_names())
+
+
+METHOD_PAGES = ("dialoguecse", "dial2vec", "fgc", "triple-encoders", "augcl")
+
+
+def _documented_ablations(page: str) -> list:
+    """The `python -m tfdialemb.compare` commands of a method page's "The paper's ablation"."""
+    with open(os.path.join(os.path.dirname(FLAGS_DIR), "docs", "methods", f"{page}.md"), encoding="utf-8") as f:
+        text = f.read()
+    start = text.index("\n## The paper's ablation\n")
+    section = text[start:text.index("\n## ", start + 1)].replace("\\\n", " ")
+    return [shlex.split(line)[3:] for line in section.splitlines() if line.startswith("python -m tfdialemb.compare ")]
+
+
+def test_each_documented_ablation_is_a_comparison_compare_accepts(tmp_path):
+    """Each method page's compare command, its files replaced by empty stand-ins, passes every check
+    `compare` makes before it trains: the flagfiles exist and parse, their options belong to their
+    methods, and the configurations differ in nothing but the method and its options."""
+    import json
+    import subprocess
+    import sys
+
+    (tmp_path / "train.jsonl").write_text("", encoding="utf-8")
+    (tmp_path / "eval.txt").write_text("", encoding="utf-8")
+    (tmp_path / "encoder").mkdir()
+    stand_ins = {"--train_file": tmp_path / "train.jsonl", "--init_checkpoint": tmp_path / "encoder",
+                 "--eval_file": tmp_path / "eval.txt"}
+    commands = []
+    for page in METHOD_PAGES:
+        [arguments] = _documented_ablations(page)
+        replaced = [f"{a.split('=', 1)[0]}={stand_ins[a.split('=', 1)[0]]}" if a.split("=", 1)[0] in stand_ins
+                    else f"--output_dir={tmp_path / page}" if a.startswith("--output_dir=") else a for a in arguments]
+        replaced = [f"--evaluate_flag=--fit_file={stand_ins['--eval_file']}" if a.startswith("--evaluate_flag=--fit_file=")
+                    else a for a in replaced]
+        commands.append(replaced + ["--max_steps=2"])
+    script = ("import json, sys; from absl import flags; from tfdialemb import compare; compare.define_flags()\n"
+              "for arguments in json.loads(sys.argv[1]):\n"
+              "    flags.FLAGS.unparse_flags(); flags.FLAGS(['compare', *arguments])\n"
+              "    evaluator, configs, seeds, runs, setup = compare.plan()\n"
+              "    print('planned', evaluator.name, ','.join(configs), setup['allowed_differences'])\n")
+    result = subprocess.run([sys.executable, "-c", script, json.dumps(commands)], capture_output=True, text=True,
+                            timeout=300, cwd=os.path.dirname(FLAGS_DIR))
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.splitlines() == [
+        "planned sr mge,siamese_m,siamese_s {}",
+        "planned dialogue dial2vec,dialogue_contrast {}",
+        "planned response_selection fgc,selection_only,without_ivc,without_cvc {}",
+        "planned sequence_modeling c3l,ccl,hard_positives {}",
+        "planned probes augcl,dropout_views {}"]
