@@ -47,9 +47,10 @@ def test_the_header_leaves_out_the_shared_flags_a_released_optimizer_fixes():
     given = training_flags(max_steps=5, learning_rate=1e-5, lr_schedule="linear", warmup_fraction=0.1,
                            weight_decay=0.01)
     spec = get_method("context_response")
-    header = RunSettings.from_flags(spec, spec.resolve({}), given).header()  # the released one-cycle optimizer
+    header = cli.run_header(RunSettings.from_flags(spec, spec.resolve({}), given))  # released one-cycle
     assert "lr_schedule" not in header and "warmup_fraction" not in header
     assert "learning_rate 1e-05, freeze_layers 0, max_length 24, weight_decay 0.01, max_steps 5" in header
     assert "schedule one_cycle, warmup_steps 0" in header
-    linear = RunSettings.from_flags(spec, spec.resolve({"context_response_optimizer": "linear"}), given).header()
+    linear = cli.run_header(RunSettings.from_flags(spec, spec.resolve({"context_response_optimizer": "linear"}),
+                                                   given))
     assert "warmup_fraction 0.1, lr_schedule linear" in linear and "one_cycle" not in linear

@@ -8,6 +8,7 @@ and the run — data preparation, strategy, freezing, optimizer, resume, the mod
 """
 import contextlib
 import dataclasses
+import functools
 import math
 import os
 import shutil
@@ -28,7 +29,13 @@ from tfdialemb.kind_registry import KINDS, resolve
 from tfdialemb.method_record import check_method_config, method_config, recorded_settings, write_method_config
 from tfdialemb.methods.spec import TrainingRun
 from tfdialemb.training.graph_options import apply_training_graph_options
-from tfdialemb.training.settings import RunSettings, chosen_method, resolve_run_settings
+from tfdialemb.training.settings import (
+    OPTIMIZER_FLAGS,
+    TRAINING_DEFAULTS,
+    RunSettings,
+    chosen_method,
+    resolve_run_settings,
+)
 
 FLAGS = flags.FLAGS
 
@@ -70,7 +77,7 @@ def _prepare_and_train(settings: RunSettings) -> int:
     spec, params = settings.spec, settings.params
     lock = contextlib.ExitStack()
     try:
-        print(settings.header(), flush=True)
+        print(run_header(settings), flush=True)
         if settings.freezing_note:
             print(settings.freezing_note, flush=True)
         method_run = TrainingRun(settings.init_checkpoint, settings.batch_size, settings.max_length, settings.seed,
@@ -196,7 +203,7 @@ def _train_prepared(settings: RunSettings, prepared: PreparedRun) -> int:
     print(f"building the {spec.name} model from {settings.init_checkpoint}", flush=True)
     try:
         loop = TrainingLoop(prepared.strategy, build_method, dataset_fn, tokenizer, loop_config, validate,
-                            record=lambda: write_method_config(settings.model_dir, prepared.config))
+                            record=functools.partial(write_method_config, settings.model_dir, prepared.config))
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -247,6 +254,23 @@ def remove_unstarted(model_dir: str) -> None:
     if all(name in (LOCK_FILE, "data") or name.startswith((".tmp-", ".data-worker-"))
            for name in os.listdir(model_dir)):
         shutil.rmtree(model_dir, ignore_errors=True)
+
+
+def run_header(settings: RunSettings) -> str:
+    """The settings the run uses: the shared ones the method's optimizer does not fix (the run's
+    length as given, --max_steps or --num_epochs), then the method's options that apply
+    (`MethodSpec.unused_options`), then the precision it trains in and, when it validates, the
+    one it validates in."""
+    fixed = [name for name, field in OPTIMIZER_FLAGS.items() if field in settings.fixed_optimizer]
+    shared = {name: getattr(settings, name) for name in TRAINING_DEFAULTS if name != "num_epochs" and name not in fixed}
+    shared.update({"max_steps": settings.max_steps} if settings.max_steps else {"num_epochs": settings.num_epochs})
+    unused = set(settings.spec.unused_options(settings.params))
+    shown = {**shared, **{k: v for k, v in settings.params.items() if k not in unused}, **settings.fixed_optimizer,
+             "mixed_precision": settings.mixed_precision}
+    if settings.validates:
+        shown["validate_mixed_precision"] = settings.validate_mixed_precision
+    return f"{settings.spec.name}: " + ", ".join(f"{name} {value}" for name, value in shown.items()
+                                                 if value is not None)
 
 
 def steps_per_epoch(examples: int, batch_size: int) -> float:

@@ -1,8 +1,8 @@
 """A training run's settings, resolved once before it starts: the flags as given, filled from the
 method's spec (its paper's values, the optimizer settings its options fix) and from the library's
 defaults, then fitted to the encoder the run starts from and checked against the model directory's
-record of an earlier run's encoder. Every refusal of the flags is a ValueError (or an OSError
-naming an unusable file) raised here, before any work; the run reads only the `RunSettings`."""
+record of an earlier run's encoder. Flags missing, at odds or unusable are refused here, before
+any work, with a ValueError (or an OSError naming the file); the run reads only the `RunSettings`."""
 import dataclasses
 import os
 from typing import Any, Dict, List, Mapping, Optional, Tuple
@@ -90,26 +90,6 @@ class RunSettings:
     def validates(self) -> bool:
         """Whether the run validates: a --validate_file and a --validate_every other than 0."""
         return bool(self.validate_file and self.validate_every)
-
-    def fixed_flags(self) -> List[str]:
-        """The shared optimizer flags the method's optimizer settings leave without effect."""
-        return [name for name, field in OPTIMIZER_FLAGS.items() if field in self.fixed_optimizer]
-
-    def header(self) -> str:
-        """The settings this run uses: the shared ones the method's optimizer does not fix (the run's
-        length as given, --max_steps or --num_epochs), then the method's options that apply
-        (`MethodSpec.unused_options`), then the precision it trains in and, when it validates, the
-        one it validates in."""
-        fixed = self.fixed_flags()
-        shared = {name: getattr(self, name) for name in TRAINING_DEFAULTS if name != "num_epochs" and name not in fixed}
-        shared.update({"max_steps": self.max_steps} if self.max_steps else {"num_epochs": self.num_epochs})
-        unused = set(self.spec.unused_options(self.params))
-        shown = {**shared, **{k: v for k, v in self.params.items() if k not in unused}, **self.fixed_optimizer,
-                 "mixed_precision": self.mixed_precision}
-        if self.validates:
-            shown["validate_mixed_precision"] = self.validate_mixed_precision
-        return f"{self.spec.name}: " + ", ".join(f"{name} {value}" for name, value in shown.items()
-                                                 if value is not None)
 
     def training_record(self) -> Dict[str, Any]:
         """The training settings method.json records (RECORDED_TRAINING)."""
