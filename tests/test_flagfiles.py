@@ -175,7 +175,8 @@ def test_every_flagfile_names_only_flags_its_command_defines():
     for name in _flagfile_names():
         command = "pretrain" if "objective" in _flag_values(name) else "train"
         by_command[command].append(os.path.join(FLAGS_DIR, f"{name}.cfg"))
-    script = ("import sys; from absl import flags; from tfdialemb.training import cli; cli.define_flags(sys.argv[1])\n"
+    script = ("import sys; from absl import flags; from tfdialemb.training.flags import define_flags\n"
+              "define_flags(sys.argv[1])\n"
               "for path in sys.argv[2:]:\n"
               "    flags.FLAGS.unparse_flags(); flags.FLAGS(['x', '--flagfile=' + path]); print('parsed', path)\n")
     for command, paths in by_command.items():

@@ -54,7 +54,8 @@ from tfdialemb.eval.seed_statistics import CONFIDENCE, MIN_SEEDS, RESAMPLES, pai
 from tfdialemb.files import check_writable
 from tfdialemb.methods.spec import all_specs, get_method
 from tfdialemb.reports import write_report
-from tfdialemb.training import cli as training
+from tfdialemb.training import flags as training_flags
+from tfdialemb.training.settings import TRAINING_DEFAULTS, shared_settings, stray_options
 
 FLAGS = flags.FLAGS
 COMMAND = "train"
@@ -86,9 +87,9 @@ def define_flags() -> None:
     flags.DEFINE_list("allow_differences", [], "Train settings the configurations may differ in besides the "
                       "method and its options, e.g. max_length,batch_size.")
     before = set(FLAGS)
-    training.define_flags(COMMAND)
+    training_flags.define_flags(COMMAND)
     _train_flag_names[:] = sorted(set(FLAGS) - before)
-    for module in training.flag_modules():
+    for module in training_flags.flag_modules():
         flags.adopt_module_key_flags(module)
 
 
@@ -157,14 +158,14 @@ def resolve_configuration(name: str, arguments: Sequence[str], shared: Sequence[
     if values.method is None:
         raise ValueError(f"--config={name}: names no --method")
     spec = get_method(values.method)
-    stray = training.stray_options(spec, COMMAND, values)
+    stray = stray_options(spec, COMMAND, values)
     if stray:
         raise ValueError(f"--config={name}: {', '.join('--' + n for n in stray)} do(es) not apply to "
                          f"--method={spec.name}")
     resolved = {flag: values[flag].value for flag in names}
-    resolved.update(training.training_settings(spec, values))
+    resolved.update(shared_settings(spec, values))
     if resolved["freeze_layers"] is None:
-        resolved["freeze_layers"] = spec.defaults.get("freeze_layers", training.TRAINING_DEFAULTS["freeze_layers"])
+        resolved["freeze_layers"] = spec.defaults.get("freeze_layers", TRAINING_DEFAULTS["freeze_layers"])
     return resolved
 
 

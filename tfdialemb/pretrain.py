@@ -19,6 +19,7 @@ from absl import app, flags
 from tfdialemb.cli import guarded, parse_flags
 
 from tfdialemb.training import cli
+from tfdialemb.training.flags import define_flags, flag_modules
 
 COMMAND = "pretrain"
 
@@ -29,8 +30,8 @@ def main(argv):
 
 
 def run():
-    cli.define_flags(COMMAND)
-    for module in cli.flag_modules():
+    define_flags(COMMAND)
+    for module in flag_modules():
         flags.adopt_module_key_flags(module)
     app.run(guarded(main), flags_parser=parse_flags)
 

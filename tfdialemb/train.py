@@ -30,6 +30,7 @@ from absl import app, flags
 from tfdialemb.cli import guarded, parse_flags
 
 from tfdialemb.training import cli
+from tfdialemb.training.flags import define_flags, flag_modules
 
 COMMAND = "train"
 
@@ -42,8 +43,8 @@ def main(argv):
 def run():
     """Defines the flags of every registered method, then runs: a spec registered before this
     call (e.g. by a user's own module) is trainable like the built-in ones."""
-    cli.define_flags(COMMAND)
-    for module in cli.flag_modules():
+    define_flags(COMMAND)
+    for module in flag_modules():
         flags.adopt_module_key_flags(module)
     app.run(guarded(main), flags_parser=parse_flags)
 

@@ -4,6 +4,7 @@ the last line says the step reached, or why no step ran."""
 from training_flags import training_flags
 from tfdialemb.methods.spec import get_method
 from tfdialemb.training import cli
+from tfdialemb.training.settings import RunSettings
 
 
 def _manifest(**counts):
@@ -12,45 +13,44 @@ def _manifest(**counts):
             "min_turns": 2}
 
 
-def test_the_data_line_counts_examples_dropped_over_the_max_length(monkeypatch):
-    monkeypatch.setattr(cli, "FLAGS", training_flags(batch_size=4))
+def test_the_data_line_counts_examples_dropped_over_the_max_length():
     # 3 steps of 4 over 6 examples: an epoch is one full batch (the partial second one dropped).
-    assert cli.data_summary(_manifest(dropped_over_length=3), 3) == (
+    assert cli.data_summary(_manifest(dropped_over_length=3), 3, 4, False) == (
         "data: 6 augcl examples from 9 dialogues in /runs/a/data (3 dropped for exceeding 64 tokens); "
         "3 steps x batch 4 = 3.00 epochs of uniformly shuffled batches")
-    assert cli.data_summary(_manifest(dropped_over_length=3, skipped_lines=2), 3) == (
+    assert cli.data_summary(_manifest(dropped_over_length=3, skipped_lines=2), 3, 4, False) == (
         "data: 6 augcl examples from 9 dialogues in /runs/a/data (3 dropped for exceeding 64 tokens; 2 bad lines "
         "skipped); 3 steps x batch 4 = 3.00 epochs of uniformly shuffled batches")
-    assert cli.data_summary(_manifest(dropped_under_min_turns=4), 3) == (
+    assert cli.data_summary(_manifest(dropped_under_min_turns=4), 3, 4, False) == (
         "data: 6 augcl examples from 9 dialogues in /runs/a/data (4 dialogues of fewer than 2 turns dropped); "
         "3 steps x batch 4 = 3.00 epochs of uniformly shuffled batches")
-    assert cli.data_summary(_manifest(), 3) == (
+    assert cli.data_summary(_manifest(), 3, 4, False) == (
         "data: 6 augcl examples from 9 dialogues in /runs/a/data; 3 steps x batch 4 = 3.00 epochs of uniformly "
         "shuffled batches")
-    assert cli.data_summary(_manifest(cut_at_max_length=2, tokens=400, tokens_cut=50), 3) == (
+    assert cli.data_summary(_manifest(cut_at_max_length=2, tokens=400, tokens_cut=50), 3, 4, False) == (
         "data: 6 augcl examples from 9 dialogues in /runs/a/data (2 of 6 examples cut at 64 tokens, 12.5% of the "
         "tokens left out); 3 steps x batch 4 = 3.00 epochs of uniformly shuffled batches")
-    monkeypatch.setattr(cli, "FLAGS", training_flags(batch_size=8, bucket_by_length=True))
     # A corpus smaller than a batch: each step reads 8 of its 6 examples.
-    assert cli.data_summary(_manifest(), 3).endswith("3 steps x batch 8 = 4.00 epochs of length-bucketed batches")
+    assert cli.data_summary(_manifest(), 3, 8, True).endswith(
+        "3 steps x batch 8 = 4.00 epochs of length-bucketed batches")
 
 
-def test_the_last_line_says_when_no_step_ran(monkeypatch):
-    monkeypatch.setattr(cli, "FLAGS", training_flags(model_dir="/runs/a"))
-    assert cli.run_summary({"step": 4.0, "loss": 2.30964, "accuracy": 0.25}, 4) == (
+def test_the_last_line_says_when_no_step_ran():
+    assert cli.run_summary({"step": 4.0, "loss": 2.30964, "accuracy": 0.25}, 4, "/runs/a") == (
         "trained to step 4 of 4: loss 2.3096, accuracy 0.2500")
-    assert cli.run_summary({"step": 4.0}, 4) == "nothing to train: /runs/a already holds step 4"
-    assert cli.run_summary({"step": 4.0}, 3) == (
+    assert cli.run_summary({"step": 4.0}, 4, "/runs/a") == "nothing to train: /runs/a already holds step 4"
+    assert cli.run_summary({"step": 4.0}, 3, "/runs/a") == (
         "nothing to train: /runs/a already holds step 4, past --max_steps=3: its weights are those of step 4")
 
 
-def test_the_header_leaves_out_the_shared_flags_a_released_optimizer_fixes(monkeypatch):
-    monkeypatch.setattr(cli, "FLAGS", training_flags(max_steps=5, learning_rate=1e-5, lr_schedule="linear",
-                                                     warmup_fraction=0.1, weight_decay=0.01))
+def test_the_header_leaves_out_the_shared_flags_a_released_optimizer_fixes():
+    given = training_flags(max_steps=5, learning_rate=1e-5, lr_schedule="linear", warmup_fraction=0.1,
+                           weight_decay=0.01)
     spec = get_method("context_response")
-    header = cli.run_header(spec, spec.resolve({}))  # the released one-cycle optimizer by default
+    header = cli.run_header(RunSettings.from_flags(spec, spec.resolve({}), given))  # released one-cycle
     assert "lr_schedule" not in header and "warmup_fraction" not in header
     assert "learning_rate 1e-05, freeze_layers 0, max_length 24, weight_decay 0.01, max_steps 5" in header
     assert "schedule one_cycle, warmup_steps 0" in header
-    linear = cli.run_header(spec, spec.resolve({"context_response_optimizer": "linear"}))
+    linear = cli.run_header(RunSettings.from_flags(spec, spec.resolve({"context_response_optimizer": "linear"}),
+                                                   given))
     assert "warmup_fraction 0.1, lr_schedule linear" in linear and "one_cycle" not in linear

@@ -14,6 +14,7 @@ from tfdialemb.dialogue import write_dialogues
 from tfdialemb.encoders import load_pretrained
 from tfdialemb.methods.spec import get_method, method_names
 from tfdialemb.training import cli
+from tfdialemb.training.settings import fitted_freeze_layers
 
 SIX_LAYERS = {**tiny_bert.HF_CONFIG, "num_hidden_layers": 6}
 FROZEN_ON_SIX = {"mge": 3, "siamese_s": 3, "siamese_m": 3, "dial2vec": 3,
@@ -60,16 +61,16 @@ def test_every_method_trains_on_six_layers_without_a_freezing_flag(name, tmp_pat
 
 def test_freeze_layers_fits_the_depth_only_when_not_given():
     mge, augcl, fgc = get_method("mge"), get_method("augcl"), get_method("fgc")
-    assert cli.fitted_freeze_layers(mge, None, 12, "bert") == (6, None)  # the paper's BERT-base
-    value, note = cli.fitted_freeze_layers(mge, None, 2, "tiny")
+    assert fitted_freeze_layers(mge, None, 12, "bert") == (6, None)  # the paper's BERT-base
+    value, note = fitted_freeze_layers(mge, None, 2, "tiny")
     assert value == 1 and "mge's paper freezes the embeddings and the bottom 6 layers; tiny has 2" in note
-    value, note = cli.fitted_freeze_layers(augcl, None, 2, "tiny")
+    value, note = fitted_freeze_layers(augcl, None, 2, "tiny")
     assert value == -2 and "trains only the top 3 layers; tiny has 2, so all of them train" in note
-    assert cli.fitted_freeze_layers(fgc, None, 6, "minilm") == (0, None)
-    assert cli.fitted_freeze_layers(mge, 5, 6, "minilm") == (5, None)
+    assert fitted_freeze_layers(fgc, None, 6, "minilm") == (0, None)
+    assert fitted_freeze_layers(mge, 5, 6, "minilm") == (5, None)
     with pytest.raises(ValueError, match=r"--freeze_layers=6 would freeze all 6 layers of minilm; give at most 5, "
                                          r"e.g. --freeze_layers=3 \(the bottom half\)"):
-        cli.fitted_freeze_layers(mge, 6, 6, "minilm")
+        fitted_freeze_layers(mge, 6, 6, "minilm")
     with pytest.raises(ValueError, match=r"--freeze_layers=-7 would train the top 7 layers of minilm, which has 6; "
                                          r"--freeze_layers=-6 trains them all"):
-        cli.fitted_freeze_layers(augcl, -7, 6, "minilm")
+        fitted_freeze_layers(augcl, -7, 6, "minilm")
