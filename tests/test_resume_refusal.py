@@ -135,3 +135,24 @@ def test_a_model_directory_refuses_a_shard_directory_rebuilt_from_another_corpus
         f"{tmp_path / 'model'}: holds a model trained otherwise (data.source_sha256: {first_sha} there, {other_sha} "
         "now; data.seed: 0 there, 3 now; data.examples: 29 there, 35 now); use a new --model_dir, or the same "
         "flags to resume")
+
+
+def test_a_record_from_before_an_option_existed_resumes_at_its_default(tmp_path):
+    """method.json written before dial2vec gained --dial2vec_contrast lacks the option: the run
+    was trained as its default trains, so a resume at the default is accepted and another value is
+    refused, naming the option."""
+    import json
+
+    from tfdialemb.method_record import FORMAT_VERSION, METHOD_CONFIG, check_method_config
+    from tfdialemb.methods.spec import get_method
+
+    spec = get_method("dial2vec")
+    now = {"format_version": FORMAT_VERSION, "method": "dial2vec", "params": dict(spec.resolve({}))}
+    older = {**now, "params": {k: v for k, v in now["params"].items() if k != "dial2vec_contrast"}}
+    (tmp_path / METHOD_CONFIG).write_text(json.dumps(older))
+    with pytest.raises(ValueError, match="params.dial2vec_contrast: None there, interlocutor now"):
+        check_method_config(str(tmp_path), now)
+    check_method_config(str(tmp_path), now, spec.from_record)
+    other = {**now, "params": dict(spec.resolve({"dial2vec_contrast": "dialogue"}))}
+    with pytest.raises(ValueError, match="params.dial2vec_contrast: interlocutor there, dialogue now"):
+        check_method_config(str(tmp_path), other, spec.from_record)

@@ -10,7 +10,7 @@ settings inference must repeat (`tfdialemb.inference_settings`). Reading it need
 """
 import json
 import os
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, Callable, Dict, List, Mapping, Optional
 
 from tfdialemb.files import atomic_open
 from tfdialemb.kind_registry import KINDS, RENAMED_KINDS
@@ -91,19 +91,25 @@ def trained_method_name(directory: str) -> Optional[str]:
     return config["method"] if config else None
 
 
-def write_method_config(directory: str, config: Mapping[str, Any]) -> None:
+def write_method_config(directory: str, config: Mapping[str, Any],
+                        complete_params: Optional[Callable[[Mapping[str, Any]], Mapping[str, Any]]] = None) -> None:
     """Writes `config` as DIR/method.json; a directory written by another run must describe the
     same method, options and build, or a ValueError names what differs (`check_method_config`)."""
-    check_method_config(directory, config)
+    check_method_config(directory, config, complete_params)
     with atomic_open(os.path.join(directory, METHOD_CONFIG)) as f:
         f.write(json.dumps(config, indent=2, ensure_ascii=False) + "\n")
 
 
-def check_method_config(directory: str, config: Mapping[str, Any]) -> None:
+def check_method_config(directory: str, config: Mapping[str, Any],
+                        complete_params: Optional[Callable[[Mapping[str, Any]], Mapping[str, Any]]] = None) -> None:
     """A ValueError naming what differs when DIR/method.json describes another method, options or
-    build than `config`, which a run resuming in DIR must share."""
+    build than `config`, which a run resuming in DIR must share. `complete_params` (the method
+    spec's `from_record`) gives a recorded method's options their defaults where the record lacks
+    them: a record written before an option existed was trained as its default trains."""
     existing = read_method_config(directory)
     if existing is not None:
+        if complete_params is not None and existing.get("method") == config.get("method"):
+            existing = {**existing, "params": dict(complete_params(existing.get("params") or {}))}
         there, now = _compared_on_resume(existing), _compared_on_resume(config)
         if there["data"] is None:  # a record that predates "data"
             del there["data"], now["data"]

@@ -107,7 +107,7 @@ def _prepare_and_train(settings: RunSettings) -> int:
         encoder_options = spec.encoder_options(params)
         config = method_config(spec, params, manifest, tokenizer, encoder_options, settings.training_record())
         if chief:  # written once the loop has restored the checkpoint it resumes from
-            check_method_config(settings.model_dir, config)
+            check_method_config(settings.model_dir, config, spec.from_record)
     except (OSError, ValueError) as e:
         lock.close()
         return report_error(e)
@@ -203,7 +203,8 @@ def _train_prepared(settings: RunSettings, prepared: PreparedRun) -> int:
     print(f"building the {spec.name} model from {settings.init_checkpoint}", flush=True)
     try:
         loop = TrainingLoop(prepared.strategy, build_method, dataset_fn, tokenizer, loop_config, validate,
-                            record=functools.partial(write_method_config, settings.model_dir, prepared.config))
+                            record=functools.partial(write_method_config, settings.model_dir, prepared.config,
+                                                   spec.from_record))
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
