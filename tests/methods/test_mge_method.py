@@ -219,3 +219,18 @@ def test_released_variant_is_the_tf1_forward_at_any_batch_padding():
     np.testing.assert_allclose(short, long, rtol=1e-6, atol=1e-7)
     expected = _released_forward_np(encoder, model, before, after, candidates)
     np.testing.assert_allclose(short[0], expected, rtol=1e-4, atol=1e-5)
+
+
+def test_one_row_group_is_one_call_that_xla_compiles_to_the_grouped_states():
+    """row_groups=1 (what a --jit_compile run sets) encodes the rows as given: XLA compiles it,
+    and it gives the states of four length groups, zero at padding."""
+    config = EncoderConfig.from_huggingface(tiny_bert.HF_CONFIG)
+    encoder = Encoder(config).build_variables()
+    rng = np.random.default_rng(3)
+    mask = (np.arange(7) < rng.integers(1, 8, [6])[:, None]).astype(np.int32)
+    inputs = {"input_word_ids": rng.integers(5, 60, [6, 7]).astype(np.int32) * mask, "input_mask": mask}
+    grouped = encoder.encode_by_length(inputs, training=False).numpy()
+    encoder.row_groups = 1
+    compiled = tf.function(lambda x: encoder.encode_by_length(x, training=False), jit_compile=True)(inputs).numpy()
+    np.testing.assert_allclose(compiled, grouped, atol=1e-5)
+    assert not compiled[mask == 0].any()

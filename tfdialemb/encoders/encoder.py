@@ -151,9 +151,12 @@ class Encoder(tf_keras.Model):
 
         A batch drawn uniformly from the corpus then pads about as little as one grouped by
         length, while its examples, and so the in-batch negatives, stay those drawn. Padding is
-        masked out of attention, so each row's states are those of encoding it alone.
+        masked out of attention, so each row's states are those of encoding it alone. One group
+        is one call on the rows as given (what XLA, which compiles fixed shapes, needs).
         """
         mask = inputs["input_mask"]
+        if self.row_groups == 1:
+            return _zero_padding(self(inputs, training=training)["sequence_output"], mask)
         width = tf.shape(mask)[1]
         # A row's length is one past its last valid position, whatever lies before it.
         positions = tf.range(1, width + 1)[tf.newaxis]
@@ -167,8 +170,7 @@ class Encoder(tf_keras.Model):
             states = self({name: tf.gather(value, rows)[:, :cut] for name, value in inputs.items()},
                           training=training)["sequence_output"]
             parts.append(tf.pad(states, [[0, 0], [0, width - cut], [0, 0]]))
-        states = tf.gather(tf.concat(parts, axis=0), tf.argsort(order))
-        return states * tf.cast(mask > 0, states.dtype)[..., tf.newaxis]
+        return _zero_padding(tf.gather(tf.concat(parts, axis=0), tf.argsort(order)), mask)
 
     def encode_rows(self, ids: tf.Tensor, mask: tf.Tensor, training=None) -> tf.Tensor:
         """Token states [B, R, T, H] of a stack of sequences [B, R, T] (context turns,
@@ -260,3 +262,8 @@ class Encoder(tf_keras.Model):
     @classmethod
     def from_config(cls, config, custom_objects=None):
         return cls(EncoderConfig.from_dict(config["config"]), name=config.get("name"))
+
+
+def _zero_padding(states: tf.Tensor, mask: tf.Tensor) -> tf.Tensor:
+    """`states` [N, T, H] with zeros where `mask` [N, T] is 0."""
+    return states * tf.cast(mask > 0, states.dtype)[..., tf.newaxis]
