@@ -166,7 +166,8 @@ class Encoder(tf_keras.Model):
         parts = []
         for group in range(groups):
             rows = order[count * group // groups:count * (group + 1) // groups]
-            cut = tf.reduce_max(tf.concat([[1], tf.gather(lengths, rows)], axis=0))
+            # At least one position (an empty group still makes a call), at most the batch's.
+            cut = tf.minimum(tf.reduce_max(tf.concat([[1], tf.gather(lengths, rows)], axis=0)), width)
             states = self({name: tf.gather(value, rows)[:, :cut] for name, value in inputs.items()},
                           training=training)["sequence_output"]
             parts.append(tf.pad(states, [[0, 0], [0, width - cut], [0, 0]]))
