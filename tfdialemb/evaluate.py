@@ -20,7 +20,8 @@ record with a warning. --init_checkpoint is any checkpoint the project loads (Hu
 Google TF1 BERT), with the flags' values or their defaults. Encoders compute in float32 unless
 --mixed_precision asks otherwise (an exported --saved_model in the precision it was exported
 with). The report {"task", "eval_file", "checkpoint", "arguments" (the command line), "weights"
-(the weights file evaluated, its SHA-256 and a training run's step), "mixed_precision" (the
+(the weights file evaluated, its SHA-256 and a training run's step), "settings" (the inference
+settings the model was evaluated with: max length, pooling, ...), "mixed_precision" (the
 encoder's; absent for an embedding without one), "embedding", "metrics", ...} is written
 atomically to --output; the command prints a table of the task's headline metrics under the names
 its paper uses, each marked ↑ (higher is better) or ↓, a row per model named by its directory's
@@ -28,7 +29,9 @@ last component (`tfdialemb.eval.table`), within 100 columns, or with --json the 
 --model_dir=A,B,C (or the flag repeated, --model_dir=A --model_dir=B; a value that is an existing
 directory is one directory, commas and all) evaluates several models (checkpoint directories of
 any kind) on the same task and settings, one loaded at a time: the report is a list of theirs and
-the table compares them, a row per model (and view).
+the table compares them, a row per model (and view); a row evaluated with other settings than the
+first row's (each model's record gives its own max length and pooling unless the flags fix them)
+is marked † and its settings are named under the table.
 Exit status: 0 done; 1 the eval or fit file has a bad line (file, line and reason are named);
 2 the command is wrong (missing eval file or checkpoint, a file that is no such set, a flag the
 task or embedding needs or does not use).
@@ -213,6 +216,8 @@ def evaluate_model(evaluator, checkpoint: Optional[str], model: Optional[ModelSo
         report["mixed_precision"] = None if FLAGS.saved_model else precision.resolve(FLAGS.mixed_precision)
     if model and model.method:
         report["method"] = model.method
+    if settings:
+        report["settings"] = dict(settings)
     report.update(evaluator(source, eval_file, values))
     if FLAGS.saved_model:
         report["mixed_precision"] = source.exported.policy

@@ -66,6 +66,9 @@ def test_several_models_give_one_report_each_and_one_table(tmp_path, hf_safetens
     reports = json.loads(output.read_text(encoding="utf-8"))
     checkpoints = (hf_safetensors_dir, other, comma, hf_safetensors_dir)
     assert [report["checkpoint"] for report in reports] == [str(c) for c in checkpoints]
+    # None has a record: all evaluated with the flags' defaults, so no row is marked (6 lines, no note).
+    assert {"max_length", "pooling"} <= set(reports[0]["settings"])
+    assert all(report["settings"] == reports[0]["settings"] for report in reports)
     table = result.stdout.strip().splitlines()
     assert table[0] == f"sr on {eval_file}" and table[1].split() == ["MAP", "↑", "MRR", "↑", "P@1", "↑", "P@5", "↑",
                                                                        "R@10", "↑"]

@@ -71,3 +71,15 @@ def test_a_model_named_twice_gets_two_rows():
     lines = results_table(reports).splitlines()
     assert [(line[:5].strip(), line.split()[-5]) for line in lines[2:]] == [
         ("a", "0.5000"), ("a (2)", "0.2500"), ("b", "0.1250"), ("a (4)", "1.0000")]
+
+
+def test_a_row_evaluated_with_other_settings_is_marked_and_its_settings_named():
+    reports = [{"task": "sr", "eval_file": "select.txt", "checkpoint": f"runs/{name}", "metrics": {"map": 0.5},
+                "settings": {"max_length": length, "pooling": pooling}}
+               for name, length, pooling in (("a", 64, "mean"), ("b", 64, "mean"), ("c", 128, "mean"),
+                                             ("d", 64, "cls"))]
+    reports.append({"task": "sr", "eval_file": "select.txt", "checkpoint": None, "embedding": {"kind": "tfidf"},
+                    "metrics": {"map": 0.25}})  # a baseline has no settings to differ in
+    lines = results_table(reports).splitlines()
+    assert [line.split()[0] for line in lines[2:7]] == ["a", "b", "c†", "d†", "tfidf"]
+    assert lines[7:] == ["† c: max_length 128 (first row: 64)", "† d: pooling cls (first row: mean)"]

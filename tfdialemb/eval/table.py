@@ -16,6 +16,8 @@ from tfdialemb.eval.evaluator import get_evaluator
 TABLE_WIDTH = 100
 """Columns a table fits in: the row names give way (cut at their start) when the numbers need room."""
 MIN_NAME_WIDTH = 12
+MARK = "†"
+"""Marks a row evaluated with other inference settings than the first row's (named under the table)."""
 FOLDERS_NAMED_BY_ROLE = ("best", "model")
 """Last components that say what a folder holds rather than which model it is (a training run's
 MODEL_DIR/best, a packaged model's `model` folder): the parent's name comes with them."""
@@ -76,8 +78,10 @@ def results_table(reports: Sequence[Mapping[str, Any]]) -> str:
     task and the evaluated file."""
     task = reports[0]["task"]
     evaluator = get_evaluator(task)
+    differing = settings_differences(reports)
     rows: Dict[str, Dict[str, Any]] = {}
-    for name, report in zip(model_names(reports), reports):
+    for index, (name, report) in enumerate(zip(model_names(reports), reports)):
+        name += MARK if index in differing else ""
         metrics = report["metrics"]
         if evaluator.per_view:
             for view, values in metrics[evaluator.per_view].items():
@@ -88,6 +92,23 @@ def results_table(reports: Sequence[Mapping[str, Any]]) -> str:
     for values in rows.values():
         columns += [column for column in evaluator.columns(values) if column not in columns]
     source = reports[0].get("eval_file") or reports[0].get("augmented_file")
-    return format_table([f"{name} {'↑' if evaluator.metric_greater_is_better(key) else '↓'}" for key, name in columns],
-                        {name: [values.get(key) for key, _ in columns] for name, values in rows.items()},
-                        title=f"{task} on {source}")
+    table = format_table([f"{name} {'↑' if evaluator.metric_greater_is_better(key) else '↓'}" for key, name in columns],
+                         {name: [values.get(key) for key, _ in columns] for name, values in rows.items()},
+                         title=f"{task} on {source}")
+    names = model_names(reports)
+    notes = [f"{MARK} {names[index]}: {text}" for index, text in differing.items()]
+    return "\n".join([table] + notes)
+
+
+def settings_differences(reports: Sequence[Mapping[str, Any]]) -> Dict[int, str]:
+    """Report index → how its inference settings (`settings`: max length, pooling, ...) differ
+    from the first row's, for every report that has settings and differs: metrics taken at another
+    max length or pooling do not compare as they stand."""
+    first = reports[0].get("settings") or {}
+    differing = {}
+    for index, report in enumerate(reports[1:], start=1):
+        own = report.get("settings") or {}
+        changed = [name for name in sorted(set(first) & set(own)) if first[name] != own[name]]
+        if changed:
+            differing[index] = ", ".join(f"{name} {own[name]} (first row: {first[name]})" for name in changed)
+    return differing
