@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-sys.path.insert(0, os.path.dirname(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "support"))
 
 import tfdialemb  # noqa: E402,F401  (routes tf.keras to tf-keras first)
 import tensorflow as tf  # noqa: E402

@@ -132,7 +132,7 @@ def test_builds_in_two_processes_are_byte_identical(tmp_path, method="mge"):
     """The same input and seed built by two processes with different string hash seeds."""
     path = str(tmp_path / "corpus.jsonl")
     write_dialogues(_long_turn_corpus(30), path)
-    tests = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    tests = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "support")
     contents = []
     for hash_seed in ("1", "2"):
         output = str(tmp_path / f"built{hash_seed}")

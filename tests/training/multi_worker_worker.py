@@ -51,7 +51,7 @@ strategy = make_strategy("multi_worker")  # before any other TensorFlow op; bind
 
 import numpy as np  # noqa: E402
 
-sys.path.insert(0, sys.path[0] + "/..")
+sys.path.insert(0, sys.path[0] + "/../support")
 import tiny_bert  # noqa: E402
 from tfdialemb.data.pipeline import make_dataset  # noqa: E402
 from tfdialemb.encoders import Encoder, EncoderConfig  # noqa: E402
