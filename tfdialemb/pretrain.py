@@ -14,26 +14,13 @@ flags/dpt_ubuntu.cfg). The checkpoint's own masked-LM and next-sentence heads ar
 has them. Masks are drawn in the input pipeline, fresh every epoch. DIR loads as
 `--init_checkpoint` for every method.
 """
-from absl import app, flags
-
-from tfdialemb.cli import guarded, parse_flags
-
-from tfdialemb.training import cli
-from tfdialemb.training.flags import define_flags, flag_modules
+from tfdialemb.training.cli import launch
 
 COMMAND = "pretrain"
 
 
-def main(argv):
-    del argv
-    return cli.main(COMMAND)
-
-
 def run():
-    define_flags(COMMAND)
-    for module in flag_modules():
-        flags.adopt_module_key_flags(module)
-    app.run(guarded(main), flags_parser=parse_flags)
+    launch(COMMAND)
 
 
 if __name__ == "__main__":

@@ -25,28 +25,15 @@ mean loss and metrics of the last 10 steps. DIR receives `method.json`, which de
 checkpoint; rerunning the same command resumes from the last one. DIR then loads as a checkpoint
 (`--init_checkpoint=DIR`, `python -m tfdialemb.evaluate --model_dir=DIR`).
 """
-from absl import app, flags
-
-from tfdialemb.cli import guarded, parse_flags
-
-from tfdialemb.training import cli
-from tfdialemb.training.flags import define_flags, flag_modules
+from tfdialemb.training.cli import launch
 
 COMMAND = "train"
-
-
-def main(argv):
-    del argv
-    return cli.main(COMMAND)
 
 
 def run():
     """Defines the flags of every registered method, then runs: a spec registered before this
     call (e.g. by a user's own module) is trainable like the built-in ones."""
-    define_flags(COMMAND)
-    for module in flag_modules():
-        flags.adopt_module_key_flags(module)
-    app.run(guarded(main), flags_parser=parse_flags)
+    launch(COMMAND)
 
 
 if __name__ == "__main__":

@@ -15,10 +15,10 @@ import shutil
 import sys
 from typing import Any, Callable, Dict, Optional
 
-from absl import flags
+from absl import app, flags
 
 from tfdialemb import distribute, precision
-from tfdialemb.cli import Progress, report_error, report_removed
+from tfdialemb.cli import Progress, guarded, parse_flags, report_error, report_removed
 from tfdialemb.data.examples import make_builder
 from tfdialemb.data.records import describe_cuts
 from tfdialemb.dialogue import ErrorPolicy
@@ -28,6 +28,7 @@ from tfdialemb.inference.kinds import load, runtime_class
 from tfdialemb.kind_registry import KINDS, resolve
 from tfdialemb.method_record import check_method_config, method_config, recorded_settings, write_method_config
 from tfdialemb.methods.spec import TrainingRun
+from tfdialemb.training.flags import define_flags, flag_modules
 from tfdialemb.training.graph_options import apply_training_graph_options
 from tfdialemb.training.settings import (
     OPTIMIZER_FLAGS,
@@ -38,6 +39,21 @@ from tfdialemb.training.settings import (
 )
 
 FLAGS = flags.FLAGS
+flags.disclaim_key_flags()  # `launch` adopts the flags as key flags of the command that calls it (its --help)
+
+
+def launch(command: str) -> None:
+    """Defines the command's flags (those of every method registered by now, a user's own
+    included), then parses the command line and runs it."""
+    define_flags(command)
+    for module in flag_modules():
+        flags.adopt_module_key_flags(module)
+    app.run(guarded(functools.partial(_main_of_app, command)), flags_parser=parse_flags)
+
+
+def _main_of_app(command: str, argv) -> int:
+    del argv
+    return main(command)
 
 
 def main(command: str) -> int:
