@@ -32,7 +32,7 @@ from data_prep.set_flags import define_input_output
 from data_prep.build_stp_set import utterance_pool
 from tfdialemb.cli import Progress, claim_output, parse_flags, report_error
 from tfdialemb.dialogue import Dialogue, Turn, read_dialogues
-from tfdialemb.files import atomic_open, check_output
+from tfdialemb.core.files import atomic_open, check_output
 
 FLAGS = flags.FLAGS
 _BREAKS = re.compile(r"[\t\r\n]+")

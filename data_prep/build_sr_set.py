@@ -36,7 +36,7 @@ from data_prep.set_flags import define_input_output
 
 from tfdialemb.dialogue import Dialogue, read_dialogues
 from tfdialemb.cli import claim_output, parse_flags, report_error
-from tfdialemb.files import atomic_open, check_output
+from tfdialemb.core.files import atomic_open, check_output
 
 FLAGS = flags.FLAGS
 _CJK = ("\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"

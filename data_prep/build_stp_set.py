@@ -45,7 +45,7 @@ from tfdialemb.data.sampling import UtterancePool
 from tfdialemb.dialogue import (Dialogue, DialogueFormatError, ErrorPolicy, iter_lines,
                                 read_dialogues)
 from tfdialemb.eval.short_term_planning import PlanningRecord
-from tfdialemb.files import atomic_open, check_output
+from tfdialemb.core.files import atomic_open, check_output
 
 FLAGS = flags.FLAGS
 

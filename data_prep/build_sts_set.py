@@ -21,7 +21,7 @@ from data_prep.set_flags import define_input_output
 
 from tfdialemb.cli import claim_output, parse_flags, report_error
 from tfdialemb.dialogue import Dialogue, read_dialogues
-from tfdialemb.files import atomic_open, check_output
+from tfdialemb.core.files import atomic_open, check_output
 
 FLAGS = flags.FLAGS
 SCORES = (5, 4, 2, 1)

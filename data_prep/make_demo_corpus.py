@@ -11,11 +11,11 @@ from typing import Iterator
 
 from absl import app, flags
 
-from tfdialemb import options
+from tfdialemb.core import options
 from tfdialemb.cli import OVERWRITE, claim_output, parse_flags
 from tfdialemb.demo.corpus import DOMAINS, generate
 from tfdialemb.dialogue import Dialogue, write_dialogues
-from tfdialemb.files import check_output
+from tfdialemb.core.files import check_output
 
 FLAGS = flags.FLAGS
 

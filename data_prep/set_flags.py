@@ -2,7 +2,7 @@
 writes, and --overwrite."""
 from absl import flags
 
-from tfdialemb import options
+from tfdialemb.core import options
 from tfdialemb.cli import OVERWRITE
 
 flags.disclaim_key_flags()  # the flags below belong to the builder that defines them: its --help lists them

@@ -9,9 +9,9 @@ import pytest
 from absl import flags
 
 from tfdialemb.cli import ARGUMENTS, Progress, parse_flags, read_lines
-from tfdialemb.files import save_npy_atomic
-from tfdialemb.options import Option, current_flag_names
-from tfdialemb.reports import report_json, write_report
+from tfdialemb.core.files import save_npy_atomic
+from tfdialemb.core.options import Option, current_flag_names
+from tfdialemb.core.reports import report_json, write_report
 
 
 def test_read_lines_skips_blank_lines_and_explains_bad_files(tmp_path):
@@ -75,7 +75,7 @@ def test_progress_without_a_total_counts_until_finished():
 
 def test_progress_names_the_items_in_a_rate_that_keeps_its_unit_when_it_passes_one_per_second(monkeypatch):
     clock = iter([0.0, 1.0, 5.0, 5.5, 6.0])  # start; the first dialogue, 4 s for the second, then faster
-    monkeypatch.setattr("tfdialemb.progress.time.perf_counter", lambda: next(clock))
+    monkeypatch.setattr("tfdialemb.core.progress.time.perf_counter", lambda: next(clock))
     stream = io.StringIO()
     progress = Progress(None, "dialogues read into mge examples", stream=stream, interval=0.0, terminal=True)
     progress.advance(1)
@@ -89,7 +89,7 @@ def test_progress_names_the_items_in_a_rate_that_keeps_its_unit_when_it_passes_o
 
 def test_progress_measures_time_left_after_the_first_item_and_prints_messages_on_their_own_line(monkeypatch):
     clock = iter([0.0, 30.0, 32.0, 33.0, 34.0])  # start; item 1 takes 30 s (a trace), then 2 s each
-    monkeypatch.setattr("tfdialemb.progress.time.perf_counter", lambda: next(clock))
+    monkeypatch.setattr("tfdialemb.core.progress.time.perf_counter", lambda: next(clock))
     stream = io.StringIO()
     progress = Progress(10, "steps", stream=stream, interval=0.0, terminal=True)
     progress.advance(1, "loss 2.0000")
@@ -107,7 +107,7 @@ def test_progress_measures_time_left_after_the_first_item_and_prints_messages_on
 
 def test_progress_written_to_a_log_is_whole_lines_at_most_every_log_interval(monkeypatch):
     clock = iter([0.0, 1.0, 2.0, 40.0, 41.0, 75.0, 80.0, 81.0])  # start; steps at 1, 2, 40, 41, 75, 80 s; finish
-    monkeypatch.setattr("tfdialemb.progress.time.perf_counter", lambda: next(clock))
+    monkeypatch.setattr("tfdialemb.core.progress.time.perf_counter", lambda: next(clock))
     stream = io.StringIO()
     progress = Progress(None, "steps", stream=stream, log_interval=30.0)
     assert not progress.terminal  # a StringIO is not a terminal
@@ -137,7 +137,7 @@ def test_progress_in_a_log_does_not_repeat_the_line_just_written_when_it_finishe
 
 
 def test_atomic_directory_appears_complete_or_not_at_all(tmp_path):
-    from tfdialemb.files import atomic_directory
+    from tfdialemb.core.files import atomic_directory
 
     target = tmp_path / "out"
     with atomic_directory(str(target)) as staging:

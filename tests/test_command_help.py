@@ -1,7 +1,7 @@
 """A command's --help lists the flags it defines.
 
 absl's --help shows the key flags of the main module only. A flag defined through a shared helper
-(a `tfdialemb.options.Option`, `precision.define_flags`, `data_prep.set_flags`) is the helper's
+(a `tfdialemb.core.options.Option`, `precision.define_flags`, `data_prep.set_flags`) is the helper's
 key flag unless the command adopts it after defining it, and is then hidden from --help (only
 --helpfull shows it). The check runs in one fresh process: each command's flags are defined,
 compared with its key flags, and removed before the next command defines its own.

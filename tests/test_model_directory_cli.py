@@ -15,7 +15,7 @@ from training_flags import train_one_step
 
 from tfdialemb.dialogue import Dialogue, read_dialogues, write_dialogues
 from tfdialemb.encoders import load_pretrained
-from tfdialemb.files import directory_lock
+from tfdialemb.core.files import directory_lock
 from tfdialemb.inference.dialogue_embedder import DialogueEmbedder
 from tfdialemb.inference.embedder import SentenceEmbedder
 from tfdialemb.inference.pair_scorer import PairScorer

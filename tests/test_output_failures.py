@@ -19,7 +19,7 @@ import tensorflow as tf
 from tiny_corpus import corpus
 from tfdialemb import cli
 from tfdialemb.dialogue import write_dialogues
-from tfdialemb.files import (OutputError, atomic_directory, atomic_open, check_writable, prepare_output,
+from tfdialemb.core.files import (OutputError, atomic_directory, atomic_open, check_writable, prepare_output,
                              remove_stale_staging)
 
 ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
@@ -130,7 +130,7 @@ def test_a_disk_that_fills_during_the_write_is_refused_naming_the_output(tmp_pat
         file.write(b"x" * 100)
         raise OSError("33792 requested and 18400 written")
 
-    monkeypatch.setattr("tfdialemb.files.np.save", short_write)
+    monkeypatch.setattr("tfdialemb.core.files.np.save", short_write)
     with pytest.raises(OutputError) as error:
         write_embeddings(str(tmp_path / "e.npy"), ["hello"], np.zeros([1, 4], np.float32))
     assert str(error.value) == (f"{tmp_path / 'e.npy'}: cannot write there: the write stopped short "
@@ -142,7 +142,7 @@ def test_a_disk_that_fills_during_the_write_is_refused_naming_the_output(tmp_pat
         def write(self, text):
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-    monkeypatch.setattr("tfdialemb.files.os.fdopen", lambda handle, *args, **kwargs: (os.close(handle), FullFile())[1])
+    monkeypatch.setattr("tfdialemb.core.files.os.fdopen", lambda handle, *args, **kwargs: (os.close(handle), FullFile())[1])
     with pytest.raises(OutputError) as error:
         write_embeddings(str(tmp_path / "e.jsonl"), ["hello"], np.zeros([1, 4], np.float32))
     assert str(error.value) == f"{tmp_path / 'e.jsonl'}: cannot write there: no space left on device"

@@ -2,7 +2,7 @@
 from a command's standard error; everything else passes unchanged, in order, and whatever happens
 to the filter or the command.
 
-The process-level tests run small scripts that load tfdialemb/quiet.py by its path (no TensorFlow)
+The process-level tests run small scripts that load tfdialemb/core/quiet.py by its path (no TensorFlow)
 and start the filter as a command's import would."""
 import fcntl
 import os
@@ -16,7 +16,7 @@ import time
 import pytest
 from absl import flags
 
-from tfdialemb import quiet
+from tfdialemb.core import quiet
 from tfdialemb.cli import parse_flags
 
 CUINIT = (b"2026-11-27 02:22:39.471607: E external/local_xla/xla/stream_executor/cuda/cuda_platform.cc:51] "

@@ -17,7 +17,7 @@ from tfdialemb.data.examples import make_builder
 from tfdialemb.dialogue import Dialogue, Turn, parse_dialogue, read_dialogues, write_dialogues
 from tfdialemb.distribute import check_devices
 from tfdialemb.encoders import CheckpointError, load_pretrained
-from tfdialemb.files import atomic_open, directory_lock
+from tfdialemb.core.files import atomic_open, directory_lock
 
 ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
 
@@ -66,7 +66,7 @@ def test_a_second_training_on_a_locked_directory_is_refused(tmp_path, corpus_fil
         refused, = _finish(_start(*_train_command(tmp_path, hf_safetensors_dir)))
     assert refused.returncode == 2
     assert f"in use by another training run (pid {os.getpid()}" in refused.stderr
-    holder = _start("-c", "import sys, time; from tfdialemb.files import directory_lock\n"
+    holder = _start("-c", "import sys, time; from tfdialemb.core.files import directory_lock\n"
                           f"with directory_lock({str(tmp_path / 'model')!r}):\n"
                           "    print('held', flush=True); time.sleep(600)")
     assert holder.stdout.readline().strip() == "held"
@@ -452,7 +452,7 @@ def test_a_model_or_export_directory_that_is_a_file_is_refused_naming_it(tmp_pat
                                                                          hf_safetensors_dir):
     from training_flags import training_flags
 
-    from tfdialemb.files import OutputError, check_writable
+    from tfdialemb.core.files import OutputError, check_writable
     from tfdialemb.methods.spec import get_method
     from tfdialemb.training import cli
 

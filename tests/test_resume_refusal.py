@@ -111,7 +111,7 @@ def test_a_model_directory_refuses_an_init_checkpoint_of_other_shapes(tmp_path, 
 
 def test_a_model_directory_refuses_a_shard_directory_rebuilt_from_another_corpus(tmp_path):
     from tfdialemb.data.build import build
-    from tfdialemb.files import file_sha256
+    from tfdialemb.core.files import file_sha256
     from tfdialemb.method_record import method_config
     from tfdialemb.methods.spec import get_method
 

@@ -7,7 +7,7 @@ about half a second. Model Garden and the
 which makes `tf.keras` tf-keras when TensorFlow loads; a TensorFlow loaded earlier has its
 `tf.keras` routed to tf-keras here. It also quiets TensorFlow's C++ logging to errors unless
 TF_CPP_MIN_LOG_LEVEL is set, and for the command-line tools filters the start-up notices that
-level cannot reach (`tfdialemb.quiet`).
+level cannot reach (`tfdialemb.core.quiet`).
 """
 import logging as _logging
 import os as _os
@@ -23,7 +23,7 @@ if _sys.argv[:1] == ["-m"]:
 _os.environ["TF_USE_LEGACY_KERAS"] = "1"
 # TensorFlow's C++ start-up notices (CUDA probing, oneDNN) fill a screen on every command; show
 # only errors unless the user asks for more (-v), as the run_*.sh scripts do.
-from tfdialemb import quiet as _quiet  # noqa: E402
+from tfdialemb.core import quiet as _quiet  # noqa: E402
 
 _quiet.configure()
 

@@ -1,4 +1,4 @@
-"""Pieces every command-line tool shares: progress bars (`tfdialemb.progress`), flag parsing, input
+"""Pieces every command-line tool shares: progress bars (`tfdialemb.core.progress`), flag parsing, input
 lines, error lines, and how a command ends when it fails or is interrupted."""
 import _thread
 import functools
@@ -8,12 +8,12 @@ import sys
 import threading
 from typing import Callable, List, Tuple
 
-from tfdialemb import namespace_check  # noqa: F401  (a shadowed package stops every command here)
-from tfdialemb import quiet
+from tfdialemb.core import namespace_check  # noqa: F401  (a shadowed package stops every command here)
+from tfdialemb.core import quiet
 from tfdialemb.dialogue import DialogueFormatError, check_input_file
-from tfdialemb.files import output_error_of, prepare_output
-from tfdialemb.options import RENAMED_FLAGS, Option, current_flag_names, non_finite_floats, renamed
-from tfdialemb.progress import Progress  # noqa: F401  (the commands import it from here too)
+from tfdialemb.core.files import output_error_of, prepare_output
+from tfdialemb.core.options import RENAMED_FLAGS, Option, current_flag_names, non_finite_floats, renamed
+from tfdialemb.core.progress import Progress  # noqa: F401  (the commands import it from here too)
 
 OVERWRITE = Option("overwrite", False, "Replace an existing output (never one of the inputs).")
 INTERRUPTED = 130

@@ -12,7 +12,7 @@ import sys
 import time
 from typing import Any, Dict, Optional, Sequence
 
-from tfdialemb.files import atomic_open, file_sha256
+from tfdialemb.core.files import atomic_open, file_sha256
 
 STAMP_SUFFIX = ".step.json"
 

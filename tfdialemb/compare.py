@@ -51,9 +51,9 @@ from tfdialemb.cli import guarded, parse_arguments, parse_flags
 from tfdialemb.command_steps import evaluation_metrics, run_step
 from tfdialemb.eval.evaluator import Evaluator, get_evaluator
 from tfdialemb.eval.seed_statistics import CONFIDENCE, MIN_SEEDS, RESAMPLES, paired_difference, summary
-from tfdialemb.files import check_writable
+from tfdialemb.core.files import check_writable
 from tfdialemb.methods.spec import all_specs, get_method
-from tfdialemb.reports import write_report
+from tfdialemb.core.reports import write_report
 from tfdialemb.training import flags as training_flags
 from tfdialemb.training.settings import TRAINING_DEFAULTS, shared_settings, stray_options
 

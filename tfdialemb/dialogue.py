@@ -21,7 +21,7 @@ from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Seque
 
 import numpy as np
 
-from tfdialemb.files import atomic_open
+from tfdialemb.core.files import atomic_open
 
 ON_ERROR = ("fail", "skip")
 SPLITS = ("train", "dev", "test")

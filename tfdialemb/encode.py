@@ -28,7 +28,9 @@ import sys
 
 from absl import app, flags
 
-from tfdialemb import options, precision
+from tfdialemb import precision
+
+from tfdialemb.core import options
 from tfdialemb.cli import (
     OVERWRITE,
     STDIN,
@@ -39,7 +41,7 @@ from tfdialemb.cli import (
     read_lines_counted,
     report_error,
 )
-from tfdialemb.files import check_output
+from tfdialemb.core.files import check_output
 from tfdialemb.inference.embedding_files import OUTPUT_LAYOUTS, write_embeddings
 from tfdialemb.inference.kinds import load
 from tfdialemb.inference_settings import MAX_LENGTH, NORMALIZE, POOLING

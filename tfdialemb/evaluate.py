@@ -43,14 +43,16 @@ from typing import Dict, List, Optional
 
 from absl import app, flags
 
-from tfdialemb import options, precision
+from tfdialemb import precision
+
+from tfdialemb.core import options
 from tfdialemb.baselines import sources as _baselines  # noqa: F401  (registers the baselines' sources)
 from tfdialemb.cli import ARGUMENTS, OVERWRITE, claim_output, guarded, parse_flags, report_error
 from tfdialemb.encoders.checkpoint import weights_fingerprint
 from tfdialemb.eval.evaluator import OptionValues, evaluators, get_evaluator
 from tfdialemb.eval.sources import get_source, source_options, sources
 from tfdialemb.eval.table import results_table
-from tfdialemb.files import check_output
+from tfdialemb.core.files import check_output
 from tfdialemb.inference_settings import (
     FINAL_SEPARATOR,
     MAX_LENGTH,
@@ -65,7 +67,7 @@ from tfdialemb.inference_settings import (
 )
 from tfdialemb.kind_registry import KINDS
 from tfdialemb.model_dir import ModelSource
-from tfdialemb.reports import report_json, write_report
+from tfdialemb.core.reports import report_json, write_report
 
 FLAGS = flags.FLAGS
 flags.DEFINE_enum("task", None, sorted(evaluators()), "Evaluation task.")

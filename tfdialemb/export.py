@@ -63,11 +63,13 @@ import sys
 
 from absl import app, flags
 
-from tfdialemb import options, precision
+from tfdialemb import precision
+
+from tfdialemb.core import options
 from tfdialemb.cli import guarded, parse_flags, read_lines, report_error, report_removed
 from tfdialemb.dialogue import read_dialogues
 from tfdialemb.encoders.checkpoint import latest_own_checkpoint
-from tfdialemb.files import check_writable, lock_holder, remove_stale_staging
+from tfdialemb.core.files import check_writable, lock_holder, remove_stale_staging
 from tfdialemb.inference.kinds import runtime
 from tfdialemb.inference_settings import (
     CURVED,

@@ -3,7 +3,7 @@ them as method options and records them in the model directory (`method.json`) f
 serves; `evaluate`, `export` and `encode` define them as flags. How a command settles them is
 `tfdialemb.kind_registry.resolve`.
 """
-from tfdialemb.options import Option
+from tfdialemb.core.options import Option
 
 POOLING = Option("pooling", "mean", "Token pooling of the last layer for sentence embeddings.",
                  choices=("mean", "cls"))

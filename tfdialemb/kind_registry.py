@@ -17,7 +17,7 @@ import logging
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from tfdialemb.inference_settings import SETTINGS
-from tfdialemb.options import renamed
+from tfdialemb.core.options import renamed
 
 
 @dataclasses.dataclass(frozen=True)

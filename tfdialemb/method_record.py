@@ -12,9 +12,9 @@ import json
 import os
 from typing import Any, Callable, Dict, List, Mapping, Optional
 
-from tfdialemb.files import atomic_open
+from tfdialemb.core.files import atomic_open
 from tfdialemb.kind_registry import KINDS, RENAMED_KINDS
-from tfdialemb.options import current_option_names
+from tfdialemb.core.options import current_option_names
 
 METHOD_CONFIG = "method.json"
 VALIDATION_HISTORY = "validation.jsonl"

@@ -16,7 +16,7 @@ import dataclasses
 
 from absl import flags
 
-from tfdialemb.options import Option
+from tfdialemb.core.options import Option
 
 AUTO = "auto"
 POLICIES = ("float32", "mixed_float16", "mixed_bfloat16")

@@ -39,7 +39,7 @@ from tfdialemb.augment.presets import PRESETS
 from tfdialemb.cli import parse_flags
 from tfdialemb.command_steps import evaluation_metrics, run_once, run_step
 from tfdialemb.eval.invariance import knn_key
-from tfdialemb.files import atomic_open
+from tfdialemb.core.files import atomic_open
 
 FLAGS = flags.FLAGS
 flags.DEFINE_list("sets", list(PRESETS), "Table 3 rows to run (thesis Table 1's sets and a-h-m).")

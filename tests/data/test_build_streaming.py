@@ -13,7 +13,7 @@ import pytest
 from absl import flags
 
 import tfdialemb.data.__main__ as data_cli
-from tfdialemb import files
+from tfdialemb.core import files
 from tfdialemb.data import build as build_module
 from tfdialemb.data.build import BuildOptions, build
 from tfdialemb.data.examples import ExampleBuilder, make_builder, register, unregister

@@ -9,7 +9,7 @@ import pytest
 
 from tfdialemb.dialogue import Dialogue, Turn, read_dialogues, write_dialogues
 from tfdialemb.eval.evaluator import Evaluator, get_evaluator, register_evaluator, unregister_evaluator
-from tfdialemb.options import Option
+from tfdialemb.core.options import Option
 from registered_commands import run_registered
 
 TOY_K = Option("toy_k", 1, "Cut-off of the toy's hits@k.", lower_bound=1)

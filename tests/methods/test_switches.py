@@ -7,7 +7,7 @@ import re
 
 from tfdialemb.baselines.switches import EVALUATION_SWITCHES
 from tfdialemb.methods.spec import all_specs
-from tfdialemb.options import PAPER, RELEASED, Switch
+from tfdialemb.core.options import PAPER, RELEASED, Switch
 
 METHODS_DOC = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
                            "docs", "methods", "overview.md")

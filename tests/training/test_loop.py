@@ -443,7 +443,7 @@ def test_a_nan_validation_is_written_as_null_and_never_kept_as_the_best(built, t
 
 
 def test_a_checkpoint_that_does_not_fit_on_the_disk_leaves_no_staged_shards(built, tmp_path, monkeypatch):
-    from tfdialemb.files import OutputError
+    from tfdialemb.core.files import OutputError
 
     loop = _loop(make_strategy("default"), built, tmp_path / "m", max_steps=1, checkpoint_every=100)
 

@@ -14,7 +14,7 @@ from typing import Callable
 
 from absl import app, flags
 
-from tfdialemb import options
+from tfdialemb.core import options
 from tfdialemb.augment import command
 from tfdialemb.cli import guarded, parse_flags
 from tfdialemb.inference.kinds import load

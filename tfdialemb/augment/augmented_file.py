@@ -32,7 +32,7 @@ from tfdialemb.augment.base import AUGMENTATIONS, SOURCE_ID, applied
 from tfdialemb.augment.operations import OperationSet
 from tfdialemb.dialogue import Dialogue, SeenIds, read_dialogues
 from tfdialemb.encoders.checkpoint import weights_fingerprint
-from tfdialemb.files import atomic_open, check_output, directory_lock, file_fingerprint, remove_leftovers
+from tfdialemb.core.files import atomic_open, check_output, directory_lock, file_fingerprint, remove_leftovers
 
 PARTIAL_SUFFIX = ".partial"
 FINGERPRINT = "fingerprint.json"

@@ -23,7 +23,7 @@ from tfdialemb.augment.base import Augmentation, with_texts
 from tfdialemb.augment.marian import MarianTranslator, conflicting
 from tfdialemb.dialogue import Dialogue, has_visible_text
 from tfdialemb.encoders.weights import CheckpointError
-from tfdialemb.options import Option
+from tfdialemb.core.options import Option
 
 TRANSLATION_MODELS = Option(
     "translation_models", "",

@@ -19,7 +19,7 @@ from tfdialemb.augment.similarity_sources import MEASURES, READING
 from tfdialemb.augment.stages import CLUSTERINGS
 from tfdialemb.augment.token_insertion import OPTIONS as INSERTION_OPTIONS
 from tfdialemb.augment.token_replacement import OPTIONS as REPLACEMENT_OPTIONS
-from tfdialemb.options import Option
+from tfdialemb.core.options import Option
 
 TOKEN_OPTIONS = tuple({o.name: o for o in INSERTION_OPTIONS + REPLACEMENT_OPTIONS}.values())
 """The flags of insert and replace (the fill-mask ones shared), with their released defaults."""

@@ -45,7 +45,7 @@ import numpy as np
 from tfdialemb.augment.base import Augmentation, with_texts
 from tfdialemb.augment.fill_mask import FillMaskModel
 from tfdialemb.dialogue import Dialogue
-from tfdialemb.options import Option
+from tfdialemb.core.options import Option
 from tfdialemb.text.stop_words import nltk_english_stop_words, sklearn_english_stop_words
 
 PAIRS, WINDOW = "pairs", "window"

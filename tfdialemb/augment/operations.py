@@ -25,7 +25,7 @@ from tfdialemb.augment.similarity_sources import (
     SentenceEncoderSimilarity,
     UtteranceSimilarity,
 )
-from tfdialemb.options import PAPER
+from tfdialemb.core.options import PAPER
 
 MODEL_FLAGS = {
     "fill_mask_model": "a checkpoint with a masked-LM head (a Hugging Face or Google TF1 BERT with its MLM "

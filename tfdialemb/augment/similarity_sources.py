@@ -37,7 +37,7 @@ from typing import Callable, Dict, Hashable, Iterable, List, Sequence
 
 import numpy as np
 
-from tfdialemb.options import PAPER, RELEASED, Switch
+from tfdialemb.core.options import PAPER, RELEASED, Switch
 from tfdialemb.similarity import cosine_matrix
 
 COSINE, DOT = "cosine", "dot"

@@ -33,7 +33,7 @@ import numpy as np
 
 from tfdialemb.augment.base import Augmentation
 from tfdialemb.augment.similarity_sources import READING, UtteranceSimilarity
-from tfdialemb.options import PAPER
+from tfdialemb.core.options import PAPER
 from tfdialemb.dialogue import Dialogue
 
 CONTIGUOUS, RELEASED = "contiguous", "released"

@@ -18,7 +18,7 @@ from typing import List, Sequence, Union
 
 from tfdialemb.augment.fill_mask import FillMaskModel
 from tfdialemb.augment.mask_filling import FILL_OPTIONS, MaskFilling, Place
-from tfdialemb.options import Option
+from tfdialemb.core.options import Option
 
 MIN_FILL_PROB = Option("min_fill_prob", 0.005, "Token insertion: fill-mask candidates less probable than "
                        "this are rejected (released code: score_threshold=0.005).", lower_bound=0.0,

@@ -34,7 +34,7 @@ from typing import List, Sequence, Union
 
 from tfdialemb.augment.fill_mask import FillMaskModel
 from tfdialemb.augment.mask_filling import FILL_OPTIONS, MaskFilling, Place
-from tfdialemb.options import Option
+from tfdialemb.core.options import Option
 from tfdialemb.text.chinese_words import CJK_RUN, jieba_spans
 
 SPACES, LETTERS = "spaces", "letters"

@@ -38,7 +38,7 @@ import numpy as np
 import scipy.linalg
 import tensorflow as tf
 
-from tfdialemb.files import atomic_open
+from tfdialemb.core.files import atomic_open
 from tfdialemb.training.optimizer import OptimizerConfig, create_optimizer
 
 COUPLINGS = ("additive", "affine")

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence
 import numpy as np
 
 from tfdialemb.dialogue import Dialogue
-from tfdialemb.options import PAPER, Switch
+from tfdialemb.core.options import PAPER, Switch
 
 if TYPE_CHECKING:  # the loader pulls in the encoders package, slow to import; flags need only PLM_INPUT
     from tfdialemb.baselines.transformers_encoder import TransformersEncoder

@@ -22,7 +22,7 @@ from tfdialemb.eval.inputs import embed_distinct
 from tfdialemb.eval.sources import EmbeddingSource, EncoderSource, register_source
 from tfdialemb.eval.task_options import FIT_FILE
 from tfdialemb.kind_registry import KINDS
-from tfdialemb.options import Option
+from tfdialemb.core.options import Option
 
 FIT_UTTERANCES = Option("fit_utterances", 20000, "Utterances sampled from --fit_file (at most).", lower_bound=2)
 FIT_SEED = Option("fit_seed", 0, "Seed of the utterance sample, the flow, LDA (run r: seed + r) and Doc2Vec.")

@@ -17,7 +17,7 @@ from typing import Optional
 
 import numpy as np
 
-from tfdialemb.files import atomic_open
+from tfdialemb.core.files import atomic_open
 
 
 @dataclasses.dataclass(frozen=True)

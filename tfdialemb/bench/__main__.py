@@ -62,7 +62,9 @@ import sys
 
 from absl import app, flags
 
-from tfdialemb import options, precision
+from tfdialemb import precision
+
+from tfdialemb.core import options
 from tfdialemb.bench import augment as augment_bench
 from tfdialemb.bench import build_memory as build_memory_bench
 from tfdialemb.bench import encoder as encoder_bench
@@ -76,9 +78,9 @@ from tfdialemb.bench import training_step as training_step_bench
 from tfdialemb.cli import OVERWRITE, guarded, parse_flags, report_error
 from tfdialemb.data.examples import builder_names
 from tfdialemb.encoders import packaged_minilm_path
-from tfdialemb.files import check_output
+from tfdialemb.core.files import check_output
 from tfdialemb.methods.spec import get_method
-from tfdialemb.reports import write_report
+from tfdialemb.core.reports import write_report
 
 DEFAULTS = {
     "encoder": {"batch": 32, "steps": 10, "warmup": 2},

@@ -13,7 +13,7 @@ import importlib
 import pkgutil
 from typing import Callable, Dict, Tuple
 
-from tfdialemb.options import Option
+from tfdialemb.core.options import Option
 
 
 def converters() -> Dict[str, Callable]:

@@ -67,7 +67,7 @@ from tfdialemb.converters.multiwoz import (
     utterance_text,
 )
 from tfdialemb.dialogue import Dialogue, ErrorPolicy, Turn
-from tfdialemb.options import Option
+from tfdialemb.core.options import Option
 
 USER_UTTERANCE = "user utterance"
 SYSTEM_RESPONSE = "system response"

@@ -63,7 +63,7 @@ import os
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
 from tfdialemb.dialogue import Dialogue, ErrorPolicy, SeenIds, Turn
-from tfdialemb.options import Option
+from tfdialemb.core.options import Option
 
 MULTIWOZ_DOMAINS = ("attraction", "hospital", "hotel", "police", "restaurant", "taxi", "train")
 SCHEMA_GUIDED_SPEAKERS = ("USER", "SYSTEM")

@@ -45,7 +45,7 @@ from typing import Iterator, List, Optional, Tuple
 
 from tfdialemb.converters.native import alternate_speakers, iter_lines
 from tfdialemb.dialogue import Dialogue, ErrorPolicy
-from tfdialemb.options import Option
+from tfdialemb.core.options import Option
 
 LABELS = {"0": 0, "1": 1}
 BLOCK_SIZE = Option("block_size", 10, "Lines per candidate block of a response-selection text file "

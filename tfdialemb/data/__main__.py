@@ -24,7 +24,7 @@ import sys
 
 from absl import app, flags
 
-from tfdialemb import options
+from tfdialemb.core import options
 from tfdialemb.cli import OVERWRITE, Progress, claim_output, guarded, parse_flags, report_error
 from tfdialemb.converters import converter_options, converters, descriptions, partial_records
 from tfdialemb.data.examples import make_builder
@@ -37,9 +37,9 @@ from tfdialemb.dialogue import (
     split_dialogues,
     write_dialogues,
 )
-from tfdialemb.files import check_output
+from tfdialemb.core.files import check_output
 from tfdialemb.inference_settings import MERGE_TURNS, MIN_TURNS, POOL_DIALOGUES
-from tfdialemb.reports import report_json, write_report
+from tfdialemb.core.reports import report_json, write_report
 
 COMMANDS = ("convert", "validate", "stats", "split", "build")
 INTERRUPTED = 130

@@ -26,7 +26,7 @@ from tfdialemb.data.records import (
     DIALOGUE_LIST, DIALOGUE_TURNS, MANIFEST, SEQUENCE, SEQUENCE_LIST, serialize_example, shard_name, write_manifest)
 from tfdialemb.data.sampling import DialoguePool
 from tfdialemb.dialogue import Dialogue, ErrorPolicy, drop_short, merge_consecutive_turns, read_dialogues
-from tfdialemb.files import atomic_directory, check_writable, file_fingerprint
+from tfdialemb.core.files import atomic_directory, check_writable, file_fingerprint
 from tfdialemb.text import BertTokenizer
 from tfdialemb.text.dialogue_packing import pack_dialogues, separator_id
 

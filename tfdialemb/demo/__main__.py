@@ -46,7 +46,7 @@ from tfdialemb.command_steps import evaluation_metrics, run_step
 from tfdialemb.dialogue import read_dialogues, write_dialogues
 from tfdialemb.eval.table import format_table
 from tfdialemb.kind_registry import RENAMED_KINDS
-from tfdialemb.options import renamed
+from tfdialemb.core.options import renamed
 
 PARTS = ("dialoguecse", "dial2vec", "curved", "augcl", "fgc")
 DEFAULT_PARTS = ("dialoguecse", "dial2vec", "curved", "augcl")

@@ -18,7 +18,7 @@ import numpy as np
 from tfdialemb.dialogue import drop_short, merge_consecutive_turns, read_dialogues
 from tfdialemb.eval.evaluator import Evaluator, register_evaluator
 from tfdialemb.losses.ranking_metrics import top_k_hits
-from tfdialemb.options import Option
+from tfdialemb.core.options import Option
 
 KS = (1, 5)
 

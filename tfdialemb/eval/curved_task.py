@@ -2,7 +2,7 @@
 checked against a trained curved model, and how ties rank."""
 from tfdialemb.eval.evaluator import Evaluator
 from tfdialemb.eval.metrics import RANK_TIES
-from tfdialemb.options import Option
+from tfdialemb.core.options import Option
 
 CURVED_MODES = {"ccl": ("ccl",), "c3l": ("c3l", "c3l_maxsim", "bi_b2")}
 """A trained curved model's kind → the --curved_mode values that score with it."""

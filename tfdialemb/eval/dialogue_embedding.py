@@ -19,7 +19,7 @@ from tfdialemb.eval import dialogue_metrics
 from tfdialemb.eval.evaluator import ASSIGNMENTS, DIALOGUE_VIEWS, Evaluator, register_evaluator
 from tfdialemb.eval.task_options import LABEL_KEY, PLOT_DIR
 from tfdialemb.method_record import VALIDATION_HISTORY
-from tfdialemb.options import Option
+from tfdialemb.core.options import Option
 
 EmbedViews = Callable[[Sequence[Dialogue]], Mapping[str, np.ndarray]]
 """Dialogues in, {view name: float [N, H]} out, one row per dialogue in input order."""

@@ -26,7 +26,7 @@ import fnmatch
 import importlib
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple
 
-from tfdialemb.options import Option
+from tfdialemb.core.options import Option
 
 SENTENCES, DIALOGUE_VIEWS, ASSIGNMENTS, MODEL = "sentences", "dialogue views", "topic assignments", "the model"
 INPUTS = (SENTENCES, DIALOGUE_VIEWS, ASSIGNMENTS, MODEL)

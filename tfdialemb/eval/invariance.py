@@ -59,7 +59,7 @@ from tfdialemb.eval.probe_split import DEFAULT_TEST_FRACTION, held_out_split
 from tfdialemb.eval.probe_task import ProbeTaskEvaluator
 from tfdialemb.eval.task_options import PROBE_VIEW, probe_view
 from tfdialemb.layers.dialogue_views import hidden_state_name
-from tfdialemb.options import Option
+from tfdialemb.core.options import Option
 
 NONE = "none"
 CLASSES = (NONE,) + tuple(op for op in OPERATIONS if op != "translate")

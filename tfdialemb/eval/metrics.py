@@ -17,7 +17,7 @@ import warnings
 import numpy as np
 import scipy.stats
 
-from tfdialemb.options import Option
+from tfdialemb.core.options import Option
 
 PESSIMISTIC, OPTIMISTIC = "pessimistic", "optimistic"
 RANK_TIES = Option(

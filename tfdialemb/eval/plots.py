@@ -13,7 +13,7 @@ from sklearn.decomposition import PCA
 from sklearn.manifold import TSNE
 
 from tfdialemb.eval.dialogue_metrics import label_codes
-from tfdialemb.files import atomic_open
+from tfdialemb.core.files import atomic_open
 
 PROJECTIONS = ("pca", "tsne")
 TSNE_PERPLEXITY = 30.0

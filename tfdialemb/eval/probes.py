@@ -35,7 +35,7 @@ from tfdialemb.eval.evaluator import register_evaluator
 from tfdialemb.eval.probe_split import DEFAULT_TEST_FRACTION, probe_parts, split_codes
 from tfdialemb.eval.probe_task import ProbeTaskEvaluator
 from tfdialemb.eval.task_options import FIT_FILE, LABEL_KEY, PROBE_VIEW, check_probe_split, probe_view
-from tfdialemb.options import Option
+from tfdialemb.core.options import Option
 
 EmbedDialogues = Callable[[Sequence[Dialogue]], np.ndarray]
 """Dialogues in, one embedding row per dialogue out, in input order."""

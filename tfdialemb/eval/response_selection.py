@@ -40,7 +40,7 @@ from tfdialemb.dialogue import DialogueFormatError
 from tfdialemb.eval import metrics
 from tfdialemb.eval.evaluator import Evaluator, register_evaluator
 from tfdialemb.eval.inputs import is_jsonl, read_eval_records
-from tfdialemb.options import Option
+from tfdialemb.core.options import Option
 
 RECALL_AT = (1, 2, 5)
 CUT_OFFS = {f"r10@{k}": k for k in RECALL_AT}

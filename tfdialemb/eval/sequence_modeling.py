@@ -29,7 +29,7 @@ from tfdialemb.eval.evaluator import register_evaluator
 from tfdialemb.eval.inputs import embed_distinct
 from tfdialemb.inference.sequence_scorer import (Encode, SequenceScorer, before_variants,
                                                  check_mode)
-from tfdialemb.options import Option
+from tfdialemb.core.options import Option
 
 
 def _history_lengths(history_lengths: Iterable[int], mode: str) -> List[int]:

@@ -42,7 +42,7 @@ from tfdialemb.eval.inputs import embed_distinct
 from tfdialemb.eval.metrics import PESSIMISTIC, check_ties, rank_of
 from tfdialemb.inference.sequence_scorer import SPACES, Encode
 from tfdialemb.layers.curved_scoring import planning_scores, released_planning_scores
-from tfdialemb.options import PAPER, RELEASED, Switch
+from tfdialemb.core.options import PAPER, RELEASED, Switch
 from tfdialemb.similarity import cosine_matrix
 
 MODES = ("c3l", "bi_b2", "ccl")

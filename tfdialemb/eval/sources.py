@@ -20,8 +20,8 @@ from tfdialemb.inference.dialogue_embedder import DialogueEmbedder
 from tfdialemb.inference.embedder import SentenceEmbedder
 from tfdialemb.inference.kinds import runtime_class
 from tfdialemb.kind_registry import KINDS
-from tfdialemb.options import Option
-from tfdialemb.progress import Progress
+from tfdialemb.core.options import Option
+from tfdialemb.core.progress import Progress
 from tfdialemb.serving.exported_embedder import ExportedSentenceEmbedder
 
 

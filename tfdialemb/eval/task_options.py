@@ -1,7 +1,7 @@
 """The options several evaluators share, declared once so the flag has one type everywhere
-(`tfdialemb.options.define_all` names every owner in its help)."""
+(`tfdialemb.core.options.define_all` names every owner in its help)."""
 from tfdialemb.eval.probe_split import DEFAULT_TEST_FRACTION
-from tfdialemb.options import Option
+from tfdialemb.core.options import Option
 
 LABEL_KEY = Option("label_key", None, "The key of `labels` holding the domain (intent: the turn field or "
                    "dialogue label classified, default intent).", kind=str)

@@ -2,7 +2,7 @@
 import json
 import os
 
-from tfdialemb.files import atomic_open, save_npy_atomic
+from tfdialemb.core.files import atomic_open, save_npy_atomic
 
 OUTPUT_LAYOUTS = (".npy", ".jsonl", ".tsv")
 

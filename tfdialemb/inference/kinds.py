@@ -9,7 +9,7 @@ from typing import Any, Callable, Dict, Mapping, Optional, Union
 
 from tfdialemb.kind_registry import KINDS
 from tfdialemb.model_dir import ModelSource
-from tfdialemb.package_modules import import_package_modules
+from tfdialemb.core.package_modules import import_package_modules
 
 _RUNTIMES: Dict[str, type] = {}
 

@@ -8,7 +8,7 @@ from typing import Callable, Optional
 import numpy as np
 import tensorflow as tf
 
-from tfdialemb.progress import Progress
+from tfdialemb.core.progress import Progress
 from tfdialemb.similarity import l2_normalized
 
 

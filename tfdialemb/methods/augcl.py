@@ -29,7 +29,7 @@ from tfdialemb.augment.presets import PRESETS, get_preset
 from tfdialemb.data.contrastive_pairs import PAIRS, VIEWS, add_contrastive_pairs
 from tfdialemb.encoders import Encoder
 from tfdialemb.encoders.pooling import POOLING_METHODS, pool
-from tfdialemb.files import atomic_open
+from tfdialemb.core.files import atomic_open
 from tfdialemb.inference_settings import NUM_ROLES, POOLING
 from tfdialemb.losses.augmentation_contrast import (
     RELEASED_TEMPERATURE,
@@ -40,7 +40,7 @@ from tfdialemb.methods.base import Method
 from tfdialemb.methods.dial2vec import TEMPERATURE
 from tfdialemb.methods.shared_options import THESIS_RELEASED_ADAMW
 from tfdialemb.methods.spec import MethodSpec, register_method
-from tfdialemb.options import Option, Switch
+from tfdialemb.core.options import Option, Switch
 
 EMB_DROPOUT = 0.1
 """bash-scripts/train/train-bert-roberta-retromae.sh `--emb-dropout 0.1` (the code's default is 0)."""

@@ -39,7 +39,7 @@ from tfdialemb.losses.two_sided_info_nce import two_sided_info_nce
 from tfdialemb.methods.base import Method
 from tfdialemb.methods.shared_options import TEMPERATURE, THESIS_RELEASED_ADAMW
 from tfdialemb.methods.spec import MethodSpec, register_method
-from tfdialemb.options import Option
+from tfdialemb.core.options import Option
 
 REPORTED_K = (1, 5)
 """In-batch accuracy@k reported while training (the thesis reports @5)."""

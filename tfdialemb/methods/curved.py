@@ -35,7 +35,7 @@ from tfdialemb.losses.nli_contrastive import nli_contrastive
 from tfdialemb.method_record import trained_method_name
 from tfdialemb.methods.base import MAIN_OBJECTIVE, Method
 from tfdialemb.methods.spec import MethodSpec, register_method
-from tfdialemb.options import Option, Switch
+from tfdialemb.core.options import Option, Switch
 
 VARIANTS = ("ccl", "c3l")
 BEFORE_FEATURES = {"ccl": ("before",), "c3l": ("b1", "b2")}

@@ -54,7 +54,7 @@ from tfdialemb.losses.intra_view_contrast import ANCHORS, VIEWS, intra_view_cont
 from tfdialemb.methods.base import Method
 from tfdialemb.methods.shared_options import TEMPERATURE
 from tfdialemb.methods.spec import MethodSpec, register_method
-from tfdialemb.options import Option
+from tfdialemb.core.options import Option
 from tfdialemb.text.pair_packing import PairLayout
 from tfdialemb.text.stop_words import sklearn_english_stop_words
 

@@ -24,7 +24,7 @@ from tfdialemb.losses.ranking_metrics import top_k_hits
 from tfdialemb.methods.base import Method, leading_candidates
 from tfdialemb.methods.shared_options import NEGATIVES, TEMPERATURE
 from tfdialemb.methods.spec import MethodSpec, default_bench_sequences, register_method
-from tfdialemb.options import Option, Switch
+from tfdialemb.core.options import Option, Switch
 
 VARIANTS = ("paper", "released")
 CONTEXT_SPLITS = ("per_side", "nearest")

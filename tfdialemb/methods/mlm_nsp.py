@@ -32,7 +32,7 @@ from tfdialemb.methods.mlm import (
     masked_lm_losses,
 )
 from tfdialemb.methods.spec import MethodSpec, register_method
-from tfdialemb.options import Option
+from tfdialemb.core.options import Option
 from tfdialemb.text import BERT_SPECIAL_TOKENS
 from tfdialemb.text.pair_packing import PairLayout
 

@@ -1,6 +1,6 @@
 """Options and settings several methods share, declared once (a method that changes a default
 derives its own with `dataclasses.replace`)."""
-from tfdialemb.options import Option
+from tfdialemb.core.options import Option
 
 NEGATIVES = Option("negatives", 9, "Negatives per positive, sampled from other dialogues "
                    "(DialogueCSE Table 5: 1/4/9/19; dial2vec: 9).", lower_bound=1)

@@ -25,8 +25,8 @@ import dataclasses
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 from tfdialemb.kind_registry import KINDS
-from tfdialemb.options import Option, Switch
-from tfdialemb.package_modules import import_package_modules
+from tfdialemb.core.options import Option, Switch
+from tfdialemb.core.package_modules import import_package_modules
 
 
 Params = Mapping[str, Any]

@@ -37,7 +37,7 @@ from tfdialemb.losses.rank_kl import TARGETS, rank_kl
 from tfdialemb.losses.ranking_metrics import sorting_quality
 from tfdialemb.methods.base import Method
 from tfdialemb.methods.spec import MethodSpec, register_method
-from tfdialemb.options import Option, Switch
+from tfdialemb.core.options import Option, Switch
 
 LAYER_NORM_EPSILON = 1e-5
 """torch.nn.LayerNorm's default, the released blocks' norms."""

@@ -9,7 +9,7 @@ import dataclasses
 from typing import Any, Callable, Dict, Mapping, Sequence
 
 from tfdialemb.kind_registry import KINDS
-from tfdialemb.package_modules import import_package_modules
+from tfdialemb.core.package_modules import import_package_modules
 from tfdialemb.serving import layout
 
 

@@ -17,7 +17,7 @@ import tensorflow as tf
 from tensorflow_serving.apis import predict_pb2, prediction_log_pb2
 
 from tfdialemb.encoders import Encoder
-from tfdialemb.files import atomic_directory
+from tfdialemb.core.files import atomic_directory
 from tfdialemb.text import BertTokenizer
 
 SIGNATURE_KEY = "serving_default"

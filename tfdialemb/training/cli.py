@@ -23,7 +23,7 @@ from tfdialemb.data.examples import make_builder
 from tfdialemb.data.records import describe_cuts
 from tfdialemb.dialogue import ErrorPolicy
 from tfdialemb.eval.evaluator import OptionValues, get_evaluator
-from tfdialemb.files import LOCK_FILE, directory_lock, lock_holder, remove_leftovers
+from tfdialemb.core.files import LOCK_FILE, directory_lock, lock_holder, remove_leftovers
 from tfdialemb.inference.kinds import load, runtime_class
 from tfdialemb.kind_registry import KINDS, resolve
 from tfdialemb.method_record import check_method_config, method_config, recorded_settings, write_method_config

@@ -13,7 +13,7 @@ from tfdialemb.data.examples import ExampleBuilder
 from tfdialemb.data.pipeline import LENGTH_BOUNDARIES, make_dataset
 from tfdialemb.data.records import DIALOGUE_LIST, MANIFEST, read_manifest
 from tfdialemb.dialogue import ErrorPolicy, check_input_file
-from tfdialemb.files import file_fingerprint
+from tfdialemb.core.files import file_fingerprint
 from tfdialemb.method_record import setting_differences
 from tfdialemb.text import BertTokenizer
 

@@ -5,11 +5,13 @@ import sys
 
 from absl import flags
 
-from tfdialemb import distribute, options, precision
+from tfdialemb import distribute, precision
+
+from tfdialemb.core import options
 from tfdialemb.eval.evaluator import validation_tasks
 from tfdialemb.inference_settings import MAX_LENGTH, MERGE_TURNS, MIN_TURNS, POOL_DIALOGUES
 from tfdialemb.methods.spec import all_specs
-from tfdialemb.options import define_all
+from tfdialemb.core.options import define_all
 
 SELECTOR = {"train": "method", "pretrain": "objective"}
 """The flag that names the spec, per command."""

@@ -10,7 +10,7 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 from tfdialemb import precision
 from tfdialemb.dialogue import check_input_file
 from tfdialemb.encoders.config import usable_max_length
-from tfdialemb.files import check_writable
+from tfdialemb.core.files import check_writable
 from tfdialemb.method_record import setting_differences
 from tfdialemb.methods.spec import MethodConfig, MethodSpec, all_specs, get_method
 from tfdialemb.training.flags import SELECTOR

@@ -11,7 +11,7 @@ import numpy as np
 
 from tfdialemb.dialogue import Dialogue
 from tfdialemb.data.sampling import DialoguePool
-from tfdialemb.package_modules import import_package_modules
+from tfdialemb.core.package_modules import import_package_modules
 
 _BUILDERS: Dict[str, Type["ExampleBuilder"]] = {}
 

@@ -12,7 +12,7 @@ naming the directory.
 import sys
 from typing import Optional
 
-from tfdialemb import quiet
+from tfdialemb.core import quiet
 
 
 def shadowing_directory() -> Optional[str]:

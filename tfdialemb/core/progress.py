@@ -4,7 +4,7 @@ import sys
 import time
 from typing import Optional
 
-from tfdialemb import quiet
+from tfdialemb.core import quiet
 
 
 class Progress:

@@ -10,7 +10,7 @@ import math
 import sys
 from typing import Any, List, Tuple
 
-from tfdialemb.files import atomic_open
+from tfdialemb.core.files import atomic_open
 
 
 def finite_or_null(value: Any, name: str = "") -> Tuple[Any, List[str]]:
