@@ -82,3 +82,39 @@ def test_every_command_lists_its_own_flags_in_help():
     assert result.returncode == 0, result.stderr[-3000:]
     hidden = json.loads(result.stdout.strip().splitlines()[-1])
     assert hidden == {name: [] for name in hidden}, hidden
+
+
+def _console_scripts():
+    """name → "module:function" of setup.py's console scripts."""
+    import ast
+
+    tree = ast.parse(open(os.path.join(ROOT, "setup.py"), encoding="utf-8").read())
+    entries = next(node for node in ast.walk(tree) if isinstance(node, ast.Dict)
+                   and any(isinstance(k, ast.Constant) and k.value == "console_scripts" for k in node.keys))
+    scripts = ast.literal_eval(entries.values[0])
+    return dict(script.split("=") for script in scripts)
+
+
+def _help(program, *argv):
+    result = subprocess.run([sys.executable, *program, "--help", *argv], cwd=ROOT, capture_output=True, text=True,
+                            timeout=300, env=dict(os.environ, PYTHONPATH=ROOT))
+    return result.returncode, result.stdout + result.stderr
+
+
+def test_console_scripts_show_the_help_of_their_python_m_command():
+    """A console script runs `run()` from a `__main__` of its own (pip's wrapper), so absl would show
+    that wrapper's empty docstring and no flags: each shows the usage and flags `python -m` shows,
+    only the program's name differing. Every script names a module's `run`."""
+    scripts = _console_scripts()
+    assert {name: target.split(":")[1] for name, target in scripts.items()} == {name: "run" for name in scripts}
+    assert "tfdialemb-train" in scripts and "tfdialemb-data" in scripts
+    for name, usage, flag in (("tfdialemb-encode", "Encodes lines of text", "--input: UTF-8 text file"),
+                              ("tfdialemb-train", "Trains a method on dialogues", "--init_checkpoint: Encoder")):
+        module, function = scripts[name].split(":")
+        wrapper = f"import sys; sys.argv[0] = {name!r}; from {module} import {function}; sys.exit({function}())"
+        script_status, script_help = _help(["-c", wrapper])
+        module_status, module_help = _help(["-m", module])
+        assert script_status == module_status
+        assert usage in script_help and flag in script_help
+        differing = [(a, b) for a, b in zip(script_help.splitlines(), module_help.splitlines()) if a != b]
+        assert differing == [(f"{name}:", os.path.join(ROOT, *module.split(".")) + ".py:")], differing[:3]

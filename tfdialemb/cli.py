@@ -129,6 +129,21 @@ def report_error(error: Exception) -> int:
     return 1 if isinstance(error, DialogueFormatError) else 2
 
 
+def run_command(main: Callable[[list], int], command_module: str) -> None:
+    """`app.run(main)` as every command runs: `guarded`, its flags parsed by `parse_flags`. From a
+    console script (`tfdialemb-encode`), whose `__main__` is not the command's module, --help
+    shows the command's usage and flags as `python -m tfdialemb.encode --help` does (absl shows
+    the docstring and key flags of `__main__`)."""
+    from absl import app, flags  # pylint: disable=import-outside-toplevel
+
+    launcher, command = sys.modules["__main__"], sys.modules[command_module]
+    if launcher is not command:
+        launcher.__doc__ = command.__doc__
+        for flag in flags.FLAGS.get_key_flags_for_module(command):
+            flags.FLAGS.register_key_flag_for_module(sys.argv[0], flag)
+    app.run(guarded(main), flags_parser=parse_flags)
+
+
 def guarded(main: Callable[[list], int]) -> Callable[[list], int]:
     """`main` for `app.run`, ending as every command ends: Ctrl-C with one line and exit status
     INTERRUPTED; a full disk or a read-only or forbidden output met at any point (an OSError, or

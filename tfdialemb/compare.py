@@ -45,9 +45,9 @@ import sys
 import time
 from typing import Any, Collection, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from absl import app, flags
+from absl import flags
 
-from tfdialemb.cli import guarded, parse_arguments, parse_flags
+from tfdialemb.cli import parse_arguments, run_command
 from tfdialemb.command_steps import evaluation_metrics, run_step
 from tfdialemb.eval.evaluator import Evaluator, get_evaluator
 from tfdialemb.eval.seed_statistics import CONFIDENCE, MIN_SEEDS, RESAMPLES, paired_difference, summary
@@ -403,7 +403,7 @@ def run():
     """Defines the flags only when run as the command: `evaluate` defines --task and --eval_file,
     `train` its own flags, so a process importing this module next to them must not define them."""
     define_flags()
-    app.run(guarded(main), flags_parser=parse_flags)
+    run_command(main, __name__)
 
 
 if __name__ == "__main__":

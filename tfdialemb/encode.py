@@ -26,7 +26,7 @@ precision is printed with the result. Flags may also come from a file: --flagfil
 
 import sys
 
-from absl import app, flags
+from absl import flags
 
 from tfdialemb import precision
 
@@ -36,10 +36,9 @@ from tfdialemb.cli import (
     STDIN,
     Progress,
     claim_output,
-    guarded,
-    parse_flags,
     read_lines_counted,
     report_error,
+    run_command,
 )
 from tfdialemb.core.files import check_output
 from tfdialemb.inference.embedding_files import OUTPUT_LAYOUTS, write_embeddings
@@ -114,7 +113,7 @@ def _saved_model_embedder():
 
 
 def run():
-    app.run(guarded(main), flags_parser=parse_flags)
+    run_command(main, __name__)
 
 
 if __name__ == "__main__":

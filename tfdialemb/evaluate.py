@@ -41,13 +41,13 @@ import os
 import sys
 from typing import Dict, List, Optional
 
-from absl import app, flags
+from absl import flags
 
 from tfdialemb import precision
 
 from tfdialemb.core import options
 from tfdialemb.baselines import sources as _baselines  # noqa: F401  (registers the baselines' sources)
-from tfdialemb.cli import ARGUMENTS, OVERWRITE, claim_output, guarded, parse_flags, report_error
+from tfdialemb.cli import ARGUMENTS, OVERWRITE, claim_output, report_error, run_command
 from tfdialemb.encoders.checkpoint import weights_fingerprint
 from tfdialemb.eval.evaluator import OptionValues, evaluators, get_evaluator
 from tfdialemb.eval.sources import get_source, source_options, sources
@@ -227,7 +227,7 @@ def evaluate_model(evaluator, checkpoint: Optional[str], model: Optional[ModelSo
 
 
 def run():
-    app.run(guarded(main), flags_parser=parse_flags)
+    run_command(main, __name__)
 
 
 if __name__ == "__main__":

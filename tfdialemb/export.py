@@ -61,12 +61,12 @@ the model does not serve, a directory in training, an unwritable --export_dir); 
 import os
 import sys
 
-from absl import app, flags
+from absl import flags
 
 from tfdialemb import precision
 
 from tfdialemb.core import options
-from tfdialemb.cli import guarded, parse_flags, read_lines, report_error, report_removed
+from tfdialemb.cli import read_lines, report_error, report_removed, run_command
 from tfdialemb.dialogue import read_dialogues
 from tfdialemb.encoders.checkpoint import latest_own_checkpoint
 from tfdialemb.core.files import check_writable, lock_holder, remove_stale_staging
@@ -200,7 +200,7 @@ def main(argv):
 
 def run():
     define_flags()
-    app.run(guarded(main), flags_parser=parse_flags)
+    run_command(main, __name__)
 
 
 if __name__ == "__main__":

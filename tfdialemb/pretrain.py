@@ -20,7 +20,7 @@ COMMAND = "pretrain"
 
 
 def run():
-    launch(COMMAND)
+    launch(COMMAND, __name__)
 
 
 if __name__ == "__main__":

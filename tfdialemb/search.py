@@ -14,9 +14,9 @@ highest cosine first (`tfdialemb.util.semantic_search`), the progress bar to sta
 import json
 import os
 
-from absl import app, flags
+from absl import flags
 
-from tfdialemb.cli import guarded, parse_flags, read_lines, report_error
+from tfdialemb.cli import read_lines, report_error, run_command
 from tfdialemb.dialogue import as_dialogue, check_input_file, read_dialogues
 from tfdialemb.inference.kinds import load
 from tfdialemb.util import semantic_search
@@ -79,7 +79,7 @@ def _shown(entry) -> str:
 
 
 def run():
-    app.run(guarded(main), flags_parser=parse_flags)
+    run_command(main, __name__)
 
 
 if __name__ == "__main__":

@@ -31,12 +31,12 @@ import os
 import sys
 from typing import Dict, List, Optional, Tuple
 
-from absl import app, flags
+from absl import flags
 
 from tfdialemb.augment.augmented_file import PARTIAL_SUFFIX
 from tfdialemb.augment.operations import MODEL_FLAGS, required_model_flags
 from tfdialemb.augment.presets import PRESETS
-from tfdialemb.cli import parse_flags
+from tfdialemb.cli import run_command
 from tfdialemb.command_steps import evaluation_metrics, run_once, run_step
 from tfdialemb.eval.invariance import knn_key
 from tfdialemb.core.files import atomic_open
@@ -323,5 +323,9 @@ def main(argv):
     return 0
 
 
+def run():
+    run_command(main, __name__)
+
+
 if __name__ == "__main__":
-    app.run(main, flags_parser=parse_flags)
+    run()

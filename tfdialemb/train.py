@@ -33,7 +33,7 @@ COMMAND = "train"
 def run():
     """Defines the flags of every registered method, then runs: a spec registered before this
     call (e.g. by a user's own module) is trainable like the built-in ones."""
-    launch(COMMAND)
+    launch(COMMAND, __name__)
 
 
 if __name__ == "__main__":

@@ -12,11 +12,11 @@ uninterrupted run writes. Exit status: 0 done, 1 a bad input line, 2 a wrong com
 """
 from typing import Callable
 
-from absl import app, flags
+from absl import flags
 
 from tfdialemb.core import options
 from tfdialemb.augment import command
-from tfdialemb.cli import guarded, parse_flags
+from tfdialemb.cli import run_command
 from tfdialemb.inference.kinds import load
 
 command.define_flags()
@@ -27,7 +27,7 @@ flags.adopt_module_key_flags(options)
 def run(load_model: Callable = load):
     """The command, the similarity model of crop and shuffle opened by `load_model` (a model
     directory opened as an inference kind's runtime)."""
-    app.run(guarded(lambda argv: command.main(load_model)), flags_parser=parse_flags)
+    run_command(lambda argv: command.main(load_model), __name__)
 
 
 if __name__ == "__main__":

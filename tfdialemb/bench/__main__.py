@@ -75,7 +75,7 @@ from tfdialemb.bench import pipeline as pipeline_bench
 from tfdialemb.bench import selection as selection_bench
 from tfdialemb.bench import startup as startup_bench
 from tfdialemb.bench import training_step as training_step_bench
-from tfdialemb.cli import OVERWRITE, guarded, parse_flags, report_error
+from tfdialemb.cli import OVERWRITE, report_error, run_command
 from tfdialemb.data.examples import builder_names
 from tfdialemb.encoders import packaged_minilm_path
 from tfdialemb.core.files import check_output
@@ -254,7 +254,7 @@ def _bench() -> int:
 
 
 def run():
-    app.run(guarded(main), flags_parser=parse_flags)
+    run_command(main, __name__)
 
 
 if __name__ == "__main__":

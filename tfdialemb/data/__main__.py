@@ -22,10 +22,10 @@ format or method, missing file or checkpoint, existing output) or the output can
 import os
 import sys
 
-from absl import app, flags
+from absl import flags
 
 from tfdialemb.core import options
-from tfdialemb.cli import OVERWRITE, Progress, claim_output, guarded, parse_flags, report_error
+from tfdialemb.cli import OVERWRITE, Progress, claim_output, report_error, run_command
 from tfdialemb.converters import converter_options, converters, descriptions, partial_records
 from tfdialemb.data.examples import make_builder
 from tfdialemb.data.stats import corpus_stats
@@ -280,5 +280,9 @@ def main(argv):
         return status
 
 
+def run():
+    run_command(main, __name__)
+
+
 if __name__ == "__main__":
-    app.run(guarded(main), flags_parser=parse_flags)
+    run()

@@ -39,9 +39,9 @@ import os
 import sys
 import time
 
-from absl import app, flags
+from absl import flags
 
-from tfdialemb.cli import guarded, parse_flags
+from tfdialemb.cli import run_command
 from tfdialemb.command_steps import evaluation_metrics, run_step
 from tfdialemb.dialogue import read_dialogues, write_dialogues
 from tfdialemb.eval.table import format_table
@@ -294,5 +294,9 @@ def main(argv):
     return 0
 
 
+def run():
+    run_command(main, __name__)
+
+
 if __name__ == "__main__":
-    app.run(guarded(main), flags_parser=parse_flags)
+    run()

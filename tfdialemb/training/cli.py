@@ -15,10 +15,10 @@ import shutil
 import sys
 from typing import Any, Callable, Dict, Optional
 
-from absl import app, flags
+from absl import flags
 
 from tfdialemb import distribute, precision
-from tfdialemb.cli import Progress, guarded, parse_flags, report_error, report_removed
+from tfdialemb.cli import Progress, report_error, report_removed, run_command
 from tfdialemb.data.examples import make_builder
 from tfdialemb.data.records import describe_cuts
 from tfdialemb.dialogue import ErrorPolicy
@@ -42,13 +42,13 @@ FLAGS = flags.FLAGS
 flags.disclaim_key_flags()  # `launch` adopts the flags as key flags of the command that calls it (its --help)
 
 
-def launch(command: str) -> None:
+def launch(command: str, command_module: str) -> None:
     """Defines the command's flags (those of every method registered by now, a user's own
-    included), then parses the command line and runs it."""
+    included) as key flags of `command_module`, then parses the command line and runs it."""
     define_flags(command)
     for module in flag_modules():
         flags.adopt_module_key_flags(module)
-    app.run(guarded(functools.partial(_main_of_app, command)), flags_parser=parse_flags)
+    run_command(functools.partial(_main_of_app, command), command_module)
 
 
 def _main_of_app(command: str, argv) -> int:
