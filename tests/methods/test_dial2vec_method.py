@@ -69,7 +69,8 @@ def _numpy_loss(encoder, batch, samples, num_roles, window, temperature, variant
     losses, every_role, per_role = np.zeros(b), np.zeros(b), np.zeros(b)
     for example in range(b):
         valid = pick["samples_mask"][example, 0] > 0
-        present = [r for r in range(num_roles) if (pick["samples_role_ids"][example, 0][valid] == r).any()]
+        speaking = [r for r in range(num_roles) if (pick["samples_role_ids"][example, 0][valid] == r).any()]
+        present = speaking if len(speaking) > 1 else []  # a lone speaker has no counterpart
         first = []
         for r in present:
             logits = sims[example, :, r] / temperature
@@ -77,7 +78,7 @@ def _numpy_loss(encoder, batch, samples, num_roles, window, temperature, variant
             losses[example] += term / s if variant == "released" else term
             first.append(bool(np.argmax(sims[example, :, r]) == 0))
         every_role[example] = float(all(first))
-        per_role[example] = sum(first) / len(first)
+        per_role[example] = sum(first) / max(len(first), 1)
     return losses, {"positive_first_every_role": every_role, "positive_first_per_role": per_role}
 
 
@@ -115,6 +116,21 @@ def test_three_party_loss_without_window():
     losses, _ = model.per_example_loss(batch, training=False)
     expected, _ = _numpy_loss(encoder, batch, 3, 3, None, 0.5, "paper")
     np.testing.assert_allclose(losses.numpy(), expected, rtol=1e-4, atol=1e-5)
+
+
+def test_a_dialogue_cut_before_the_second_speaker_adds_no_loss():
+    """A positive cut at --max_length inside the first speaker's turn: its negatives that replace
+    the absent speaker's turns are the positive itself, and the one speaking has no counterpart.
+    Neither interlocutor counts (loss 0); the uncut dialogue beside it keeps its Eq. 5 loss."""
+    cut = [[(0, 5)], [(0, 5)], [(0, 2), (1, 3)], [(1, 4)]]
+    encoder = _encoder()
+    batch = _batch([TWO_PARTY[1], cut], seed=2)
+    model = Dial2vecModel(encoder, negatives=2, temperature=0.2, window=1)
+    losses, metrics = model.per_example_loss(batch, training=False)
+    expected, _ = _numpy_loss(encoder, batch, 3, 2, 1, 0.2, "paper")
+    assert expected[1] == 0.0 and expected[0] > 0.0
+    np.testing.assert_allclose(losses.numpy(), expected, rtol=1e-4, atol=1e-5)
+    assert metrics["positive_first_per_role"].numpy()[1] == 0.0
 
 
 def _numpy_dialogue_contrast(encoder, batch, samples, temperature):

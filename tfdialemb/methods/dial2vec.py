@@ -4,8 +4,11 @@ Each sample (the dialogue, then its negatives from the `dial2vec` builder) is on
 sequence `[CLS] t_0 SEP t_1 ...`; the encoder's last layer E gives the self-representations
 (Eq. 1) and the turn-windowed cross-representations (Eq. 2-3) of every interlocutor, whose
 pooled cosine (Eq. 5) is contrasted across the samples per interlocutor with NT-Xent (Eq. 5-6).
-Only interlocutors present in the positive count; an interlocutor without tokens would get
-cosine 0 in every sample and add a constant.
+Only interlocutors present in the positive count, and only beside another one present: an
+interlocutor without tokens gets cosine 0 in every sample and would add a constant, and one whose
+dialogue is cut at --max_length before anyone else speaks has no counterpart to be guided by (its
+positive is stuck at cosine 0 while the negatives that keep its turns are the positive itself), so
+such a dialogue adds no loss.
 
 `contrast="dialogue"` is the ablation without the interlocutor-guided views: the same samples
 scored at the dialogue level (see `Dial2vecModel`).
@@ -110,9 +113,11 @@ class Dial2vecModel(Method):
         similarities = tf.reshape(
             self_cross_similarity(states, roles, turns, mask, self.window, self.num_roles),
             [-1, samples, self.num_roles])
-        present = tf.reduce_any(
+        speaks = tf.reduce_any(
             role_masks(batch["samples_role_ids"][:, 0], batch["samples_mask"][:, 0], self.num_roles) > 0,
             axis=-1)
+        others_speak = tf.reduce_sum(tf.cast(speaks, tf.int32), axis=-1, keepdims=True) - tf.cast(speaks, tf.int32) > 0
+        present = speaks & others_speak
         losses = interlocutor_nt_xent(similarities, self.temperature, present, self.loss_variant)
         # The positive ranked first among the samples (ties and NaN count against it), per
         # interlocutor present: for every one of them (a harsh measure: a dialogue counts only when
