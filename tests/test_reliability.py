@@ -61,6 +61,7 @@ def test_training_on_missing_gpus_exits_2_within_seconds(tmp_path, corpus_file, 
 
 # 2. One training run per model directory; a killed holder leaves no stale lock.
 
+@pytest.mark.slow
 def test_a_second_training_on_a_locked_directory_is_refused(tmp_path, corpus_file, hf_safetensors_dir):
     with directory_lock(str(tmp_path / "model"), "training run"):
         refused, = _finish(_start(*_train_command(tmp_path, hf_safetensors_dir)))
@@ -180,6 +181,7 @@ def test_a_run_refused_after_taking_a_new_model_directory_leaves_none(tmp_path, 
         assert os.path.exists(tmp_path / model) == existed  # one the run did not create is kept
 
 
+@pytest.mark.slow
 def test_resume_falls_back_from_a_damaged_checkpoint_and_removes_leftovers(tmp_path, corpus_file,
                                                                            hf_safetensors_dir):
     first, = _finish(_start(*_train_command(tmp_path, hf_safetensors_dir, "model", "--max_steps=4",

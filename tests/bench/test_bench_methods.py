@@ -13,6 +13,7 @@ from tfdialemb.methods.spec import get_method
 NEGATIVES = 3
 
 
+@pytest.mark.slow
 def test_dial2vec_bench_reports_steps_and_padding(hf_safetensors_dir):
     report = bench_method(get_method("dial2vec"), 24, batch=2, max_length=48, checkpoint=hf_safetensors_dir,
                           freeze_layers=1, steps=1, warmup=1, params={"negatives": NEGATIVES})
@@ -38,6 +39,7 @@ def test_dial2vec_bench_reports_steps_and_padding(hf_safetensors_dir):
     assert "dial2vec step" in method_text(report)
 
 
+@pytest.mark.slow
 def test_mge_bench_encodes_the_chosen_context_and_candidates(hf_safetensors_dir):
     report = bench_method(get_method("mge"), 24, batch=4, max_length=24, checkpoint=hf_safetensors_dir,
                           freeze_layers=1, steps=1, warmup=0, params={"turns": 1, "context_split": "nearest", "negatives": 2})
@@ -84,6 +86,7 @@ def test_c3l_bench_rejects_bad_settings(hf_safetensors_dir, arguments, message):
         bench_incremental(hf_safetensors_dir, **arguments)
 
 
+@pytest.mark.slow
 def test_fgc_bench_encodes_the_four_passes_of_each_context(hf_safetensors_dir):
     report = bench_method(get_method("fgc"), 24, batch=3, max_length=32, checkpoint=hf_safetensors_dir,
                           freeze_layers=1, steps=1, warmup=0, params={})

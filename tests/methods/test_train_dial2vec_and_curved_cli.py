@@ -62,6 +62,7 @@ def test_dial2vec_trains_with_its_defaults_and_validates_on_the_dialogue_task(tm
     assert best == {"step": 2, "metric": "purity", "value": history[0]["purity"], "better": "max"}
 
 
+@pytest.mark.slow
 def test_ccl_with_nli_then_c3l_from_the_ccl_model(tmp_path, hf_safetensors_dir):
     write_dialogues(corpus(n=12, seed=5), str(tmp_path / "train.jsonl"))
     nli = tmp_path / "AllNLI.tsv.gz"

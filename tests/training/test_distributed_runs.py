@@ -58,6 +58,7 @@ def _recorded_step(model_dir) -> int:
     return int(first.split('"')[1].rsplit("-", 1)[1])
 
 
+@pytest.mark.slow
 def test_killed_training_resumes_from_its_last_checkpoint(mge_build, tmp_path, hf_safetensors_dir):
     model_dir = tmp_path / "model"
     command = [sys.executable, "-m", "tfdialemb.train", "--method=mge", f"--train_file={mge_build / 'built'}",
