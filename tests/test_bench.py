@@ -172,6 +172,33 @@ def test_build_memory_bench_runs_one_build_command_per_builder_and_size(monkeypa
     assert lines[3].split() == ["augcl", "256", "200", "400", "2.00x"]
 
 
+def test_build_memory_bench_builds_prefixes_of_a_given_corpus(monkeypatch, tmp_path):
+    """--corpus: the first N dialogues of the file, read again from its start (ids suffixed with the
+    pass) when N is larger than the file; an empty file is refused."""
+    from tfdialemb.bench import build_memory
+    from tfdialemb.dialogue import Dialogue, Turn, read_dialogues, write_dialogues
+
+    corpus = tmp_path / "long.jsonl"
+    write_dialogues([Dialogue(f"d{i}", (Turn("a", "word " * 300), Turn("b", f"reply {i}"))) for i in range(3)],
+                    str(corpus))
+    built = {}
+
+    def peak_mib(argv, threads):
+        flags = dict(arg[2:].split("=", 1) for arg in argv if arg.startswith("--"))
+        built[len(built)] = [dialogue.id for dialogue in read_dialogues(flags["input"])]
+        os.mkdir(flags["output_dir"])
+        return 1.0
+
+    monkeypatch.setattr(build_memory, "peak_mib", peak_mib)
+    report = build_memory.bench_build_memory("CKPT", ["mlm"], sizes=(2, 7), corpus=str(corpus))
+    assert built == {0: ["d0", "d1"], 1: ["d0", "d1", "d2", "d0-1", "d1-1", "d2-1", "d0-2"]}
+    assert report["corpus"] == str(corpus) and build_memory.format_report(report).startswith(
+        f"peak resident MiB of `data build` on {corpus}")
+    (tmp_path / "empty.jsonl").write_text("")
+    with pytest.raises(ValueError, match="holds no dialogues"):
+        list(build_memory.corpus_prefix(str(tmp_path / "empty.jsonl"), 1))
+
+
 @pytest.mark.slow
 def test_build_memory_bench_measures_real_builds(hf_safetensors_dir):
     from tfdialemb.bench.build_memory import bench_build_memory

@@ -63,7 +63,7 @@ def test_a_chunk_holds_a_bounded_number_of_texts_however_large_the_examples(tmp_
     tokenize = build_module._Tokenizing.__call__  # pylint: disable=protected-access
 
     def counting(self, examples):
-        calls.append(sum(self.texts_in(example) for example in examples))
+        calls.append(sum(self.texts_in(example)[0] for example in examples))
         return tokenize(self, examples)
 
     monkeypatch.setattr(build_module._Tokenizing, "__call__", counting)  # pylint: disable=protected-access
@@ -72,6 +72,28 @@ def test_a_chunk_holds_a_bounded_number_of_texts_however_large_the_examples(tmp_
     manifest = _build(path, str(tmp_path / "built"), "dial2vec")
     assert manifest["counts"]["examples"] == 40 and sum(calls) == 40 * 3 * 4
     assert max(calls) < 64 + 12 and len(calls) >= 40 * 12 // (64 + 12)
+
+
+def test_a_chunk_holds_a_bounded_number_of_characters_and_the_build_is_the_same(tmp_path, monkeypatch):
+    """Chunks of at most 3,000 characters (an example of 3 dialogues of 4 turns of 100 words is
+    about 7,000: each is a chunk of its own) give every tokenizer call one example, and the shards
+    hold the same bytes as a build in chunks of 2,048 texts: where a chunk ends changes no id."""
+    path = str(tmp_path / "corpus.jsonl")
+    write_dialogues(_long_turn_corpus(12), path)
+    _build(path, str(tmp_path / "whole"), "dial2vec")
+    monkeypatch.setattr(build_module, "CHUNK_CHARACTERS", 3000)
+    calls = []
+    tokenize = build_module._Tokenizing.__call__  # pylint: disable=protected-access
+
+    def counting(self, examples):
+        calls.append([self.texts_in(example) for example in examples])
+        return tokenize(self, examples)
+
+    monkeypatch.setattr(build_module._Tokenizing, "__call__", counting)  # pylint: disable=protected-access
+    _build(path, str(tmp_path / "chunked"), "dial2vec")
+    assert [len(call) for call in calls] == [1] * 12 and min(chars for (_, chars), in calls) > 3000
+    for name in sorted(os.listdir(tmp_path / "whole")):
+        assert (tmp_path / "whole" / name).read_bytes() == (tmp_path / "chunked" / name).read_bytes(), name
 
 
 def _feature_keys_on_the_wire(record: bytes):

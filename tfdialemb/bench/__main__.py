@@ -13,7 +13,7 @@ r"""Benchmarks, reported as throughput and ratios measured in one run.
   python -m tfdialemb.bench --what=training [--reference_python=PATH] [--batch=64] [--max_length=128]
   python -m tfdialemb.bench --what=augment [--dialogues=32] [--steps=1] [--fill_mask_model=DIR] \
       [--context_response_model=DIR]
-  python -m tfdialemb.bench --what=build_memory [--corpus_sizes=250,1000,4000] [--method=NAME]
+  python -m tfdialemb.bench --what=build_memory [--corpus_sizes=250,1000,4000] [--method=NAME] [--corpus=FILE]
 
 encoder: forward and forward+backward tokens/s with random weights, the machine's dense float32
 matmul FLOP/s measured the same way, and the model-FLOPs utilisation (MFU) against it; with
@@ -50,14 +50,16 @@ bound: one forward pass of the fill-mask model's encoder over exactly the tokens
 batched; without --fill_mask_model the encoder gets a random masked-LM head (see
 tfdialemb/bench/augment.py).
 build_memory: peak resident memory of `python -m tfdialemb.data build` per example builder (every
-one, or --method's) on --corpus_sizes generated dialogues of 45 turns, each build in a fresh
-process, and the growth from the smallest corpus to the largest (flat when the build streams).
+one, or --method's) on --corpus_sizes generated dialogues of 45 turns (or the first dialogues of
+--corpus, long real conversations for instance), each build in a fresh process, and the growth
+from the smallest corpus to the largest (flat when the build streams).
 
 Flags left unset take the benchmark's own default (DEFAULTS, or the method spec's
 `bench_defaults`); every benchmark that loads a checkpoint uses the packaged MiniLM unless
 --init_checkpoint names one.
 """
 import dataclasses
+import os
 import sys
 
 from absl import app, flags
@@ -137,6 +139,8 @@ flags.DEFINE_string("fill_mask_model", None, "augment: a checkpoint with a maske
 flags.DEFINE_string("context_response_model", None, "augment: a context_response model directory for crop "
                     "and shuffle (default: the encoder's cosine, set a-l-m-dse).")
 flags.DEFINE_list("corpus_sizes", ["250", "1000", "4000"], "build_memory: dialogues per built corpus.")
+flags.DEFINE_string("corpus", None, "build_memory: a canonical JSONL whose first --corpus_sizes dialogues are built "
+                    "(the file read again from its start as often as a size needs) instead of generated chit-chat.")
 flags.DEFINE_string("output", None, "Also write the figures to this JSON file.")
 OVERWRITE.define()
 flags.adopt_module_key_flags(options)
@@ -187,7 +191,10 @@ def _build_memory_report():
         if FLAGS.method not in methods:
             raise ValueError(f"--method={FLAGS.method} is not an example builder; known: {', '.join(methods)}")
         methods = [FLAGS.method]
-    report = build_memory_bench.bench_build_memory(_checkpoint(), methods, sizes, threads=FLAGS.threads)
+    if FLAGS.corpus and not os.path.isfile(FLAGS.corpus):
+        raise ValueError(f"--corpus={FLAGS.corpus}: no such file")
+    report = build_memory_bench.bench_build_memory(_checkpoint(), methods, sizes, threads=FLAGS.threads,
+                                                   corpus=FLAGS.corpus)
     return report, build_memory_bench.format_report
 
 

@@ -4,7 +4,8 @@ The examples are written in a seeded uniformly random order (`ExternalShuffle`),
 shards in turn, so each shard is a random sample of the corpus in random order whatever order the
 corpus is stored in, and training batches drawn from them are uniform samples.
 
-Memory holds one chunk of examples (flushed once it holds CHUNK_TEXTS texts), the shuffle's
+Memory holds one chunk of examples (flushed once it holds CHUNK_TEXTS texts or would pass
+CHUNK_CHARACTERS characters), the shuffle's
 bounded part of records, and, for builders that sample negatives, the ids and offsets of the pool
 of dialogues they are drawn from (`DialoguePool`; its texts are spilled to disk, its size is in the
 manifest's counts); never the corpus. Shards are written into a temporary sibling directory and
@@ -32,6 +33,11 @@ from tfdialemb.text.dialogue_packing import pack_dialogues, separator_id
 
 CHUNK_TEXTS = 2048
 """Texts tokenized at once: a chunk of examples is flushed when it holds this many."""
+CHUNK_CHARACTERS = 1_000_000
+"""...or before an example would take it past this many characters: TensorFlow's working memory
+for a tokenizer call grows with its characters (10-40 bytes each), so a chunk of long turns (a
+dial2vec example tokenizes every turn of its 10 samples) would otherwise set a peak that grows
+with the longest dialogues a corpus happens to hold."""
 SHUFFLED_ORDER = "uniform_permutation"
 """The manifest's `example_order` of a build whose shards hold its examples in a seeded uniformly
 random order (builds without the key kept the corpus' order)."""
@@ -144,17 +150,19 @@ class _Tokenizing:
             encoded.append((row, self._cut, self._uncut))
         return encoded
 
-    def texts_in(self, example: Dict) -> int:
-        """How many texts `example` gives the tokenizer."""
-        count = 0
+    def texts_in(self, example: Dict) -> Tuple[int, int]:
+        """(texts, characters) `example` gives the tokenizer."""
+        texts = characters = 0
         for name, kind in self.schema.items():
             if kind == SEQUENCE:
-                count += 1
+                texts, characters = texts + 1, characters + len(example[name])
             elif kind == SEQUENCE_LIST:
-                count += len(example[name])
+                texts += len(example[name])
+                characters += sum(len(text) for text in example[name])
             elif kind in (DIALOGUE_LIST, DIALOGUE_TURNS):
-                count += sum(len(sample) for sample in example[name])
-        return count
+                texts += sum(len(sample) for sample in example[name])
+                characters += sum(len(text) for sample in example[name] for _, text in _checked_turns(name, sample))
+        return texts, characters
 
     def _turn(self, pieces: List[int], name: str) -> List[int]:
         kept = pieces[: self.keep]
@@ -276,18 +284,22 @@ def _write_shards(input_path, staging, builder, tokenizer, tokenizing, options, 
     written = dialogues = too_long = cut_examples = tokens_cut = tokens = 0
     read = [0]
     chunk: List[Dict] = []
-    chunk_texts = 0
+    chunk_texts = chunk_characters = 0
 
     def add(examples: Iterable[Dict]) -> None:
-        nonlocal chunk_texts
+        nonlocal chunk_texts, chunk_characters
         for example in examples:
+            texts, characters = tokenizing.texts_in(example)
+            if chunk and chunk_characters + characters > CHUNK_CHARACTERS:
+                flush()
             chunk.append(example)
-            chunk_texts += tokenizing.texts_in(example)
+            chunk_texts += texts
+            chunk_characters += characters
             if chunk_texts >= CHUNK_TEXTS:
                 flush()
 
     def flush():
-        nonlocal written, too_long, chunk_texts, cut_examples, tokens_cut, tokens
+        nonlocal written, too_long, chunk_texts, chunk_characters, cut_examples, tokens_cut, tokens
         for example, cut, uncut in tokenizing(chunk):
             if not builder.fits(example, tokenizer, options.max_length):
                 too_long += 1
@@ -298,7 +310,7 @@ def _write_shards(input_path, staging, builder, tokenizer, tokenizing, options, 
             tokens_cut += cut
             tokens += uncut
         chunk.clear()
-        chunk_texts = 0
+        chunk_texts = chunk_characters = 0
 
     with ExternalShuffle(staging, options.seed) as shuffle:
         for index, dialogue in enumerate(preprocessed_dialogues(input_path, options, errors, read)):
