@@ -141,7 +141,16 @@ def _loss_and_gradients(strategy, spec, params, batch):
     return reduce(loss), [reduce(g) for g in grads]
 
 
-@pytest.mark.parametrize("name", METHODS)
+REPLICAS_TESTED_ELSEWHERE = {
+    "dial2vec": "tests/methods/test_dial2vec_method.py compares its replicas with one device",
+    "siamese_s": "siamese_m's model and loss, given one context utterance",
+}
+"""Methods whose two-replica check runs in the slow suite only (`--runslow`): the fast suite has
+its own test of their replicas."""
+
+
+@pytest.mark.parametrize("name", [pytest.param(name, marks=pytest.mark.slow) if name in REPLICAS_TESTED_ELSEWHERE
+                                  else name for name in METHODS])
 def test_two_replicas_compute_the_single_device_loss_and_gradients(name, tmp_path, two_replicas,
                                                                    hf_safetensors_dir):
     spec = get_method(name)
