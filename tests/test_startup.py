@@ -57,6 +57,18 @@ def test_data_command_help_loads_no_tensorflow(command):
     assert "--input: Input file" in shown and not loaded & set(TENSORFLOW)
 
 
+@pytest.mark.parametrize("module, flag", [("tfdialemb.search", "--query: The sentence"),
+                                          ("tfdialemb.encode", "--input: UTF-8 text file")])
+def test_search_and_encode_help_and_a_missing_corpus_load_no_tensorflow(module, flag, tmp_path):
+    _, loaded, shown = _loaded(module, "--help")
+    assert flag in shown and not loaded & set(TENSORFLOW)
+    missing = ([f"--model_dir={tmp_path}", f"--corpus={tmp_path / 'none.txt'}", "--query=hi"]
+               if module == "tfdialemb.search" else [f"--input={tmp_path / 'none.txt'}", f"--output={tmp_path / 'e.npy'}",
+                                                      f"--init_checkpoint={tmp_path}"])
+    status, loaded, _ = _loaded(module, *missing)
+    assert status == 2 and not loaded & set(TENSORFLOW)
+
+
 def test_data_commands_without_a_vocabulary_load_no_tensorflow(corpus, tmp_path):
     runs = {
         "convert": ["--format=text", f"--input={corpus / 'd.txt'}", f"--output={tmp_path / 'c.jsonl'}"],

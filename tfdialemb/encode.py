@@ -70,8 +70,6 @@ flags.register_multi_flags_validator(
 
 def main(argv):
     del argv
-    precision.apply_flags()
-    # Imported after flag parsing: TensorFlow is slow to import.
     import numpy as np  # pylint: disable=import-outside-toplevel
 
 
@@ -81,6 +79,7 @@ def main(argv):
             raise ValueError(f"{FLAGS.output}: --output must end with {', '.join(OUTPUT_LAYOUTS)} (its layout)")
         claim_output(FLAGS.output)
         texts, blank = read_lines_counted(FLAGS.input)
+        precision.apply_flags()  # TensorFlow loads here, once the input is read
         embedder = _saved_model_embedder() if FLAGS.saved_model else _checkpoint_embedder()
     except (OSError, ValueError) as e:
         return report_error(e)
