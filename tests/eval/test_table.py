@@ -83,3 +83,17 @@ def test_a_row_evaluated_with_other_settings_is_marked_and_its_settings_named():
     lines = results_table(reports).splitlines()
     assert [line.split()[0] for line in lines[2:7]] == ["a", "b", "c†", "d†", "tfidf"]
     assert lines[7:] == ["† c: max_length 128 (first row: 64)", "† d: pooling cls (first row: mean)"]
+
+
+def test_columns_beyond_100_go_on_to_a_block_of_their_own():
+    """Ten columns of 17 characters need 170: blocks of as many as fit beside a 12-character name,
+    each with the row names again, every line within 100 columns."""
+    columns = [f"avg. rank h={h} ↓" for h in range(2, 12)]
+    lines = format_table(columns, {"runs/ccl/seed-0": [float(h) for h in range(10)]}, title="t").splitlines()
+    assert lines[0] == "t" and max(len(line) for line in lines) <= 100
+    headers = [line for line in lines[1:] if "avg. rank" in line]
+    assert [re.findall(r"h=(\d+)", line) for line in headers] == [[str(h) for h in range(2, 7)],
+                                                                  [str(h) for h in range(7, 12)]]
+    rows = [line for line in lines if line.startswith(("runs/ccl/seed-0", "…"))]
+    assert [row.split()[1:] for row in rows] == [[f"{h:.4f}" for h in range(5)], [f"{h:.4f}" for h in range(5, 10)]]
+    assert lines[lines.index(headers[1]) - 1] == ""

@@ -27,16 +27,26 @@ def format_table(columns: Sequence[str], rows: Mapping[str, Sequence[Any]], titl
                  width: int = TABLE_WIDTH) -> str:
     """Rows of numbers under right-aligned columns, 4 decimals, each column 2 wider than its widest
     entry; a value that is missing (None) or not finite shows as "-". The row names take what
-    `width` leaves (at least MIN_NAME_WIDTH); a longer name loses its start to "…"."""
+    `width` leaves (at least MIN_NAME_WIDTH); a longer name loses its start to "…". Columns that do
+    not fit beside the names in `width` go on to a block of their own below, the row names
+    repeated (sequence modelling reports ten)."""
     shown = {name: [_number(value) for value in values] for name, values in rows.items()}
     widths = [max([len(column)] + [len(values[index]) for values in shown.values()]) + 2
               for index, column in enumerate(columns)]
     longest = max([0] + [len(name) for name in shown])
-    names = min(longest, max(MIN_NAME_WIDTH, width - sum(widths)))
+    blocks: List[List[int]] = [[]]
+    for index, column_width in enumerate(widths):
+        block_width = sum(widths[i] for i in blocks[-1]) + column_width
+        if blocks[-1] and min(longest, MIN_NAME_WIDTH) + block_width > width:
+            blocks.append([])
+        blocks[-1].append(index)
     lines = [title] if title else []
-    lines.append(" " * names + "".join(f"{column:>{w}}" for column, w in zip(columns, widths)))
-    for name, values in shown.items():
-        lines.append(f"{_cut(name, names):{names}}" + "".join(f"{value:>{w}}" for value, w in zip(values, widths)))
+    for number, block in enumerate(blocks):
+        names = min(longest, max(MIN_NAME_WIDTH, width - sum(widths[i] for i in block)))
+        lines += [""] if number else []
+        lines.append(" " * names + "".join(f"{columns[i]:>{widths[i]}}" for i in block))
+        for name, values in shown.items():
+            lines.append(f"{_cut(name, names):{names}}" + "".join(f"{values[i]:>{widths[i]}}" for i in block))
     return "\n".join(lines)
 
 
