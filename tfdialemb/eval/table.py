@@ -40,9 +40,9 @@ def format_table(columns: Sequence[str], rows: Mapping[str, Sequence[Any]], titl
         if blocks[-1] and min(longest, MIN_NAME_WIDTH) + block_width > width:
             blocks.append([])
         blocks[-1].append(index)
+    names = min(longest, max(MIN_NAME_WIDTH, min(width - sum(widths[i] for i in block) for block in blocks)))
     lines = [title] if title else []
     for number, block in enumerate(blocks):
-        names = min(longest, max(MIN_NAME_WIDTH, width - sum(widths[i] for i in block)))
         lines += [""] if number else []
         lines.append(" " * names + "".join(f"{columns[i]:>{widths[i]}}" for i in block))
         for name, values in shown.items():
