@@ -173,13 +173,14 @@ def test_build_memory_bench_runs_one_build_command_per_builder_and_size(monkeypa
 
 
 def test_build_memory_bench_builds_prefixes_of_a_given_corpus(monkeypatch, tmp_path):
-    """--corpus: the first N dialogues of the file, read again from its start (ids suffixed with the
-    pass) when N is larger than the file; an empty file is refused."""
+    """--corpus: the first N dialogues of the file, read again from its start when N is larger than
+    the file, each id prefixed with its pass (a file holding both "d0" and "d0-1" keeps them apart);
+    no line beyond the last taken is read; an empty file is refused."""
     from tfdialemb.bench import build_memory
     from tfdialemb.dialogue import Dialogue, Turn, read_dialogues, write_dialogues
 
     corpus = tmp_path / "long.jsonl"
-    write_dialogues([Dialogue(f"d{i}", (Turn("a", "word " * 300), Turn("b", f"reply {i}"))) for i in range(3)],
+    write_dialogues([Dialogue(name, (Turn("a", "word " * 300), Turn("b", "reply"))) for name in ("d0", "d1", "d0-1")],
                     str(corpus))
     built = {}
 
@@ -191,9 +192,12 @@ def test_build_memory_bench_builds_prefixes_of_a_given_corpus(monkeypatch, tmp_p
 
     monkeypatch.setattr(build_memory, "peak_mib", peak_mib)
     report = build_memory.bench_build_memory("CKPT", ["mlm"], sizes=(2, 7), corpus=str(corpus))
-    assert built == {0: ["d0", "d1"], 1: ["d0", "d1", "d2", "d0-1", "d1-1", "d2-1", "d0-2"]}
+    assert built == {0: ["0/d0", "0/d1"], 1: ["0/d0", "0/d1", "0/d0-1", "1/d0", "1/d1", "1/d0-1", "2/d0"]}
     assert report["corpus"] == str(corpus) and build_memory.format_report(report).startswith(
         f"peak resident MiB of `data build` on {corpus}")
+    with open(corpus, "a", encoding="utf-8") as f:
+        f.write("not json\n")
+    assert [d.id for d in build_memory.corpus_prefix(str(corpus), 3)] == ["0/d0", "0/d1", "0/d0-1"]
     (tmp_path / "empty.jsonl").write_text("")
     with pytest.raises(ValueError, match="holds no dialogues"):
         list(build_memory.corpus_prefix(str(tmp_path / "empty.jsonl"), 1))

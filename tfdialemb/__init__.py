@@ -13,9 +13,10 @@ import logging as _logging
 import os as _os
 import sys as _sys
 
-if _sys.argv[:1] == ["-m"]:
+if _sys.argv[:1] == ["-m"] or _os.path.basename((_sys.argv or [""])[0]).startswith("tfdialemb-"):
     # `python -m tfdialemb.<command>` is starting (sys.argv[0] is "-m" while Python finds the
-    # module): Ctrl-C while TensorFlow loads ends it in one line, as within the command.
+    # module), or a console script `tfdialemb-<command>`: Ctrl-C while TensorFlow loads ends it
+    # in one line, as within the command.
     from tfdialemb.cli import end_quietly_on_interrupt as _end_quietly_on_interrupt
 
     _end_quietly_on_interrupt()

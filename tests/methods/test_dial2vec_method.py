@@ -77,7 +77,7 @@ def _numpy_loss(encoder, batch, samples, num_roles, window, temperature, variant
             term = -(logits[0] - np.log(np.exp(logits).sum()))
             losses[example] += term / s if variant == "released" else term
             first.append(bool(np.argmax(sims[example, :, r]) == 0))
-        every_role[example] = float(all(first))
+        every_role[example] = float(bool(first) and all(first))
         per_role[example] = sum(first) / max(len(first), 1)
     return losses, {"positive_first_every_role": every_role, "positive_first_per_role": per_role}
 
@@ -130,7 +130,7 @@ def test_a_dialogue_cut_before_the_second_speaker_adds_no_loss():
     expected, _ = _numpy_loss(encoder, batch, 3, 2, 1, 0.2, "paper")
     assert expected[1] == 0.0 and expected[0] > 0.0
     np.testing.assert_allclose(losses.numpy(), expected, rtol=1e-4, atol=1e-5)
-    assert metrics["positive_first_per_role"].numpy()[1] == 0.0
+    assert metrics["positive_first_per_role"].numpy()[1] == 0.0 == metrics["positive_first_every_role"].numpy()[1]
 
 
 def _numpy_dialogue_contrast(encoder, batch, samples, temperature):

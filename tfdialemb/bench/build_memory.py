@@ -10,6 +10,7 @@ session followed by `views` contiguous spans of it, written as `python -m tfdial
 its views.
 """
 import dataclasses
+import itertools
 import os
 import shutil
 import sys
@@ -47,18 +48,19 @@ def with_views(dialogues: Iterator[Dialogue], views: int = VIEWS) -> Iterator[Di
 
 def corpus_prefix(path: str, count: int) -> Iterator[Dialogue]:
     """The first `count` dialogues of the file at `path`, read from its start again as often as
-    needed (ids suffixed with the pass, so none repeats)."""
-    passes = 0
-    while count > 0:
-        before = count
+    needed, each id prefixed with its pass ("0/a", "1/a", ...: the file's ids are distinct, so
+    these are), no line read beyond the last one taken."""
+    return itertools.islice(_passes(path), count)
+
+
+def _passes(path: str) -> Iterator[Dialogue]:
+    for number in itertools.count():
+        empty = True
         for dialogue in read_dialogues(path):
-            if count == 0:
-                return
-            yield dataclasses.replace(dialogue, id=f"{dialogue.id}-{passes}") if passes else dialogue
-            count -= 1
-        if count == before:
+            empty = False
+            yield dataclasses.replace(dialogue, id=f"{number}/{dialogue.id}")
+        if empty:
             raise ValueError(f"{path}: holds no dialogues")
-        passes += 1
 
 
 def build_argv(method: str, corpus: str, output_dir: str, checkpoint: str) -> List[str]:

@@ -37,7 +37,8 @@ CHUNK_CHARACTERS = 1_000_000
 """...or before an example would take it past this many characters: TensorFlow's working memory
 for a tokenizer call grows with its characters (10-40 bytes each), so a chunk of long turns (a
 dial2vec example tokenizes every turn of its 10 samples) would otherwise set a peak that grows
-with the longest dialogues a corpus happens to hold."""
+with the longest dialogues a corpus happens to hold. Characters are code points: a chunk of
+Chinese text, 3 bytes each in UTF-8, holds about three times the bytes of an English one."""
 SHUFFLED_ORDER = "uniform_permutation"
 """The manifest's `example_order` of a build whose shards hold its examples in a seeded uniformly
 random order (builds without the key kept the corpus' order)."""
@@ -155,10 +156,10 @@ class _Tokenizing:
         texts = characters = 0
         for name, kind in self.schema.items():
             if kind == SEQUENCE:
-                texts, characters = texts + 1, characters + len(example[name])
+                texts, characters = texts + 1, characters + _characters(example[name])
             elif kind == SEQUENCE_LIST:
                 texts += len(example[name])
-                characters += sum(len(text) for text in example[name])
+                characters += sum(_characters(text) for text in example[name])
             elif kind in (DIALOGUE_LIST, DIALOGUE_TURNS):
                 texts += sum(len(sample) for sample in example[name])
                 characters += sum(len(text) for sample in example[name] for _, text in _checked_turns(name, sample))
@@ -200,6 +201,11 @@ class _Tokenizing:
         for (name, _), (ids, *_) in zip(dialogues, rows):
             self.max_lengths[name] = max(self.max_lengths[name], len(ids))
         return rows
+
+
+def _characters(text) -> int:
+    """A text's length; 0 for what is no text, which the tokenizer then refuses with its own error."""
+    return len(text) if isinstance(text, str) else 0
 
 
 def _checked_turns(name: str, sample: Sequence) -> Sequence:

@@ -121,12 +121,14 @@ class Dial2vecModel(Method):
         losses = interlocutor_nt_xent(similarities, self.temperature, present, self.loss_variant)
         # The positive ranked first among the samples (ties and NaN count against it), per
         # interlocutor present: for every one of them (a harsh measure: a dialogue counts only when
-        # all its interlocutors get it), and as the share of them.
+        # all its interlocutors get it), and as the share of them; a dialogue with none present
+        # (it adds no loss) scores 0 on both.
         per_role_scores = tf.reshape(tf.transpose(similarities, [0, 2, 1]), [-1, samples])
         positive_first = tf.reshape(
             top_k_hits(per_role_scores, tf.zeros(tf.shape(per_role_scores)[:1], tf.int32), 1) > 0,
             [-1, self.num_roles])
-        every_role = tf.cast(tf.reduce_all(positive_first | ~present, axis=-1), tf.float32)
+        every_role = tf.cast(tf.reduce_all(positive_first | ~present, axis=-1) & tf.reduce_any(present, axis=-1),
+                             tf.float32)
         per_role = (tf.reduce_sum(tf.cast(positive_first & present, tf.float32), axis=-1)
                     / tf.maximum(tf.reduce_sum(tf.cast(present, tf.float32), axis=-1), 1.0))
         return losses, {"positive_first_every_role": every_role, "positive_first_per_role": per_role}
