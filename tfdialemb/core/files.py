@@ -105,7 +105,7 @@ def check_writable(path: str, directory_output: bool = False) -> None:
 
 def remove_stale_staging(directory: str, name_pattern: str) -> List[str]:
     """Deletes the staging entries in `directory` of targets whose name matches the regular
-    expression `name_pattern` (`atomic_open`'s `.tmp-XXXXXXXX-NAME`, `atomic_directory`'s
+    expression `name_pattern` (`atomic_open`'s `.tmp-<8 random characters>-NAME`, `atomic_directory`'s
     `.tmp-NAME-UUID`) that no live process writes; returns their names. Entries of other targets,
     and those a running process holds, are left alone."""
     if not os.path.isdir(directory):
