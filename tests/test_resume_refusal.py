@@ -109,6 +109,33 @@ def test_a_model_directory_refuses_an_init_checkpoint_of_other_shapes(tmp_path, 
         "was trained from to resume")
 
 
+def test_a_resume_with_other_options_is_refused_before_its_data_is_built(tmp_path, monkeypatch, capsys,
+                                                                        hf_safetensors_dir):
+    import json
+
+    from training_flags import training_flags
+
+    from tfdialemb.methods.spec import get_method
+    from tfdialemb.training import cli
+
+    write_dialogues(corpus(n=8, seed=1), str(tmp_path / "train.jsonl"))
+    model_dir = tmp_path / "model"  # as a run with --temperature=0.05 leaves it
+    model_dir.mkdir()
+    spec = get_method("mge")
+    recorded = {"format_version": 1, "method": "mge", "params": dict(spec.resolve({"temperature": 0.05})),
+                "builder": {"method": "mge"}, "preprocessing": {"max_length": 32}, "encoder_options": {},
+                "training": {"freeze_layers": 0, "batch_size": 4, "bucket_by_length": False}, "inference": {}}
+    (model_dir / "method.json").write_text(json.dumps(recorded), encoding="utf-8")
+    monkeypatch.setattr(cli, "FLAGS", training_flags(train_file=str(tmp_path / "train.jsonl"),
+                                                     model_dir=str(model_dir), init_checkpoint=hf_safetensors_dir,
+                                                     freeze_layers=0))
+    assert cli.run(spec, spec.resolve({})) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"error: {model_dir}: holds a model trained otherwise (params.temperature: 0.05 there, 0.1 now); use a new "
+        "--model_dir, or the same flags to resume")
+    assert sorted(p.name for p in model_dir.iterdir()) == ["method.json"]  # no data built, nothing else written
+
+
 def test_a_model_directory_refuses_a_shard_directory_rebuilt_from_another_corpus(tmp_path):
     from tfdialemb.data.build import build
     from tfdialemb.core.files import file_sha256
@@ -124,7 +151,8 @@ def test_a_model_directory_refuses_a_shard_directory_rebuilt_from_another_corpus
         manifest = build(str(tmp_path / name), str(tmp_path / f"shards{seed}"), builder, TOKENIZER,
                          BuildOptions(max_length=16, num_shards=1, seed=seed), ErrorPolicy())
         records.append((file_sha256(str(tmp_path / name)), manifest["counts"]["examples"],
-                        method_config(spec, params, manifest, TOKENIZER, {}, {"freeze_layers": 0})))
+                        method_config(spec, params, manifest, TOKENIZER, {}, {"freeze_layers": 0},
+                                      spec.inference_settings(params))))
     (first_sha, first_examples, first), (other_sha, other_examples, other) = records
     write_method_config(str(tmp_path / "model"), first)
     write_method_config(str(tmp_path / "model"), first)  # the same build resumes

@@ -31,9 +31,11 @@ skip exactly."""
 
 
 def method_config(spec, params: Mapping[str, Any], manifest: Mapping[str, Any], tokenizer,
-                  encoder_options: Mapping[str, Any], training: Mapping[str, Any]) -> Dict[str, Any]:
-    """The `method.json` of a run of `spec` (a `tfdialemb.methods.spec.MethodSpec`) on the build
-    described by `manifest`."""
+                  encoder_options: Mapping[str, Any], training: Mapping[str, Any],
+                  declared_inference: Mapping[str, Mapping[str, Any]]) -> Dict[str, Any]:
+    """The `method.json` of a run of `spec` (a `tfdialemb.methods.spec.MethodSpec`) with `params`
+    on the build described by `manifest`; `declared_inference` is what the spec's
+    `inference_settings` declares for `params`."""
     preprocessing = {
         "merge_consecutive_turns": manifest["merge_consecutive_turns"],
         "min_turns": manifest["min_turns"],
@@ -42,13 +44,12 @@ def method_config(spec, params: Mapping[str, Any], manifest: Mapping[str, Any], 
         "lower_case": tokenizer.lower_case,
         "special_tokens": dict(tokenizer.special_tokens),
     }
-    declared = spec.inference_settings(params)
     inference = {}
     for kind in spec.offers:
         settings = {"max_length": manifest["max_length"]}
         if "merge_consecutive_turns" in KINDS[kind].settings:
             settings["merge_consecutive_turns"] = manifest["merge_consecutive_turns"]
-        settings.update(declared.get(kind, {}))
+        settings.update(declared_inference.get(kind, {}))
         inference[kind] = settings
     return {
         "format_version": FORMAT_VERSION,
@@ -103,20 +104,36 @@ def write_method_config(directory: str, config: Mapping[str, Any],
 def check_method_config(directory: str, config: Mapping[str, Any],
                         complete_params: Optional[Callable[[Mapping[str, Any]], Mapping[str, Any]]] = None) -> None:
     """A ValueError naming what differs when DIR/method.json describes another method, options or
-    build than `config`, which a run resuming in DIR must share. `complete_params` (the method
-    spec's `from_record`) gives a recorded method's options their defaults where the record lacks
-    them: a record written before an option existed was trained as its default trains."""
-    existing = read_method_config(directory)
+    build than `config`, which a run resuming in DIR must share (`recorded_run`, `refuse_other_run`)."""
+    existing = recorded_run(directory, config.get("method"), complete_params)
     if existing is not None:
-        if complete_params is not None and existing.get("method") == config.get("method"):
-            existing = {**existing, "params": dict(complete_params(existing.get("params") or {}))}
-        there, now = _compared_on_resume(existing), _compared_on_resume(config)
-        if there["data"] is None:  # a record that predates "data"
-            del there["data"], now["data"]
-        differ = setting_differences(there, now)
-        if differ:
-            raise ValueError(f"{directory}: holds a model trained otherwise ({'; '.join(differ)}); use a new "
-                             "--model_dir, or the same flags to resume")
+        refuse_other_run(directory, existing, config)
+
+
+def recorded_run(directory: str, method: Optional[str],
+                 complete_params: Optional[Callable[[Mapping[str, Any]], Mapping[str, Any]]] = None
+                 ) -> Optional[Dict[str, Any]]:
+    """DIR/method.json, or None. `complete_params` (the method spec's `from_record`) gives the
+    options of a record of `method` their defaults where the record lacks them: a record written
+    before an option existed was trained as its default trains."""
+    existing = read_method_config(directory)
+    if existing is not None and complete_params is not None and existing.get("method") == method:
+        existing = {**existing, "params": dict(complete_params(existing.get("params") or {}))}
+    return existing
+
+
+def refuse_other_run(directory: str, existing: Mapping[str, Any], config: Mapping[str, Any]) -> None:
+    """A ValueError naming what `config` does otherwise than the run recorded as `existing` in
+    `directory`, among what a resumed run must share; what `config` does not hold yet (the
+    data, before it is built) is not compared."""
+    there, now = _compared_on_resume(existing), _compared_on_resume(config)
+    for key in COMPARED_ON_RESUME:
+        if key not in config or there[key] is None and key == "data":  # not known yet, or a record before "data"
+            del there[key], now[key]
+    differ = setting_differences(there, now)
+    if differ:
+        raise ValueError(f"{directory}: holds a model trained otherwise ({'; '.join(differ)}); use a new "
+                         "--model_dir, or the same flags to resume")
 
 
 def _compared_on_resume(config: Mapping[str, Any]) -> Dict[str, Any]:

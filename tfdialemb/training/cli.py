@@ -26,7 +26,7 @@ from tfdialemb.eval.evaluator import OptionValues, get_evaluator
 from tfdialemb.core.files import LOCK_FILE, directory_lock, lock_holder, remove_leftovers
 from tfdialemb.inference.kinds import load, runtime_class
 from tfdialemb.kind_registry import KINDS, resolve
-from tfdialemb.method_record import check_method_config, method_config, recorded_settings, write_method_config
+from tfdialemb.method_record import method_config, recorded_settings, refuse_other_run, write_method_config
 from tfdialemb.methods.spec import TrainingRun
 from tfdialemb.training.flags import define_flags, flag_modules
 from tfdialemb.training.graph_options import apply_training_graph_options
@@ -111,8 +111,8 @@ def _prepare_and_train(settings: RunSettings) -> int:
         options = BuildOptions(max_length=settings.max_length, seed=settings.seed, num_shards=settings.num_shards,
                                merge_consecutive_turns=settings.merge_consecutive_turns,
                                min_turns=settings.min_turns, pool_dialogues=settings.pool_dialogues,
-                               **spec.build_options(params))
-        builder = make_builder(spec.builder, spec.builder_params(params))
+                               **settings.build_options)
+        builder = make_builder(spec.builder, settings.builder_params)
         train_file = spec.training_file(settings.train_file, data_dir, params, method_run)
         building = Progress(None, f"dialogues read into {spec.builder} examples")
         manifest = data.prepare(train_file, data_dir, builder, tokenizer, options, ErrorPolicy("fail"),
@@ -120,16 +120,15 @@ def _prepare_and_train(settings: RunSettings) -> int:
         if building.done:
             building.finish()
         auxiliary = spec.auxiliary(params, method_run)
-        encoder_options = spec.encoder_options(params)
-        config = method_config(spec, params, manifest, tokenizer, encoder_options, settings.training_record())
-        if chief:  # written once the loop has restored the checkpoint it resumes from
-            check_method_config(settings.model_dir, config, spec.from_record)
+        config = method_config(spec, params, manifest, tokenizer, settings.encoder_options, settings.training_record(),
+                               settings.declared_inference)
+        if chief and settings.recorded is not None:  # written once the loop has restored the checkpoint it resumes from
+            refuse_other_run(settings.model_dir, settings.recorded, config)
     except (OSError, ValueError) as e:
         lock.close()
         return report_error(e)
     with lock:
-        return _train_prepared(settings, PreparedRun(strategy, tokenizer, manifest, auxiliary, encoder_options,
-                                                     config, method_run))
+        return _train_prepared(settings, PreparedRun(strategy, tokenizer, manifest, auxiliary, config, method_run))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -139,7 +138,6 @@ class PreparedRun:
     tokenizer: Any
     manifest: Dict[str, Any]
     auxiliary: Optional[Callable]
-    encoder_options: Dict[str, Any]
     config: Dict[str, Any]
     method_run: TrainingRun
 
@@ -177,7 +175,7 @@ def _train_prepared(settings: RunSettings, prepared: PreparedRun) -> int:
 
     def build_method():
         tf.keras.utils.set_random_seed(settings.seed)
-        encoder = load_pretrained(settings.init_checkpoint, **prepared.encoder_options).encoder
+        encoder = load_pretrained(settings.init_checkpoint, **settings.encoder_options).encoder
         encoder.freeze_bottom(settings.freeze_layers)
         model = spec.make_model(encoder, params)
         spec.after_build(model, params, method_run)
@@ -281,7 +279,7 @@ def run_header(settings: RunSettings) -> str:
     fixed = [name for name, field in OPTIMIZER_FLAGS.items() if field in settings.fixed_optimizer]
     shared = {name: getattr(settings, name) for name in TRAINING_DEFAULTS if name != "num_epochs" and name not in fixed}
     shared.update({"max_steps": settings.max_steps} if settings.max_steps else {"num_epochs": settings.num_epochs})
-    unused = set(settings.spec.unused_options(settings.params))
+    unused = set(settings.unused_options)
     shown = {**shared, **{k: v for k, v in settings.params.items() if k not in unused}, **settings.fixed_optimizer,
              "mixed_precision": settings.mixed_precision}
     if settings.validates:

@@ -2,7 +2,12 @@
 method's spec (its paper's values, the optimizer settings its options fix) and from the library's
 defaults, then fitted to the encoder the run starts from and checked against the model directory's
 record of an earlier run's encoder. Flags missing, at odds or unusable are refused here, before
-any work, with a ValueError (or an OSError naming the file); the run reads only the `RunSettings`."""
+any work, with a ValueError (or an OSError naming the file); the run reads only the `RunSettings`.
+
+What the method's options decide for the run (the example builder's parameters, the encoder's
+options, the settings inference must repeat) is asked of the spec here, once, and a model
+directory's `method.json` is read and compared here too: a resume with other options is refused
+before its data is built."""
 import dataclasses
 import os
 from typing import Any, Dict, List, Mapping, Optional, Tuple
@@ -11,7 +16,7 @@ from tfdialemb import precision
 from tfdialemb.dialogue import check_input_file
 from tfdialemb.encoders.config import usable_max_length
 from tfdialemb.core.files import check_writable
-from tfdialemb.method_record import setting_differences
+from tfdialemb.method_record import recorded_run, refuse_other_run, setting_differences
 from tfdialemb.methods.spec import MethodConfig, MethodSpec, all_specs, get_method
 from tfdialemb.training.flags import SELECTOR
 
@@ -41,6 +46,16 @@ class RunSettings:
     params: MethodConfig
     fixed_optimizer: Mapping[str, Any]
     """The OptimizerConfig fields the method's options fix (`MethodSpec.optimizer_settings`)."""
+    builder_params: Mapping[str, Any]
+    """The example builder's parameters (`MethodSpec.builder_params`)."""
+    build_options: Mapping[str, Any]
+    """The method's further `BuildOptions` fields (`MethodSpec.build_options`)."""
+    encoder_options: Mapping[str, Any]
+    """The options the encoder is loaded with (`MethodSpec.encoder_options`)."""
+    declared_inference: Mapping[str, Mapping[str, Any]]
+    """{inference kind: settings} inference repeats from training (`MethodSpec.inference_settings`)."""
+    unused_options: Tuple[str, ...]
+    """The options `params` leave without effect, not shown in the header (`MethodSpec.unused_options`)."""
     train_file: str
     model_dir: str
     init_checkpoint: str
@@ -75,16 +90,23 @@ class RunSettings:
     jit_compile: bool
     freezing_note: Optional[str] = None
     """Says how the method's --freeze_layers was adapted to the encoder's depth, when it was."""
+    recorded: Optional[Mapping[str, Any]] = None
+    """The model directory's `method.json` when an earlier run wrote one, its options completed
+    with their defaults (`MethodSpec.from_record`): what this run must share to resume there."""
 
     @classmethod
     def from_flags(cls, spec: MethodSpec, params: MethodConfig, flag_values) -> "RunSettings":
         """The flags of `flag_values` for a run of `spec` with `params`, unset shared ones filled
         (`shared_settings`); nothing checked yet."""
+        from_spec = {"fixed_optimizer": spec.optimizer_settings(params), "builder_params": spec.builder_params(params),
+                     "build_options": spec.build_options(params), "encoder_options": spec.encoder_options(params),
+                     "declared_inference": spec.inference_settings(params),
+                     "unused_options": tuple(spec.unused_options(params))}
         names = [field.name for field in dataclasses.fields(cls)
-                 if field.name not in ("spec", "params", "fixed_optimizer", "freezing_note")]
+                 if field.name not in ("spec", "params", "freezing_note", "recorded", *from_spec)]
         values = {name: getattr(flag_values, name) for name in names}
         values.update(shared_settings(spec, flag_values))
-        return cls(spec=spec, params=params, fixed_optimizer=spec.optimizer_settings(params), **values)
+        return cls(spec=spec, params=params, **from_spec, **values)
 
     @property
     def validates(self) -> bool:
@@ -144,7 +166,13 @@ def resolve_run_settings(spec: MethodSpec, params: MethodConfig, flag_values) ->
     check_given(settings)
     check_writable(settings.model_dir, directory_output=True)
     encoder_config = init_encoder_config(settings.init_checkpoint, settings.model_dir)
-    return fitted_to_encoder(settings, encoder_config)
+    settings = fitted_to_encoder(settings, encoder_config)
+    recorded = recorded_run(settings.model_dir, spec.name, spec.from_record)
+    if recorded is not None:
+        refuse_other_run(settings.model_dir, recorded, {"method": spec.name, "params": dict(params),
+                                                        "encoder_options": dict(settings.encoder_options),
+                                                        "training": settings.training_record()})
+    return dataclasses.replace(settings, recorded=recorded)
 
 
 def check_given(settings: RunSettings) -> None:
