@@ -14,6 +14,8 @@ r"""Benchmarks, reported as throughput and ratios measured in one run.
   python -m tfdialemb.bench --what=augment [--dialogues=32] [--steps=1] [--fill_mask_model=DIR] \
       [--context_response_model=DIR]
   python -m tfdialemb.bench --what=build_memory [--corpus_sizes=250,1000,4000] [--method=NAME] [--corpus=FILE]
+  python -m tfdialemb.bench --what=peers --reference_python=PATH [--measures=encode,train_step,cross_encoder,triple] \
+      [--lengths=32,64,128,256,512] [--precisions=float32[,bfloat16]] [--thread_counts=1,2] [--batch_tokens=2048]
 
 encoder: forward and forward+backward tokens/s with random weights, the machine's dense float32
 matmul FLOP/s measured the same way, and the model-FLOPs utilisation (MFU) against it; with
@@ -53,6 +55,11 @@ build_memory: peak resident memory of `python -m tfdialemb.data build` per examp
 one, or --method's) on --corpus_sizes generated dialogues of 45 turns (or the first dialogues of
 --corpus, long real conversations for instance), each build in a fresh process, and the growth
 from the smallest corpus to the largest (flat when the build streams).
+peers: tfdialemb against sentence-transformers (encode, a contrastive training step, cross-encoder
+scoring) and triple-encoders (a turn of incremental scoring) in --reference_python, per length,
+precision and thread count, each side in one long-lived process, timed calls interleaved; the
+median ratio per measure (JSON `ratios`) and the float32 embeddings' agreement
+(tfdialemb/bench/peers.py).
 
 Flags left unset take the benchmark's own default (DEFAULTS, or the method spec's
 `bench_defaults`); every benchmark that loads a checkpoint uses the packaged MiniLM unless
@@ -73,6 +80,7 @@ from tfdialemb.bench import encoder as encoder_bench
 from tfdialemb.bench import incremental as incremental_bench
 from tfdialemb.bench import memory as memory_bench
 from tfdialemb.bench import method as method_bench
+from tfdialemb.bench import peers as peers_bench
 from tfdialemb.bench import pipeline as pipeline_bench
 from tfdialemb.bench import selection as selection_bench
 from tfdialemb.bench import startup as startup_bench
@@ -92,11 +100,12 @@ DEFAULTS = {
     "memory": {"batch": 64},
     "training": {"batch": 64, "max_length": 128, "steps": 5, "warmup": 2},
     "augment": {"dialogues": 32, "batch": 64, "steps": 1},
+    "peers": {"steps": 5, "warmup": 1},
 }
 
 FLAGS = flags.FLAGS
 flags.DEFINE_enum("what", "encoder", ["encoder", "pipeline", "method", "incremental", "selection", "startup",
-                                      "memory", "training", "augment", "build_memory"],
+                                      "memory", "training", "augment", "build_memory", "peers"],
                   "What to benchmark (--method=NAME alone implies method).")
 flags.DEFINE_enum("config", "mini", ["base", "mini", "tiny"],
                   "Encoder size (--what=encoder): base 12 x 768, mini 6 x 384, tiny 2 x 32.")
@@ -107,7 +116,8 @@ flags.DEFINE_integer("steps", None, "Timed steps (after warm-up); default per be
 flags.DEFINE_integer("warmup", None, "Untimed steps that trace and warm caches; default per benchmark.",
                      lower_bound=0)
 flags.DEFINE_integer("matmul_size", 2048, "Square matrix size for the matmul FLOP/s probe.")
-flags.DEFINE_bool("jit_compile", False, "Compile the timed encoder steps with XLA.")
+flags.DEFINE_bool("jit_compile", False, "Compile the timed encoder steps with XLA (encoder; peers: tfdialemb's "
+                  "encoder forward and training step).")
 dataclasses.replace(precision.MIXED_PRECISION, default="float32").define(
     "--what=encoder: also time the encoder under this policy (auto: the one train picks here) "
     "against float32, on the same weights and inputs, in alternation, and compare their mean-pooled "
@@ -141,6 +151,13 @@ flags.DEFINE_string("context_response_model", None, "augment: a context_response
 flags.DEFINE_list("corpus_sizes", ["250", "1000", "4000"], "build_memory: dialogues per built corpus.")
 flags.DEFINE_string("corpus", None, "build_memory: a canonical JSONL whose first --corpus_sizes dialogues are built "
                     "(the file read again from its start as often as a size needs) instead of generated chit-chat.")
+flags.DEFINE_list("measures", list(peers_bench.MEASURES), "peers: the measures timed.")
+flags.DEFINE_list("lengths", [str(n) for n in peers_bench.LENGTHS], "peers: tokens per sequence timed.")
+flags.DEFINE_list("precisions", None, "peers: float32 (both sides) and bfloat16 (mixed_bfloat16 against "
+                  "torch's CPU autocast); default float32, and bfloat16 where the CPU computes it.")
+flags.DEFINE_list("thread_counts", ["1", str(os.cpu_count() or 1)], "peers: threads of both sides, one run per count.")
+flags.DEFINE_integer("batch_tokens", 2048, "peers: tokens per timed call (rows = batch_tokens // length).",
+                     lower_bound=1)
 flags.DEFINE_string("output", None, "Also write the figures to this JSON file.")
 OVERWRITE.define()
 flags.adopt_module_key_flags(options)
@@ -198,6 +215,22 @@ def _build_memory_report():
     return report, build_memory_bench.format_report
 
 
+def _peers_report():
+    try:
+        lengths = [int(n) for n in FLAGS.lengths]
+        thread_counts = [int(n) for n in FLAGS.thread_counts]
+    except ValueError:
+        raise app.UsageError(f"--lengths and --thread_counts must be integers, got {FLAGS.lengths} and "
+                             f"{FLAGS.thread_counts}") from None
+    defaults = DEFAULTS["peers"]
+    report = peers_bench.bench_peers(_checkpoint(), FLAGS.reference_python, FLAGS.measures, lengths, FLAGS.precisions,
+                                     thread_counts, FLAGS.batch_tokens, setting(defaults, "steps"),
+                                     setting(defaults, "warmup"), FLAGS.jit_compile,
+                                     progress=lambda row: print("done:" + peers_bench.format_row(row),
+                                                                file=sys.stderr, flush=True))
+    return report, peers_bench.format_report
+
+
 def main(argv):
     del argv
 
@@ -242,6 +275,8 @@ def _bench() -> int:
                                              FLAGS.context_response_model)
     elif what == "build_memory":
         report, format_report = _build_memory_report()
+    elif what == "peers":
+        report, format_report = _peers_report()
     elif what == "encoder":
         format_report = encoder_bench.format_report
         defaults = DEFAULTS["encoder"]
