@@ -106,6 +106,21 @@ def _summed_rows(rows, indices, shape):
     return dense
 
 
+def _applied(optimizer, starts, steps, indices):
+    """The variables `starts` after `optimizer` applied each step's gradients; the embedding's as
+    sparse rows at `indices` (a repeated row included)."""
+    variables = {name: tf.Variable(start, dtype=tf.float32, name=name) for name, start in starts.items()}
+    for grads in steps:
+        pairs = []
+        for name, grad in grads.items():
+            grad = tf.constant(grad, tf.float32)
+            if name.startswith("word_embeddings"):
+                grad = tf.IndexedSlices(grad, tf.constant(indices), tf.constant(starts[name].shape))
+            pairs.append((grad, variables[name]))
+        optimizer.apply_gradients(pairs)
+    return {name: variable.numpy() for name, variable in variables.items()}
+
+
 def test_fused_adamw_follows_the_equations_for_dense_and_sparse_gradients():
     """Three steps of the optimizer the trainers use (the fused Adam kernel) against a numpy
     re-derivation, for a dense gradient, an embedding's gradient with a repeated row, and a bias
@@ -118,16 +133,7 @@ def test_fused_adamw_follows_the_equations_for_dense_and_sparse_gradients():
               "dense/bias": rng.normal(size=(4,))} for _ in range(3)]
 
     def run(optimizer):
-        variables = {name: tf.Variable(start, dtype=tf.float32, name=name) for name, start in starts.items()}
-        for grads in steps:
-            pairs = []
-            for name, grad in grads.items():
-                grad = tf.constant(grad, tf.float32)
-                if name.startswith("word_embeddings"):
-                    grad = tf.IndexedSlices(grad, tf.constant(indices), tf.constant([5, 2]))
-                pairs.append((grad, variables[name]))
-            optimizer.apply_gradients(pairs)
-        return {name: variable.numpy() for name, variable in variables.items()}
+        return _applied(optimizer, starts, steps, indices)
 
     config = OptimizerConfig(learning_rate=1e-2, weight_decay=0.1)
     fused = run(create_optimizer(config, total_steps=10))
@@ -143,3 +149,58 @@ def test_fused_adamw_follows_the_equations_for_dense_and_sparse_gradients():
     plain.exclude_from_weight_decay(var_names=list(config.no_decay))
     for name, theta in run(plain).items():
         np.testing.assert_allclose(fused[name], theta, rtol=1e-5, atol=1e-6, err_msg=name)
+
+
+def test_released_dial2vec_optimiser_is_bert_adam_over_the_examples():
+    """dial2vec/optimization.py `warmup_linear` read at the step count before the update, with
+    t_total = the training examples: 20 examples, peak 1e-5, warm-up 0.1 → step 0: 0 (x = 0),
+    step 1: x = 0.05 → 0.5 · 1e-5, step 2: x = 0.1 → (1 − 0.1) · 1e-5, step 20: 0, step 30: −0.5 · 1e-5."""
+    from tfdialemb.training.optimizer import BertAdam
+
+    spec = get_method("dial2vec")
+    assert spec.optimizer_settings(spec.resolve({})) == {} and spec.schedule_steps(spec.resolve({}), 20, 5) is None
+    params = spec.resolve({"dial2vec_optimizer": "released"})
+    assert spec.schedule_steps(params, 20, None) == 20
+    config = OptimizerConfig(**{"learning_rate": 1e-5, **spec.optimizer_settings(params), "schedule_steps": 20})
+    schedule = learning_rate_schedule(config, total_steps=7)
+    for step, expected in ((0, 0.0), (1, 5e-6), (2, 9e-6), (10, 5e-6), (20, 0.0), (30, -5e-6)):
+        assert float(schedule(step)) == pytest.approx(expected, abs=1e-12), step
+    optimizer = create_optimizer(config, total_steps=7)
+    assert isinstance(optimizer, BertAdam) and (optimizer.decay_rate, optimizer.epsilon) == (0.01, 1e-6)
+
+
+def _numpy_bert_adam(theta, m, v, grad, lr, weight_decay, epsilon=1e-6, max_grad_norm=1.0, b1=0.9, b2=0.999):
+    """dial2vec/optimization.py `BERTAdam.step` for one parameter: clip_grad_norm_(p, max_grad_norm)
+    (the norm plus 1e-6), moments without bias correction, weight decay added to the update."""
+    grad = grad * min(1.0, max_grad_norm / (np.linalg.norm(grad) + 1e-6))
+    m = b1 * m + (1 - b1) * grad
+    v = b2 * v + (1 - b2) * grad ** 2
+    return theta - lr * (m / (np.sqrt(v) + epsilon) + weight_decay * theta), m, v
+
+
+def test_bert_adam_follows_the_released_step_for_dense_and_sparse_gradients():
+    """Four steps of `BertAdam` under the released schedule against the numpy re-derivation: a
+    gradient clipped (norm above 1), one not, and an embedding's sparse gradient with a repeated
+    row; the bias is decayed as every variable is."""
+    rng = np.random.default_rng(1)
+    starts = {"dense/kernel": rng.normal(size=(3, 4)), "word_embeddings/embeddings": rng.normal(size=(5, 2)),
+              "dense/bias": rng.normal(size=(4,))}
+    indices = np.array([1, 3, 1, 0])
+    scales = {"dense/kernel": 2.0, "word_embeddings/embeddings": 0.05, "dense/bias": 0.1}
+    steps = [{name: scales[name] * rng.normal(size=(4, 2) if name.startswith("word") else starts[name].shape)
+              for name in starts} for _ in range(4)]
+    assert np.linalg.norm(steps[0]["dense/kernel"]) > 1 > np.linalg.norm(steps[0]["dense/bias"])
+    spec = get_method("dial2vec")
+    settings = spec.optimizer_settings(spec.resolve({"dial2vec_optimizer": "released"}))
+    config = OptimizerConfig(**{"learning_rate": 1e-2, **settings, "schedule_steps": 8})
+    trained = _applied(create_optimizer(config, total_steps=4), starts, steps, indices)
+    rates = [1e-2 * (x / 0.1 if x < 0.1 else 1 - x) for x in (0 / 8, 1 / 8, 2 / 8, 3 / 8)]
+    assert rates[0] == 0.0 and rates[1] == pytest.approx(8.75e-3)
+    for name, start in starts.items():
+        theta, m, v = start, np.zeros_like(start), np.zeros_like(start)
+        for rate, grads in zip(rates, steps):
+            grad = grads[name]
+            if name.startswith("word_embeddings"):
+                grad = _summed_rows(grad, indices, start.shape)
+            theta, m, v = _numpy_bert_adam(theta, m, v, grad, rate, 0.01)
+        np.testing.assert_allclose(trained[name], theta, rtol=1e-5, atol=1e-6, err_msg=name)

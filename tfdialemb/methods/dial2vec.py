@@ -176,6 +176,16 @@ KEPT_ROLE = Switch("dial2vec_kept_role", "paper", "The interlocutor a negative k
                    paper="drawn at random for every negative",
                    released="AlibabaResearch/DAMO-ConvAI dial2vec/data/generate_training.py: always the second "
                             "speaker")
+OPTIMIZER = Switch("dial2vec_optimizer", "paper", "The optimiser and its schedule.",
+                   paper="Sec. 4.1: Adam, the constant --learning_rate (1e-5)",
+                   released="AlibabaResearch/DAMO-ConvAI dial2vec/optimization.py BERTAdam (run.py:225): Adam "
+                            "without bias correction, epsilon 1e-6, weight decay 0.01 on every variable, each "
+                            "gradient clipped to norm 1 alone; warmup_linear over t_total = the training "
+                            "examples (the lines of train.tsv), not the steps: 10 % warm-up, then 1 - x, not "
+                            "floored")
+RELEASED_OPTIMIZER = {"variant": "bert_adam", "schedule": "bert_warmup_linear", "warmup_steps": 0,
+                      "weight_decay": 0.01, "epsilon": 1e-6, "no_decay": ()}
+"""The OptimizerConfig fields of `--dial2vec_optimizer=released`."""
 CONTRAST = Option("dial2vec_contrast", "interlocutor", "What is contrasted: interlocutor, each "
                   "interlocutor's self-representation against its cross-representation (Eq. 1-6); dialogue, "
                   "the ablation without the interlocutor-guided views: the mean-pooled dialogue against its "
@@ -199,7 +209,7 @@ class Dial2vecSpec(MethodSpec):
     paper = "dial2vec (Liu et al., EMNLP 2022)"
     builder = "dial2vec"
     options = (NEGATIVES, TEMPERATURE, WINDOW, KEPT_ROLE, NEGATIVE_POOL, ROLE_TURN_EMBEDDINGS, SEPARATOR, NUM_ROLES,
-               LOSS, CONTRAST)
+               LOSS, CONTRAST, OPTIMIZER)
     defaults = {"batch_size": 20, "learning_rate": 1e-5, "freeze_layers": 6, "max_length": 512}
     """dial2vec Sec. 4.1: batch 20 (5 per GPU on 4 GPUs; the released script runs 5 on one),
     learning rate 1e-5, the bottom 6 layers frozen, 512 tokens."""
@@ -226,6 +236,15 @@ class Dial2vecSpec(MethodSpec):
 
     def unused_options(self, params):
         return (WINDOW.name,) if params.dial2vec_contrast == "dialogue" else ()
+
+    def optimizer_settings(self, params):
+        return dict(RELEASED_OPTIMIZER) if params.dial2vec_optimizer == "released" else {}
+
+    def schedule_steps(self, params, examples, num_epochs):
+        """The released schedule spans t_total = the training examples, one per line of the
+        released train.tsv (run.py `peek_num_train_examples`), whatever the steps."""
+        del num_epochs
+        return examples if params.dial2vec_optimizer == "released" else None
 
     def inference_settings(self, params):
         return {"dialogue": {"separator": params.separator, "num_roles": params.num_roles}}
