@@ -94,3 +94,13 @@ def test_our_side_embeds_as_the_sentence_embedder_does(hf_safetensors_dir, tmp_p
                                              max_length=16).embed(request["texts"], batch_size=2)
     np.testing.assert_allclose(served, eager, atol=1e-5)
     assert json.dumps(report["ratios"])  # plain JSON
+
+
+def test_a_side_that_fails_is_named_in_one_line_with_its_log(tmp_path):
+    _, ours, _ = _stand_ins(tmp_path)
+    failing = [sys.executable, "-c", "import sys; print('no such model', file=sys.stderr); sys.exit(3)"]
+    with pytest.raises(ValueError) as refused:
+        peers.bench_peers("ckpt", "unused", measures=("encode",), lengths=(32,), precisions=("float32",),
+                          ours_argv=ours, reference_argv=failing)
+    message = str(refused.value)
+    assert message.startswith("the reference side exited 3: no such model (its log: ") and "\n" not in message

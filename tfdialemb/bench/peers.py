@@ -32,6 +32,7 @@ Precisions: float32 on both sides; bfloat16 is tfdialemb's mixed_bfloat16 policy
 is tfdialemb's median seconds over the peer's: below 1 is faster.
 """
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -206,14 +207,20 @@ class Worker:
 
     def __init__(self, argv: List[str], threads: int, name: str):
         self.name = name
-        self.log = tempfile.TemporaryFile("w+")  # the libraries' progress bars and warnings, kept off a pipe
+        # The libraries' progress bars and warnings go to a file, not a pipe nobody reads; it is kept
+        # when the side fails.
+        self.log = tempfile.NamedTemporaryFile("w+", prefix=f"tfdialemb-peers-{name}-", suffix=".log",
+                                               delete=False)
         self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log,
                                         env=child_env(threads), text=True)
         self._reply()  # loaded
 
     def call(self, request: dict) -> dict:
-        self.process.stdin.write(json.dumps(request) + "\n")
-        self.process.stdin.flush()
+        try:
+            self.process.stdin.write(json.dumps(request) + "\n")
+            self.process.stdin.flush()
+        except BrokenPipeError:
+            pass  # the side has exited: `_reply` says why
         return self._reply()
 
     def _reply(self) -> dict:
@@ -221,13 +228,17 @@ class Worker:
         if not line:
             self.process.wait()
             self.log.seek(0)
-            raise RuntimeError(f"the {self.name} side exited {self.process.returncode}:\n{self.log.read()[-3000:]}")
+            said = [text for text in self.log.read().splitlines() if text.strip()]
+            raise ValueError(f"the {self.name} side exited {self.process.returncode}: "
+                             f"{said[-1] if said else 'nothing on stderr'} (its log: {self.log.name})")
         return json.loads(line)
 
     def close(self) -> None:
-        self.process.stdin.close()
-        self.process.wait()
+        if self.process.poll() is None:
+            self.process.stdin.close()
+            self.process.wait()
         self.log.close()
+        os.remove(self.log.name)
 
 
 def reference_problem(python: str) -> Optional[str]:
@@ -309,8 +320,13 @@ def bench_peers(checkpoint: str, reference_python: str, measures: Sequence[str] 
     for threads in thread_counts:
         for precision_name in precisions:
             arguments = [checkpoint, str(threads), POLICY[precision_name], "jit" if jit_compile else "graph"]
-            sides = (Worker((ours_argv or [sys.executable, "-c", OURS]) + arguments, threads, "tfdialemb"),
-                     Worker((reference_argv or [reference_python, "-c", REFERENCE]) + arguments, threads, "reference"))
+            ours = Worker((ours_argv or [sys.executable, "-c", OURS]) + arguments, threads, "tfdialemb")
+            try:
+                sides = (ours, Worker((reference_argv or [reference_python, "-c", REFERENCE]) + arguments, threads,
+                                      "reference"))
+            except ValueError:
+                ours.close()
+                raise
             try:
                 for measure in measures:
                     for length in lengths:
