@@ -1,6 +1,7 @@
 """The peer benchmark: its orchestration with stand-in sides that report fixed seconds, the inputs
 it sends, and tfdialemb's side on a tiny checkpoint against an in-process second code path."""
 import json
+import os
 import sys
 
 import numpy as np
@@ -104,3 +105,34 @@ def test_a_side_that_fails_is_named_in_one_line_with_its_log(tmp_path):
                           ours_argv=ours, reference_argv=failing)
     message = str(refused.value)
     assert message.startswith("the reference side exited 3: no such model (its log: ") and "\n" not in message
+    os.remove(message.split("(its log: ")[1].rstrip(")"))
+
+
+def _side(prepare: str):
+    """A side made of the benchmark's own start and request loop around `prepare`, a PREPARE
+    function's source."""
+    return [sys.executable, "-c", peers.SIDE_START + prepare + peers.WORKER_LOOP]
+
+
+def test_what_a_side_prints_does_not_reach_the_replies(tmp_path):
+    noisy = _side("print('loading...')\ndef PREPARE(request):\n    print('prepared', request['length'])\n"
+                  "    return lambda: [[1.0, 0.0]]\n")
+    report = peers.bench_peers("ckpt", "unused", measures=("encode",), lengths=(16, 32), precisions=("float32",),
+                               rounds=2, warmup=0, ours_argv=noisy, reference_argv=noisy)
+    assert sorted(report["ratios"]) == ["encode/float32/1t/16", "encode/float32/1t/32"]
+    assert report["encode_max_abs_difference"] == {"encode/16": 0.0, "encode/32": 0.0}
+
+
+def test_a_side_that_fails_mid_run_keeps_its_log(tmp_path):
+    _, ours, _ = _stand_ins(tmp_path)
+    failing = _side("def PREPARE(request):\n    if request['length'] == 32:\n"
+                    "        raise RuntimeError('out of memory at 32')\n    return lambda: [[1.0]]\n")
+    with pytest.raises(ValueError) as refused:
+        peers.bench_peers("ckpt", "unused", measures=("train_step",), lengths=(16, 32), precisions=("float32",),
+                          rounds=1, warmup=0, ours_argv=ours, reference_argv=failing)
+    message = str(refused.value)
+    assert message.startswith("the reference side exited 1: RuntimeError: out of memory at 32 (its log: ")
+    log = message.split("(its log: ")[1].rstrip(")")
+    with open(log, encoding="utf-8") as f:
+        assert "Traceback" in f.read()
+    os.remove(log)

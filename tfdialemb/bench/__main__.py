@@ -218,7 +218,7 @@ def _build_memory_report():
 def _peers_report():
     try:
         lengths = [int(n) for n in FLAGS.lengths]
-        thread_counts = [int(n) for n in FLAGS.thread_counts]
+        thread_counts = sorted({int(n) for n in FLAGS.thread_counts})
     except ValueError:
         raise app.UsageError(f"--lengths and --thread_counts must be integers, got {FLAGS.lengths} and "
                              f"{FLAGS.thread_counts}") from None

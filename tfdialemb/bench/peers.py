@@ -54,7 +54,7 @@ POLICY = {"float32": "float32", "bfloat16": "mixed_bfloat16"}
 WORKER_LOOP = r"""
 import json, sys, time
 prepared = {}
-print(json.dumps({"ready": True}), flush=True)
+print(json.dumps({"ready": True}), file=REPLIES, flush=True)
 for line in sys.stdin:
     request = json.loads(line)
     key = (request["measure"], request["length"])
@@ -68,13 +68,18 @@ for line in sys.stdin:
     reply = {"seconds": seconds}
     if request.get("output"):
         reply["output"] = [[float(x) for x in row] for row in output]
-    print(json.dumps(reply), flush=True)
+    print(json.dumps(reply), file=REPLIES, flush=True)
 """
 """Both sides' request loop: a request names a measure and a length and carries its inputs; the
-reply is the seconds of one call (and, when asked, what the call returned)."""
-
-OURS = r"""
+reply is the seconds of one call (and, when asked, what the call returned), on the stdout the
+side started with (`SIDE_START` sends whatever else is printed to stderr)."""
+SIDE_START = r"""
 import sys
+REPLIES, sys.stdout = sys.stdout, sys.stderr
+"""
+
+OURS = SIDE_START + r"""
+import itertools
 checkpoint, threads, policy, jit_compile = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4] == "jit"
 import tensorflow as tf
 tf.config.threading.set_intra_op_parallelism_threads(threads)
@@ -128,7 +133,7 @@ def PREPARE(request):
     for utterance in request["history"]:
         scorer.add(utterance)
     candidates = scorer.encode_candidates(request["candidates"])
-    turns = iter(request["turns"])
+    turns = itertools.cycle(request["turns"])
 
     def turn():
         scorer.add(next(turns))
@@ -136,8 +141,8 @@ def PREPARE(request):
     return turn
 """ + WORKER_LOOP
 
-REFERENCE = r"""
-import contextlib, sys
+REFERENCE = SIDE_START + r"""
+import contextlib, itertools
 checkpoint, threads, policy = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 import torch
 torch.set_num_threads(threads)
@@ -192,7 +197,7 @@ def PREPARE(request):
         for utterance in request["history"]:
             state["sequence"] = model.contextualize_utterance(utterance, state["sequence"], state["partner"])
             state["partner"] = not state["partner"]
-    turns = iter(request["turns"])
+    turns = itertools.cycle(request["turns"])
     def turn():
         with autocast():
             state["sequence"] = model.contextualize_utterance(next(turns), state["sequence"], state["partner"])
@@ -213,6 +218,7 @@ class Worker:
                                                delete=False)
         self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log,
                                         env=child_env(threads), text=True)
+        self.failed = False
         self._reply()  # loaded
 
     def call(self, request: dict) -> dict:
@@ -227,6 +233,7 @@ class Worker:
         line = self.process.stdout.readline()
         if not line:
             self.process.wait()
+            self.failed = True
             self.log.seek(0)
             said = [text for text in self.log.read().splitlines() if text.strip()]
             raise ValueError(f"the {self.name} side exited {self.process.returncode}: "
@@ -234,11 +241,14 @@ class Worker:
         return json.loads(line)
 
     def close(self) -> None:
+        """Ends the side; its log is removed unless the side failed (the error names it)."""
         if self.process.poll() is None:
             self.process.stdin.close()
             self.process.wait()
+        self.process.stdout.close()
         self.log.close()
-        os.remove(self.log.name)
+        if not self.failed:
+            os.remove(self.log.name)
 
 
 def reference_problem(python: str) -> Optional[str]:
@@ -278,7 +288,7 @@ def inputs(measure: str, length: int, batch_tokens: int, seed: int = 0) -> dict:
     request = {"measure": measure, "length": length}
     if measure == "triple":
         request.update(history=[text(length) for _ in range(TRIPLE_HISTORY)],
-                       turns=[text(length) for _ in range(64)],
+                       turns=[text(length) for _ in range(64)],  # taken in turn, again from the first after the last
                        candidates=[text(min(length, 32)) for _ in range(TRIPLE_CANDIDATES)])
         return request
     rows = max(1, batch_tokens // length)

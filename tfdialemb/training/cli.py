@@ -205,6 +205,9 @@ def _train_prepared(settings: RunSettings, prepared: PreparedRun) -> int:
         return 2
     if schedule_steps:
         print(f"learning-rate schedule over {schedule_steps} steps; the run takes {max_steps}", flush=True)
+        if max_steps > schedule_steps:
+            print(f"warning: steps {schedule_steps + 1}-{max_steps} run past the end of the learning-rate schedule, "
+                  "at the rate it gives there (a linear decay that is not floored turns negative)", file=sys.stderr)
     loop_config = LoopConfig(
         model_dir=settings.model_dir, max_steps=max_steps,
         optimizer=OptimizerConfig(**{"learning_rate": settings.learning_rate, "schedule": settings.lr_schedule,

@@ -175,6 +175,7 @@ class BertAdam(tf_keras.optimizers.Optimizer):
         return config
 
 
+@tf_keras.saving.register_keras_serializable(package="tfdialemb")
 class BertWarmupLinear(tf_keras.optimizers.schedules.LearningRateSchedule):
     """dial2vec's released schedule (dial2vec/optimization.py `warmup_linear`, read in `BERTAdam.step`
     at the step count before the update): with x = step / total_steps, peak · x / warmup while
