@@ -54,3 +54,12 @@ def test_the_header_leaves_out_the_shared_flags_a_released_optimizer_fixes():
     linear = cli.run_header(RunSettings.from_flags(spec, spec.resolve({"context_response_optimizer": "linear"}),
                                                    given))
     assert "warmup_fraction 0.1, lr_schedule linear" in linear and "one_cycle" not in linear
+
+
+def test_a_run_past_its_schedule_is_told_what_rate_it_gets():
+    """dial2vec's released schedule spans the 20 training examples: a 30-step run trains steps
+    21-30 at 1e-5 · (1 − step / 20), below 0."""
+    spec = get_method("dial2vec")
+    assert spec.schedule_steps(spec.resolve({"dial2vec_optimizer": "released"}), 20, None) == 20
+    assert cli.past_schedule(20, 30) == ("steps 21-30 run past the end of the learning-rate schedule, at the rate it "
+                                         "gives there (a linear decay that is not floored turns negative)")

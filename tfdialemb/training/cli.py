@@ -206,8 +206,7 @@ def _train_prepared(settings: RunSettings, prepared: PreparedRun) -> int:
     if schedule_steps:
         print(f"learning-rate schedule over {schedule_steps} steps; the run takes {max_steps}", flush=True)
         if max_steps > schedule_steps:
-            print(f"warning: steps {schedule_steps + 1}-{max_steps} run past the end of the learning-rate schedule, "
-                  "at the rate it gives there (a linear decay that is not floored turns negative)", file=sys.stderr)
+            print(f"warning: {past_schedule(schedule_steps, max_steps)}", file=sys.stderr)
     loop_config = LoopConfig(
         model_dir=settings.model_dir, max_steps=max_steps,
         optimizer=OptimizerConfig(**{"learning_rate": settings.learning_rate, "schedule": settings.lr_schedule,
@@ -289,6 +288,13 @@ def run_header(settings: RunSettings) -> str:
         shown["validate_mixed_precision"] = settings.validate_mixed_precision
     return f"{settings.spec.name}: " + ", ".join(f"{name} {value}" for name, value in shown.items()
                                                  if value is not None)
+
+
+def past_schedule(schedule_steps: int, max_steps: int) -> str:
+    """What a run of `max_steps` does past a learning-rate schedule of `schedule_steps` (a
+    method's own span, e.g. dial2vec's released one over the training examples)."""
+    return (f"steps {schedule_steps + 1}-{max_steps} run past the end of the learning-rate schedule, at the rate it "
+            "gives there (a linear decay that is not floored turns negative)")
 
 
 def steps_per_epoch(examples: int, batch_size: int) -> float:
