@@ -128,7 +128,7 @@ def refuse_other_run(directory: str, existing: Mapping[str, Any], config: Mappin
     data, before it is built) is not compared."""
     there, now = _compared_on_resume(existing), _compared_on_resume(config)
     for key in COMPARED_ON_RESUME:
-        if key not in config or there[key] is None and key == "data":  # not known yet, or a record before "data"
+        if key not in config or (key == "data" and there[key] is None):  # not known yet, or a record before "data"
             del there[key], now[key]
     differ = setting_differences(there, now)
     if differ:

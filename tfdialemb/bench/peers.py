@@ -346,11 +346,8 @@ def bench_peers(checkpoint: str, reference_python: str, measures: Sequence[str] 
                                      "threads": threads, "tfdialemb_s": seconds[0], "reference_s": seconds[1],
                                      "ratio": seconds[0] / seconds[1]})
                         if measure == "encode" and precision_name == "float32":
-                            outputs = [_unit_rows(side.call({**request, "output": True})["output"]) for side in sides]
-                            if outputs[0].shape != outputs[1].shape:
-                                raise RuntimeError(f"the sides' embeddings differ in shape ({outputs[0].shape} and "
-                                                   f"{outputs[1].shape}): they did not load the same model")
-                            agreement[f"encode/{length}"] = float(np.max(np.abs(outputs[0] - outputs[1])))
+                            agreement[f"encode/{length}"] = _largest_difference(
+                                *(side.call({**request, "output": True})["output"] for side in sides))
                         if progress:
                             progress(rows[-1])
             finally:
@@ -376,9 +373,17 @@ def _interleaved(sides, request: dict, rounds: int, warmup: int) -> List[float]:
     return [float(np.median(t)) for t in times]
 
 
-def _unit_rows(rows) -> np.ndarray:
-    rows = np.asarray(rows, np.float64)
-    return rows / np.linalg.norm(rows, axis=-1, keepdims=True)
+def _largest_difference(ours, reference) -> float:
+    """The largest absolute difference of the two sides' embeddings of the same texts, each row
+    at unit length (`unit_rows` refuses a zero or non-finite row); a ValueError when their shapes
+    differ."""
+    from tfdialemb.eval.dialogue_metrics import unit_rows  # pylint: disable=import-outside-toplevel
+
+    ours, reference = np.asarray(ours, np.float64), np.asarray(reference, np.float64)
+    if ours.shape != reference.shape:
+        raise ValueError(f"the sides' embeddings differ in shape ({ours.shape} and {reference.shape}): they did "
+                         "not load the same model")
+    return float(np.max(np.abs(unit_rows(ours) - unit_rows(reference))))
 
 
 def _key(row: dict) -> str:
