@@ -1,18 +1,23 @@
-"""--mixed_precision and --jit_compile reach the models: an encoder compiled with XLA embeds as the
-plain one does, `encode` in bfloat16 with XLA stays near float32, and training records its
-precision."""
+"""--mixed_precision and --jit_compile reach the models: an encoder compiled with XLA embeds, and a
+cross-encoder scores, as the plain one does, its batches padded to a few widths; `encode` in
+bfloat16 with XLA stays near float32, and training records its precision."""
 import json
 import os
 import subprocess
 import sys
 
 import numpy as np
+import tensorflow as tf
+import tiny_bert
 
 from training_flags import training_flags
-from tiny_corpus import SR_SELECT_LINES, corpus
+from tiny_corpus import SR_SELECT_LINES, TOKENIZER, corpus
 from tfdialemb import precision
 from tfdialemb.dialogue import write_dialogues
-from tfdialemb.encoders import load_pretrained
+from tfdialemb.encoders import Encoder, EncoderConfig, load_pretrained
+from tfdialemb.encoders.encoder import compiled_width
+from tfdialemb.inference.pair_scorer import PairScorer
+from tfdialemb.methods.fgc import FineGrainedContrastModel
 from tfdialemb.methods.spec import get_method
 from tfdialemb.training import cli
 
@@ -27,6 +32,46 @@ def test_xla_compiled_encoder_embeds_as_the_plain_one(hf_safetensors_dir, restor
     precision.apply("float32", jit_compile_encoders=True)
     compiled = pretrained.encoder.embed(inputs, training=False).numpy()
     assert pretrained.encoder._compiled_forward.experimental_get_tracing_count() == 1
+    np.testing.assert_allclose(compiled, plain, atol=1e-5)
+
+
+def test_compiled_widths_are_multiples_of_32_within_the_positions():
+    widths = [0, 1, 31, 32, 33, 64, 65, 500, 512]
+    assert [int(compiled_width(w, 512)) for w in widths] == [32, 32, 32, 32, 64, 64, 96, 512, 512]
+    # An encoder of 510 positions is never padded past them; a width over them is left as it is.
+    assert [int(compiled_width(w, 510)) for w in (480, 481, 510, 511)] == [480, 510, 510, 511]
+
+
+def test_xla_compiled_forward_sees_padded_widths_and_gives_the_plain_states(hf_safetensors_dir,
+                                                                           restore_precision):
+    pretrained = load_pretrained(hf_safetensors_dir)
+    encoder = pretrained.encoder
+    batches = [pretrained.tokenizer(SENTENCES[:1]), pretrained.tokenizer(SENTENCES), pretrained.tokenizer([])]
+    plain = [encoder(inputs, training=False)["sequence_output"].numpy() for inputs in batches]
+    widths, compiled_forward = [], encoder._compiled_forward
+
+    def recording(inputs, training, all_layers):
+        widths.append(int(inputs["input_word_ids"].shape[1]))
+        return compiled_forward(inputs, training, all_layers)
+
+    encoder._compiled_forward = recording
+    precision.apply("float32", jit_compile_encoders=True)
+    compiled = [encoder(inputs, training=False)["sequence_output"].numpy() for inputs in batches]
+    assert [states.shape for states in compiled] == [states.shape for states in plain]
+    assert widths == [32, 32, 32] and [states.shape[1] for states in plain] == [4, 9, 0]
+    for ours, theirs in zip(compiled, plain):
+        np.testing.assert_allclose(ours, theirs, atol=1e-5)
+
+
+def test_xla_compiled_pair_scores_equal_the_plain_ones(restore_precision):
+    tf.keras.utils.set_random_seed(5)
+    model = FineGrainedContrastModel(Encoder(EncoderConfig.from_huggingface(tiny_bert.HF_CONFIG)).build_variables())
+    contexts = [["hello there", "how are you"], ["book a taxi"], ["fine", "thanks", "bye"]]
+    responses = ["fine thanks", "to the hotel please", "good"]
+    plain = PairScorer(model, TOKENIZER, max_length=32).score(contexts, responses)
+    precision.apply("float32", jit_compile_encoders=True)
+    compiled = PairScorer(model, TOKENIZER, max_length=32).score(contexts, responses)
+    assert model.encoder._compiled_forward.experimental_get_tracing_count() >= 1
     np.testing.assert_allclose(compiled, plain, atol=1e-5)
 
 

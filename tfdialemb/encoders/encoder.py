@@ -7,6 +7,7 @@ from official.modeling import activations
 from official.nlp.modeling import layers as nlp_layers
 from official.nlp.modeling.networks import BertEncoderV2
 
+from tfdialemb.encoders.attention import adopt_head_major_attention
 from tfdialemb.encoders.config import EncoderConfig
 from tfdialemb.encoders.gelu import gelu
 from tfdialemb.encoders.mask_dropout import adopt_mask_dropout
@@ -17,11 +18,22 @@ ROW_GROUPS = 4
 """Encoder calls `Encoder.encode_by_length` splits its rows into by length (the default of
 `Encoder.row_groups`; read when a step is traced)."""
 
+COMPILED_WIDTH_STEP = 32
+"""The widths an XLA-compiled inference forward pass sees: multiples of this many tokens."""
+
 ACTIVATIONS = {
     "gelu": gelu,  # the exact (erf) form
     "gelu_approximate": activations.gelu,  # Model Garden's registered tanh approximation.
     "relu": "relu",
 }
+
+
+def compiled_width(width: tf.Tensor, positions: int) -> tf.Tensor:
+    """`width` rounded up to a multiple of COMPILED_WIDTH_STEP (at least one step), but never past
+    the encoder's `positions` when `width` fits in them. The padding is masked, so the states of
+    the real positions are those of the unpadded batch."""
+    rounded = tf.maximum((width + COMPILED_WIDTH_STEP - 1) // COMPILED_WIDTH_STEP, 1) * COMPILED_WIDTH_STEP
+    return tf.minimum(rounded, tf.maximum(width, positions))
 
 
 def random_initializer(config: EncoderConfig) -> tf_keras.initializers.Initializer:
@@ -41,7 +53,8 @@ class Encoder(tf_keras.Model):
     from a checkpoint next: drawing tens of millions of truncated-normal values first was half
     the load time.
 
-    BERT's dropout layers become `MaskDropout` once built, at BERT's rates (`_use_bert_dropout`).
+    BERT's dropout layers become `MaskDropout` once built, at BERT's rates (`_use_bert_dropout`), and
+    its attention layers `HeadMajorAttention` (the same products, without transposing the scores).
     """
 
     def __init__(self, config: EncoderConfig, random_init: bool = True, **kwargs):
@@ -88,9 +101,12 @@ class Encoder(tf_keras.Model):
         if training:
             return self._forward_maybe_compiled(inputs, training, all_layers)
         # An empty inference batch has width 0, and BERT's pooler reads position 0: one
-        # position is added, and taken off the states again.
+        # position is added, and taken off the states again. Compiled, the width is padded to a
+        # multiple of COMPILED_WIDTH_STEP, so that XLA compiles a few shapes, not one per batch.
         width = tf.shape(inputs["input_word_ids"])[1]
-        padding = [[0, 0], [0, tf.maximum(1 - width, 0)]]
+        padded = (compiled_width(width, self.encoder_config.max_position_embeddings) if jit_compiled_encoders()
+                  else tf.maximum(width, 1))
+        padding = [[0, 0], [0, padded - width]]
         outputs = self._forward_maybe_compiled({key: tf.pad(value, padding) for key, value in inputs.items()},
                                                training, all_layers)
         outputs["sequence_output"] = outputs["sequence_output"][:, :width]
@@ -206,7 +222,8 @@ class Encoder(tf_keras.Model):
 
     def _build_bert(self) -> None:
         """Once: builds BERT with a dummy pass if its first real call is still to come, then gives
-        it BERT's dropout, so that no traced step ever holds Model Garden's."""
+        it BERT's dropout and the head-major attention, so that no traced step ever holds Model
+        Garden's."""
         if self._bert_ready:
             return
         if not self.bert.built:
@@ -214,6 +231,7 @@ class Encoder(tf_keras.Model):
             self.bert({"input_word_ids": ids, "input_mask": tf.ones_like(ids), "input_type_ids": ids},
                       training=False)
         self._use_bert_dropout()
+        adopt_head_major_attention(self.bert)
         self._bert_ready = True
 
     def _use_bert_dropout(self) -> None:
