@@ -35,7 +35,7 @@ JIT_COMPILE = Option(
     "jit_compile", False,
     "Compile with XLA: train and pretrain the training step (one device or GPU replicas), encode "
     "and export the encoder's forward pass (the tokenizer's string ops stay outside). XLA compiles "
-    "once per input shape; TF Serving runs an exported XLA graph on CPU only with "
+    "once per input shape (encode and export pad widths to multiples of 32 tokens); TF Serving runs an exported XLA graph on CPU only with "
     "--xla_cpu_compilation_enabled.")
 BFLOAT16_CPU_FLAGS = ("avx512_bf16", "amx_bf16")
 """/proc/cpuinfo flags of CPUs that compute bfloat16 natively."""
