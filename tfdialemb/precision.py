@@ -2,8 +2,8 @@
 evaluate, export): their flags, defined once here, and what the flags switch.
 
 Keras reads its global precision policy when a layer is built, so a command calls `apply` before
-it builds or loads a model. Losses, similarities and softmaxes compute in float32 whatever the
-policy (each casts its inputs); float16 also needs loss scaling (`with_loss_scaling`).
+it builds or loads a model. Losses, similarities and the losses' softmaxes compute in float32
+whatever the policy (each casts its inputs; attention's softmax runs in the policy's compute dtype); float16 also needs loss scaling (`with_loss_scaling`).
 
 Inference (`encode`, `evaluate`, `export`, validation during training) computes in float32 unless
 asked otherwise (INFERENCE_POLICY): a reproduction's embeddings must be the checkpoint's own, and
@@ -35,7 +35,8 @@ JIT_COMPILE = Option(
     "jit_compile", False,
     "Compile with XLA: train and pretrain the training step (one device or GPU replicas), encode "
     "and export the encoder's forward pass (the tokenizer's string ops stay outside). XLA compiles "
-    "once per input shape (encode and export pad widths to multiples of 32 tokens); TF Serving runs an exported XLA graph on CPU only with "
+    "once per input shape (encode and export pad widths to multiples of 32 tokens, within the "
+    "encoder's positions); TF Serving runs an exported XLA graph on CPU only with "
     "--xla_cpu_compilation_enabled.")
 BFLOAT16_CPU_FLAGS = ("avx512_bf16", "amx_bf16")
 """/proc/cpuinfo flags of CPUs that compute bfloat16 natively."""

@@ -106,3 +106,9 @@ def test_every_block_of_a_built_encoder_attends_head_major(random_init):
                  if isinstance(module, tf_keras.layers.MultiHeadAttention)]
     assert len(attention) == config.num_layers
     assert all(type(module) is HeadMajorAttention for module in attention)
+
+
+def test_serialises_as_itself():
+    layer = HeadMajorAttention(HEADS, KEY_DIM, dropout=0.1)
+    clone = tf_keras.layers.deserialize(tf_keras.layers.serialize(layer))
+    assert type(clone) is HeadMajorAttention and clone.get_config() == layer.get_config()

@@ -2,10 +2,10 @@
 
 Keras' `MultiHeadAttention` takes the scores as `einsum("aecd,abcd->acbe", key, query)`. TensorFlow's
 einsum contracts key first, so it writes the [B, N, S, T] product and then transposes the whole
-score matrix into [B, N, T, S]: on one CPU thread that transpose made the scores 3.4x the time of
-the same matmul at 128 tokens and 2.7x at 512, a fifth of the encoder's forward pass at 512. Here
-query and key are transposed to [B, N, T, H] (a fraction of the scores' size) and multiplied in
-the scores' own order; the values likewise. Same weights, same dropout draws, same masked softmax.
+score matrix into [B, N, T, S], a pass that on a CPU costs more than the product itself
+(docs/benchmark.md). Here query and key are transposed to [B, N, T, H] (a fraction of the scores'
+size) and multiplied in the scores' own order; the values likewise. Same weights, same dropout
+draws, same masked softmax.
 """
 import math
 
@@ -16,6 +16,7 @@ HEAD_MAJOR = [0, 2, 1, 3]
 """[B, T, N, H] ↔ [B, N, T, H]."""
 
 
+@tf_keras.saving.register_keras_serializable(package="tfdialemb")
 class HeadMajorAttention(tf_keras.layers.MultiHeadAttention):
     """`tf_keras.layers.MultiHeadAttention` whose attention over one sequence axis (BERT's) runs as
     `tf.matmul` on head-major operands; any other attention axes keep Keras' einsum."""

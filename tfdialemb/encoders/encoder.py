@@ -19,7 +19,8 @@ ROW_GROUPS = 4
 `Encoder.row_groups`; read when a step is traced)."""
 
 COMPILED_WIDTH_STEP = 32
-"""The widths an XLA-compiled inference forward pass sees: multiples of this many tokens."""
+"""The widths an XLA-compiled inference forward pass sees: multiples of this many tokens (or the
+encoder's position count, where that is smaller)."""
 
 ACTIVATIONS = {
     "gelu": gelu,  # the exact (erf) form
@@ -31,7 +32,8 @@ ACTIVATIONS = {
 def compiled_width(width: tf.Tensor, positions: int) -> tf.Tensor:
     """`width` rounded up to a multiple of COMPILED_WIDTH_STEP (at least one step), but never past
     the encoder's `positions` when `width` fits in them. The padding is masked, so the states of
-    the real positions are those of the unpadded batch."""
+    the real positions are those of the unpadded batch up to rounding (a row with no real token
+    at all attends over its padding either way, to more of it here)."""
     rounded = tf.maximum((width + COMPILED_WIDTH_STEP - 1) // COMPILED_WIDTH_STEP, 1) * COMPILED_WIDTH_STEP
     return tf.minimum(rounded, tf.maximum(width, positions))
 
