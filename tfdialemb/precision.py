@@ -3,7 +3,8 @@ evaluate, export): their flags, defined once here, and what the flags switch.
 
 Keras reads its global precision policy when a layer is built, so a command calls `apply` before
 it builds or loads a model. Losses, similarities and the losses' softmaxes compute in float32
-whatever the policy (each casts its inputs; attention's softmax runs in the policy's compute dtype); float16 also needs loss scaling (`with_loss_scaling`).
+whatever the policy (each casts its inputs; attention's softmax runs in the policy's compute
+dtype); float16 also needs loss scaling (`with_loss_scaling`).
 
 Inference (`encode`, `evaluate`, `export`, validation during training) computes in float32 unless
 asked otherwise (INFERENCE_POLICY): a reproduction's embeddings must be the checkpoint's own, and

@@ -16,10 +16,8 @@ HEADS, KEY_DIM, WIDTH = 3, 4, 10
 
 def _pair(dropout=0.0, attention_axes=None):
     """Keras' layer and a HeadMajorAttention holding the same weights."""
-    layers = []
-    for _ in range(2):
-        layer = tf_keras.layers.MultiHeadAttention(HEADS, KEY_DIM, dropout=dropout, attention_axes=attention_axes)
-        layers.append(layer)
+    layers = [tf_keras.layers.MultiHeadAttention(HEADS, KEY_DIM, dropout=dropout, attention_axes=attention_axes)
+              for _ in range(2)]
     rank = 4 if attention_axes else 3
     shape = [2, 3, 5, WIDTH] if rank == 4 else [2, 5, WIDTH]
     x = tf.random.stateless_normal(shape, [1, 2])

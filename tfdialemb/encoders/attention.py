@@ -12,6 +12,8 @@ import math
 import tensorflow as tf
 import tf_keras
 
+from tfdialemb.encoders.layer_adoption import adopt_class
+
 HEAD_MAJOR = [0, 2, 1, 3]
 """[B, T, N, H] ↔ [B, N, T, H]."""
 
@@ -35,9 +37,4 @@ class HeadMajorAttention(tf_keras.layers.MultiHeadAttention):
 def adopt_head_major_attention(layer: tf_keras.layers.Layer) -> int:
     """Turns every plain `tf_keras.layers.MultiHeadAttention` inside the built `layer` into a
     `HeadMajorAttention`; returns how many."""
-    adopted = 0
-    for module in layer._flatten_layers(include_self=False):  # pylint: disable=protected-access
-        if type(module) is tf_keras.layers.MultiHeadAttention:  # pylint: disable=unidiomatic-typecheck
-            module.__class__ = HeadMajorAttention
-            adopted += 1
-    return adopted
+    return adopt_class(layer, tf_keras.layers.MultiHeadAttention, HeadMajorAttention)

@@ -12,7 +12,7 @@ the kept elements are scaled by 1 / (1 - rate) rounded to the input's dtype (1.1
 
 Model Garden builds its Dropout layers inside `BertEncoderV2` (inside each transformer block and
 its attention) with no way to pass a class, so `adopt_mask_dropout` converts the built layers in
-place; they keep their rate and seed and have no variables.
+place (`tfdialemb.encoders.layer_adoption`); they keep their rate and seed and have no variables.
 
 Keras draws a Dropout's random numbers from stateful kernels whose position no checkpoint holds,
 so a training run resumed from a checkpoint would drop other elements than the uninterrupted run.
@@ -23,6 +23,8 @@ import numbers
 
 import tensorflow as tf
 import tf_keras
+
+from tfdialemb.encoders.layer_adoption import adopt_class
 
 MASK_LEVELS = 2 ** 16
 
@@ -75,13 +77,11 @@ def drop_probability(rate: float) -> float:
     return min(max(round(rate * MASK_LEVELS), 1), MASK_LEVELS - 1) / MASK_LEVELS
 
 
-def adopt_mask_dropout(layer: tf_keras.layers.Layer) -> None:
+def adopt_mask_dropout(layer: tf_keras.layers.Layer) -> int:
     """Turns every plain `tf_keras.layers.Dropout` with a fixed rate inside the built `layer` into
-    a `MaskDropout`."""
-    for module in layer._flatten_layers(include_self=False):  # pylint: disable=protected-access
-        if (type(module) is tf_keras.layers.Dropout  # pylint: disable=unidiomatic-typecheck
-                and module.noise_shape is None and isinstance(module.rate, numbers.Real)):
-            module.__class__ = MaskDropout
+    a `MaskDropout`; returns how many."""
+    return adopt_class(layer, tf_keras.layers.Dropout, MaskDropout,
+                       lambda module: module.noise_shape is None and isinstance(module.rate, numbers.Real))
 
 
 def draw_seeds_from(model: tf_keras.layers.Layer, generator: tf.random.Generator) -> int:
