@@ -12,6 +12,7 @@ import logging
 import os
 from typing import Any, Dict, Mapping, Optional, Tuple
 
+from tfdialemb.encoders.errors import CheckpointError
 from tfdialemb.kind_registry import KINDS, resolve
 from tfdialemb.method_record import METHOD_CONFIG, read_method_config, recorded_settings
 from tfdialemb.methods.spec import MethodConfig, MethodSpec, all_specs, get_method
@@ -46,7 +47,7 @@ def load_method(directory: str) -> TrainedMethod:
     import tensorflow as tf  # pylint: disable=import-outside-toplevel
 
     from tfdialemb.encoders.checkpoint import load_own_encoder  # pylint: disable=import-outside-toplevel
-    from tfdialemb.encoders.weights import DAMAGED_CHECKPOINT_ERRORS, CheckpointError  # pylint: disable=import-outside-toplevel
+    from tfdialemb.encoders.weights import DAMAGED_CHECKPOINT_ERRORS  # pylint: disable=import-outside-toplevel
 
     directory = os.fspath(directory)
     config = read_method_config(directory)

@@ -17,7 +17,7 @@ from transformers import GenerationConfig, MarianConfig, MarianTokenizer, TFMari
 
 from tfdialemb.augment.back_translation import BackTranslation
 from tfdialemb.dialogue import Dialogue, Turn
-from tfdialemb.encoders.weights import CheckpointError
+from tfdialemb.encoders.errors import CheckpointError
 
 pytestmark = pytest.mark.filterwarnings("ignore:Recommended. pip install sacremoses")
 

@@ -7,7 +7,8 @@ import tensorflow as tf
 
 from tfdialemb.data.build import BuildOptions, build, vocab_sha256
 from tfdialemb.data.examples import make_builder
-from tfdialemb.data.records import IncompleteBuildError, parse_spec, read_manifest
+from tfdialemb.data.example_codec import parse_spec
+from tfdialemb.data.records import IncompleteBuildError, read_manifest
 from tfdialemb.dialogue import Dialogue, Turn, write_dialogues
 from tiny_corpus import TOKENIZER, corpus, packed_ids as _ids
 

@@ -17,7 +17,8 @@ from tfdialemb.core import files
 from tfdialemb.data import build as build_module
 from tfdialemb.data.build import BuildOptions, build
 from tfdialemb.data.examples import ExampleBuilder, make_builder, register, unregister
-from tfdialemb.data.records import SEQUENCE, read_manifest, serialize_example
+from tfdialemb.data.example_codec import serialize_example
+from tfdialemb.data.records import SEQUENCE, read_manifest
 from tfdialemb.dialogue import Dialogue, Turn, write_dialogues
 from tiny_corpus import TOKENIZER, WORDS
 

@@ -8,7 +8,8 @@ from tfdialemb.data.build import BuildOptions, build
 from tfdialemb.data.examples import make_builder
 from tfdialemb.data.examples.curved import c3l_target
 from tfdialemb.data.pipeline import make_dataset, to_dense
-from tfdialemb.data.records import FLOAT, SEQUENCE, parse_spec, read_manifest, serialize_example
+from tfdialemb.data.example_codec import parse_spec, serialize_example
+from tfdialemb.data.records import FLOAT, SEQUENCE, read_manifest
 from tfdialemb.data.sampling import DialoguePool
 from tfdialemb.dialogue import Dialogue, Turn, write_dialogues
 from tiny_corpus import TOKENIZER, packed_ids

@@ -9,7 +9,8 @@ import tiny_bert
 from tfdialemb.data.build import BuildOptions, build
 from tfdialemb.data.examples import ExampleBuilder, make_builder
 from tfdialemb.data.pipeline import example_lengths, make_dataset
-from tfdialemb.data.records import DIALOGUE_LIST, parse_spec, read_manifest, serialize_example
+from tfdialemb.data.example_codec import parse_spec, serialize_example
+from tfdialemb.data.records import DIALOGUE_LIST, read_manifest
 from tfdialemb.data.sampling import DialoguePool
 from tfdialemb.dialogue import Dialogue, Turn, write_dialogues
 from tiny_corpus import TOKENIZER

@@ -8,7 +8,8 @@ import tensorflow as tf
 import tiny_bert
 from tfdialemb.data.build import BuildOptions, build
 from tfdialemb.data.examples import make_builder
-from tfdialemb.data.records import parse_spec, read_manifest
+from tfdialemb.data.example_codec import parse_spec
+from tfdialemb.data.records import read_manifest
 from tfdialemb.dialogue import Dialogue, Turn, write_dialogues
 from tiny_corpus import TOKENIZER, packed_ids, utterance_pool
 

@@ -13,7 +13,7 @@ import tf_keras
 
 from tfdialemb.data.examples import ExampleBuilder, register, unregister
 from tfdialemb.data.records import SEQUENCE
-from tfdialemb.methods.base import Method
+from tfdialemb.methods.models.base import Method
 from tfdialemb.methods.spec import MethodSpec, register_method, unregister_method
 from tfdialemb.core.options import Option
 from registered_commands import run_registered

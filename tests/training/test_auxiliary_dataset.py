@@ -9,7 +9,7 @@ import tensorflow as tf
 from training_flags import training_flags
 from tiny_corpus import corpus
 from tfdialemb.dialogue import write_dialogues
-from tfdialemb.methods.base import Method
+from tfdialemb.methods.models.base import Method
 from tfdialemb.methods.spec import MethodSpec
 from tfdialemb.training import cli
 

@@ -17,7 +17,7 @@ from tfdialemb.dialogue import write_dialogues
 from tfdialemb.distribute import make_strategy
 from tfdialemb.encoders import Encoder, EncoderConfig, load_pretrained
 from tfdialemb.encoders.encoder import ROW_GROUPS
-from tfdialemb.methods.base import Method
+from tfdialemb.methods.models.base import Method
 from tfdialemb import precision
 from tfdialemb.training.loop import LoopConfig, NonFiniteError, TrainingLoop, read_best
 from tfdialemb.training.optimizer import OptimizerConfig, create_optimizer

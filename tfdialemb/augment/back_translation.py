@@ -20,9 +20,8 @@ as nothing here names the dialogues' own language.
 from typing import List, Optional, Sequence, Tuple, Union
 
 from tfdialemb.augment.base import Augmentation, with_texts
-from tfdialemb.augment.marian import MarianTranslator, conflicting
 from tfdialemb.dialogue import Dialogue, has_visible_text
-from tfdialemb.encoders.weights import CheckpointError
+from tfdialemb.encoders.errors import CheckpointError
 from tfdialemb.core.options import Option
 
 TRANSLATION_MODELS = Option(
@@ -69,6 +68,8 @@ class BackTranslation(Augmentation):
                               (TRANSLATION_MAX_LENGTH, translation_max_length)):
             if value < option.lower_bound:
                 raise ValueError(f"--{option.name}={value}: must be at least {option.lower_bound:g}")
+        from tfdialemb.augment.marian import MarianTranslator  # pylint: disable=import-outside-toplevel
+
         forward_dir, backward_dir = model_directories(translation_models)
         self.pivot = pivot
         self.beams = translation_beams
@@ -81,6 +82,8 @@ class BackTranslation(Augmentation):
     def _check_languages(self) -> Optional[str]:
         """The forward model's `>>pivot<<` token (None for a single-target model), after checking
         that the two models go original→pivot→original where their configs say so."""
+        from tfdialemb.augment.marian import conflicting  # pylint: disable=import-outside-toplevel
+
         forward, backward = self.forward, self.backward
         if backward.language_tokens:
             raise CheckpointError(f"{backward.directory}: translates into several languages "

@@ -31,7 +31,7 @@ import numpy as np
 import tensorflow as tf
 
 from tfdialemb.encoders.huggingface import SafetensorsError, fill_transformers_model, read_safetensors
-from tfdialemb.encoders.weights import CheckpointError
+from tfdialemb.encoders.errors import CheckpointError
 
 TOKENIZER_FILES = ("source.spm", "target.spm", "vocab.json")
 WEIGHT_FILES = ("tf_model.h5", "model.safetensors")

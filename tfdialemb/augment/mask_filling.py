@@ -37,13 +37,11 @@ vocabulary marks pieces by "##", and whole words are what is kept.
 """
 import dataclasses
 import math
-import os
-from typing import List, Optional, Sequence, Tuple, Union
+from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from tfdialemb.augment.base import Augmentation, with_texts
-from tfdialemb.augment.fill_mask import FillMaskModel
 from tfdialemb.dialogue import Dialogue
 from tfdialemb.core.options import Option
 from tfdialemb.text.stop_words import nltk_english_stop_words, sklearn_english_stop_words
@@ -112,15 +110,16 @@ class MaskFilling(Augmentation):
     """Base of the two token operations: a subclass says where a fill may go (`candidates`) and
     how it is written there (`render`); ceil(`rate` · candidates) of them, drawn without
     replacement, are filled from the first `top_k` acceptable of the model's `fill_candidates`
-    most probable tokens at least `min_fill_prob` probable. `fill_mask_model` is a loaded model
-    (one can serve several operations) or a checkpoint directory to load; the other arguments are
+    most probable tokens at least `min_fill_prob` probable. `fill_mask_model` is a loaded
+    `tfdialemb.augment.fill_mask.FillMaskModel` (one can serve several operations) or a checkpoint
+    directory to load (loaded here, so that the operations' flags load no TensorFlow); the other arguments are
     the flags of FILL_OPTIONS, by the same names."""
 
     needs = ("fill_mask_model",)
     options: Tuple[Option, ...] = FILL_OPTIONS
     """The operation's flags, named and defaulted as its constructor's arguments."""
 
-    def __init__(self, fill_mask_model: Union[FillMaskModel, str, os.PathLike], rate: float, top_k: int,
+    def __init__(self, fill_mask_model: Any, rate: float, top_k: int,
                  min_fill_prob: float, seed: int = 0, fill_context: str = FILL_CONTEXT.default,
                  context_utterances: int = CONTEXT_UTTERANCES.default,
                  fill_stop_words: str = FILL_STOP_WORDS.default,
@@ -138,6 +137,8 @@ class MaskFilling(Augmentation):
                 raise ValueError(f"{self.name}: {name} must be in [0, 1], got {value}")
         if fill_context not in FILL_CONTEXTS:
             raise ValueError(f"{self.name}: fill_context must be one of {FILL_CONTEXTS}, got {fill_context!r}")
+        from tfdialemb.augment.fill_mask import FillMaskModel  # pylint: disable=import-outside-toplevel
+
         self.model = fill_mask_model if isinstance(fill_mask_model, FillMaskModel) else FillMaskModel.load(
             fill_mask_model)
         self.rate = rate

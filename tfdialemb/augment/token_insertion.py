@@ -12,11 +12,9 @@ original string before the word, followed by a space, so the rest of the text is
 Context: `mask_filling` (`fill_context`; released: consecutive pairs of utterances filled
 together). Fills less probable than `min_fill_prob` (released score_threshold=0.005) are rejected.
 """
-import os
 import re
-from typing import List, Sequence, Union
+from typing import Any, List, Sequence
 
-from tfdialemb.augment.fill_mask import FillMaskModel
 from tfdialemb.augment.mask_filling import FILL_OPTIONS, MaskFilling, Place
 from tfdialemb.core.options import Option
 
@@ -40,7 +38,7 @@ class TokenInsertion(MaskFilling):
     options = OPTIONS
     name = "insert"
 
-    def __init__(self, fill_mask_model: Union[FillMaskModel, str, os.PathLike], seed: int = 0,
+    def __init__(self, fill_mask_model: Any, seed: int = 0,
                  mask_rate: float = MASK_RATE.default, insert_top_k: int = INSERT_TOP_K.default,
                  min_fill_prob: float = MIN_FILL_PROB.default, **fill_options):
         """`fill_options`: the FILL_OPTIONS arguments of `MaskFilling`."""

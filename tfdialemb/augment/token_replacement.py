@@ -28,11 +28,9 @@ installed is refused with the command that installs it), and each word is masked
 as an English word is ("你好，请问今天天气怎么样？" has the words 你好, 请问, 今天天气, 怎么样), under
 `replace_words=letters`.
 """
-import os
 import re
-from typing import List, Sequence, Union
+from typing import Any, List, Sequence
 
-from tfdialemb.augment.fill_mask import FillMaskModel
 from tfdialemb.augment.mask_filling import FILL_OPTIONS, MaskFilling, Place
 from tfdialemb.core.options import Option
 from tfdialemb.text.chinese_words import CJK_RUN, jieba_spans
@@ -105,7 +103,7 @@ class TokenReplacement(MaskFilling):
     options = OPTIONS
     name = "replace"
 
-    def __init__(self, fill_mask_model: Union[FillMaskModel, str, os.PathLike], seed: int = 0,
+    def __init__(self, fill_mask_model: Any, seed: int = 0,
                  replace_words: str = REPLACE_WORDS.default, replace_rate: float = REPLACE_RATE.default,
                  replace_top_k: int = REPLACE_TOP_K.default,
                  replace_min_fill_prob: float = REPLACE_MIN_FILL_PROB.default, **fill_options):

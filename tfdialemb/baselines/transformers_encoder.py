@@ -14,7 +14,7 @@ import os
 from typing import Any
 
 from tfdialemb.encoders.huggingface import fill_transformers_model
-from tfdialemb.encoders.weights import CheckpointError
+from tfdialemb.encoders.errors import CheckpointError
 
 MODEL_CLASSES = {"roberta": "TFRobertaModel", "t5": "TFT5EncoderModel"}
 """config.json's model_type → the transformers TensorFlow class that encodes with it."""

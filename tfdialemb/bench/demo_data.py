@@ -43,7 +43,8 @@ def same_example_feeds(built: str, batch: int, batches: int) -> dict:
     import tensorflow as tf  # pylint: disable=import-outside-toplevel
 
     from tfdialemb.data.pipeline import example_lengths, to_dense  # pylint: disable=import-outside-toplevel
-    from tfdialemb.data.records import parse_spec, read_manifest, shard_paths  # pylint: disable=import-outside-toplevel
+    from tfdialemb.data.example_codec import parse_spec  # pylint: disable=import-outside-toplevel
+    from tfdialemb.data.records import read_manifest, shard_paths  # pylint: disable=import-outside-toplevel
 
     manifest = read_manifest(built)
     schema = manifest["builder"]["schema"]

@@ -23,8 +23,9 @@ import tensorflow as tf
 
 from tfdialemb.data.examples import ExampleBuilder
 from tfdialemb.data.external_shuffle import ExternalShuffle
+from tfdialemb.data.example_codec import serialize_example
 from tfdialemb.data.records import (
-    DIALOGUE_LIST, DIALOGUE_TURNS, MANIFEST, SEQUENCE, SEQUENCE_LIST, serialize_example, shard_name, write_manifest)
+    DIALOGUE_LIST, DIALOGUE_TURNS, MANIFEST, SEQUENCE, SEQUENCE_LIST, shard_name, write_manifest)
 from tfdialemb.data.sampling import DialoguePool
 from tfdialemb.dialogue import Dialogue, ErrorPolicy, drop_short, merge_consecutive_turns, read_dialogues
 from tfdialemb.core.files import atomic_directory, check_writable, file_fingerprint

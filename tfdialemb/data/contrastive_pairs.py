@@ -24,14 +24,13 @@ from typing import Dict, NamedTuple
 import tensorflow as tf
 
 from tfdialemb.data.batch_seeds import map_with_batch_seeds
+from tfdialemb.data.choices import PAIRS, VIEWS
 from tfdialemb.text.dialogue_packing import (
     PackedDialogues, dense_dialogues, pack_dialogues, speaker_prefixed, speaker_prefixes)
 from tfdialemb.text.tokenizer import BertTokenizer
 
 GENERATORS = ("precomputed", "halves", "response_selection", "span_matching", "dropout")
 """The released code's four generators, drawn by `pair_ranges`, then the dropout ablation's."""
-VIEWS = ("augmented", "dropout")
-PAIRS = ("orig_aug", "aug_aug")
 RESPONSE_CONTEXT = 3
 """Turns before the split that response_selection keeps (contrastive_dataset.py)."""
 FEATURE = "dialogues"

@@ -10,9 +10,8 @@ from typing import Dict, Sequence
 import tensorflow as tf
 
 from tfdialemb.data.batch_seeds import map_with_batch_seeds
+from tfdialemb.data.choices import MASK_PROB, MAX_PREDICTIONS
 
-MASK_PROB = 0.15
-MAX_PREDICTIONS = 10
 # Of the chosen positions: 80% become [MASK], 10% a random token, 10% keep their token.
 MASK_TOKEN_FRACTION = 0.8
 RANDOM_TOKEN_FRACTION = 0.1

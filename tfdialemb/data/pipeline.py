@@ -14,8 +14,9 @@ from typing import Dict, Mapping, Optional, Sequence
 
 import tensorflow as tf
 
+from tfdialemb.data.example_codec import parse_spec
 from tfdialemb.data.records import (
-    DIALOGUE_LIST, DIALOGUE_TURNS, FLOAT, INT, SEQUENCE, SEQUENCE_LIST, parse_spec, read_manifest, shard_paths)
+    DIALOGUE_LIST, DIALOGUE_TURNS, FLOAT, INT, SEQUENCE, SEQUENCE_LIST, read_manifest, shard_paths)
 from tfdialemb.text.dialogue_packing import PackedDialogues, dense_dialogues
 
 PARSE_BATCH = 256

@@ -1,23 +1,20 @@
 """BERT encoders: Model Garden BertEncoderV2, pooling, freezing and checkpoint loading."""
-from tfdialemb.encoders.checkpoint import (Pretrained, detect_kind, load_pretrained, load_tokenizer,
-                                           packaged_minilm_path, save_pretrained)
-from tfdialemb.encoders.config import ConfigError, EncoderConfig
-from tfdialemb.encoders.encoder import Encoder
-from tfdialemb.encoders.pooling import POOLING_METHODS, masked_mean, pool
-from tfdialemb.encoders.weights import CheckpointError
+from tfdialemb.core.lazy_exports import lazy_exports
 
-__all__ = [
-    "CheckpointError",
-    "ConfigError",
-    "Encoder",
-    "EncoderConfig",
-    "POOLING_METHODS",
-    "Pretrained",
-    "detect_kind",
-    "load_pretrained",
-    "load_tokenizer",
-    "masked_mean",
-    "packaged_minilm_path",
-    "pool",
-    "save_pretrained",
-]
+EXPORTS = {
+    "CheckpointError": "errors",
+    "ConfigError": "config",
+    "Encoder": "encoder",
+    "EncoderConfig": "config",
+    "POOLING_METHODS": "pooling",
+    "Pretrained": "checkpoint",
+    "detect_kind": "checkpoint",
+    "load_pretrained": "checkpoint",
+    "load_tokenizer": "checkpoint",
+    "masked_mean": "pooling",
+    "packaged_minilm_path": "checkpoint",
+    "pool": "pooling",
+    "save_pretrained": "checkpoint",
+}
+__all__ = sorted(EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, EXPORTS)

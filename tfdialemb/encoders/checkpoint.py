@@ -22,8 +22,8 @@ from tfdialemb.encoders.config import EncoderConfig, read_json
 from tfdialemb.encoders.encoder import Encoder
 from tfdialemb.encoders.google import read_google_checkpoint
 from tfdialemb.encoders.huggingface import pytorch_to_model_garden, read_safetensors, read_tf_h5
-from tfdialemb.encoders.weights import (
-    DAMAGED_CHECKPOINT_ERRORS, CheckpointError, assign_bert_weights, created_from)
+from tfdialemb.encoders.errors import CheckpointError
+from tfdialemb.encoders.weights import DAMAGED_CHECKPOINT_ERRORS, assign_bert_weights, created_from
 from tfdialemb.core.files import atomic_directory, atomic_open, file_sha256
 from tfdialemb.text.tokenizer import BertTokenizer, read_vocab
 

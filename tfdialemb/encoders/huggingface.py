@@ -15,7 +15,7 @@ import ml_dtypes
 import numpy as np
 
 from tfdialemb.encoders.config import EncoderConfig
-from tfdialemb.encoders.weights import CheckpointError
+from tfdialemb.encoders.errors import CheckpointError
 
 # Tensors of a Hugging Face BERT or ELECTRA file that the encoder does not use (the pre-training
 # heads, ELECTRA's discriminator head and generator).

@@ -19,7 +19,8 @@ import tensorflow as tf
 
 from tfdialemb.encoders.checkpoint import detect_kind, google_checkpoint_prefix, latest_own_checkpoint
 from tfdialemb.encoders.huggingface import read_safetensors
-from tfdialemb.encoders.weights import CheckpointError, assign_named_weights
+from tfdialemb.encoders.errors import CheckpointError
+from tfdialemb.encoders.weights import assign_named_weights
 
 _log = logging.getLogger(__name__)
 

@@ -7,13 +7,10 @@ import numpy as np
 import tensorflow as tf
 
 from tfdialemb.encoders.encoder import Encoder, random_initializer
+from tfdialemb.encoders.errors import CheckpointError
 
 
 _log = logging.getLogger(__name__)
-
-
-class CheckpointError(ValueError):
-    """A checkpoint directory is missing files or holds weights that do not fit the config."""
 
 
 DAMAGED_CHECKPOINT_ERRORS = (tf.errors.OpError, IndexError)

@@ -3,8 +3,7 @@ the global batch, positive pairs and their augmentations against negative pairs 
 import tensorflow as tf
 
 from tfdialemb.distribute import gather_across_replicas, replica_offset
-
-SIMILARITIES = ("dot", "cosine")
+from tfdialemb.losses.choices import SIMILARITIES
 
 
 def cross_view_contrast(vectors: tf.Tensor, classes: tf.Tensor, temperature: float,

@@ -2,12 +2,10 @@
 augmentation, among the four views of one context only (no in-batch negatives)."""
 import tensorflow as tf
 
+from tfdialemb.losses.choices import ANCHORS
+
 VIEWS = ("positive", "augmented_positive", "negative", "augmented_negative")
 """The order of the four cross-encoder passes of one context, (c, r+), (c, r̄+), (c, r−), (c, r̄−)."""
-ANCHORS = {"original": ((0, 1), (2, 3)), "all": ((0, 1), (1, 0), (2, 3), (3, 2))}
-"""Which views anchor a term l(anchor, partner) of a context: the original pairs z+ and z−, as
-Eq. 3 writes L_ivc, or every view, as NT-Xent (which Eq. 3 follows) makes each of its 2N views
-an anchor; Eq. 2 constrains all four."""
 
 
 def intra_view_contrast(views: tf.Tensor, temperature: float, anchors: str = "original") -> tf.Tensor:

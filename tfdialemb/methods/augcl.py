@@ -36,7 +36,7 @@ from tfdialemb.losses.augmentation_contrast import (
     VARIANTS,
     augcl_loss,
 )
-from tfdialemb.methods.base import Method
+from tfdialemb.methods.models.base import Method
 from tfdialemb.methods.dial2vec import TEMPERATURE
 from tfdialemb.methods.shared_options import THESIS_RELEASED_ADAMW
 from tfdialemb.methods.spec import MethodSpec, register_method

@@ -36,7 +36,7 @@ from tfdialemb.inference_settings import CONTEXT as CONTEXT_OPTION
 from tfdialemb.layers.projector import Projector
 from tfdialemb.losses.ranking_metrics import top_k_hits
 from tfdialemb.losses.two_sided_info_nce import two_sided_info_nce
-from tfdialemb.methods.base import Method
+from tfdialemb.methods.models.base import Method
 from tfdialemb.methods.shared_options import TEMPERATURE, THESIS_RELEASED_ADAMW
 from tfdialemb.methods.spec import MethodSpec, register_method
 from tfdialemb.core.options import Option

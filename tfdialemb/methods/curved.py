@@ -33,7 +33,7 @@ from tfdialemb.inference_settings import SPEAKER_TOKENS
 from tfdialemb.losses.cosine_mse import cosine_mse
 from tfdialemb.losses.nli_contrastive import nli_contrastive
 from tfdialemb.method_record import trained_method_name
-from tfdialemb.methods.base import MAIN_OBJECTIVE, Method
+from tfdialemb.methods.models.base import MAIN_OBJECTIVE, Method
 from tfdialemb.methods.spec import MethodSpec, register_method
 from tfdialemb.core.options import Option, Switch
 

@@ -38,7 +38,7 @@ from tfdialemb.losses.interlocutor_nt_xent import (
     interlocutor_nt_xent,
 )
 from tfdialemb.losses.ranking_metrics import top_k_hits
-from tfdialemb.methods.base import Method
+from tfdialemb.methods.models.base import Method
 from tfdialemb.methods.shared_options import NEGATIVES
 from tfdialemb.methods.spec import MethodSpec, default_bench_sequences, register_method
 from tfdialemb.core.options import Option, Switch

@@ -51,7 +51,7 @@ from tfdialemb.encoders.pooling import first_token
 from tfdialemb.inference_settings import PAIR_LAYOUT
 from tfdialemb.losses.cross_view_contrast import SIMILARITIES, cross_view_contrast
 from tfdialemb.losses.intra_view_contrast import ANCHORS, VIEWS, intra_view_contrast
-from tfdialemb.methods.base import Method
+from tfdialemb.methods.models.base import Method
 from tfdialemb.methods.shared_options import TEMPERATURE
 from tfdialemb.methods.spec import MethodSpec, register_method
 from tfdialemb.core.options import Option

@@ -21,7 +21,7 @@ from tfdialemb.encoders import Encoder
 from tfdialemb.layers.matching_guided_embedding import MatchingGuidedEmbedding
 from tfdialemb.losses.candidate_nt_xent import candidate_nt_xent
 from tfdialemb.losses.ranking_metrics import top_k_hits
-from tfdialemb.methods.base import Method, leading_candidates
+from tfdialemb.methods.models.base import Method, leading_candidates
 from tfdialemb.methods.shared_options import NEGATIVES, TEMPERATURE
 from tfdialemb.methods.spec import MethodSpec, default_bench_sequences, register_method
 from tfdialemb.core.options import Option, Switch

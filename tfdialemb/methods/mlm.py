@@ -11,7 +11,7 @@ from tfdialemb.data.masking import MASK_PROB, MAX_PREDICTIONS, add_masks
 from tfdialemb.encoders import Encoder
 from tfdialemb.layers.masked_lm_head import load_masked_lm_head, masked_lm_head
 from tfdialemb.losses.ranking_metrics import top_k_hits
-from tfdialemb.methods.base import Method
+from tfdialemb.methods.models.base import Method
 from tfdialemb.methods.spec import MethodSpec, register_method
 from tfdialemb.core.options import Option
 from tfdialemb.text import BERT_SPECIAL_TOKENS

@@ -37,7 +37,7 @@ from tfdialemb.encoders import Encoder
 from tfdialemb.encoders.pooling import masked_mean
 from tfdialemb.losses.candidate_nt_xent import candidate_nt_xent
 from tfdialemb.losses.ranking_metrics import top_k_hits
-from tfdialemb.methods.base import Method, leading_candidates
+from tfdialemb.methods.models.base import Method, leading_candidates
 from tfdialemb.methods.mge import DIALOGUE_CSE_DEFAULTS, TURNS
 from tfdialemb.methods.shared_options import NEGATIVES, TEMPERATURE
 from tfdialemb.methods.spec import MethodSpec, register_method

@@ -106,7 +106,7 @@ class MethodSpec:
         return {}
 
     def make_model(self, encoder, params: Params):
-        """The trainable `tfdialemb.methods.base.Method` on `encoder`."""
+        """The trainable `tfdialemb.methods.models.base.Method` on `encoder`."""
         raise TypeError(f"{type(self).__name__} must define make_model()")
 
     def check(self, params: Params, run: TrainingRun) -> List[str]:

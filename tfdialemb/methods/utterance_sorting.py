@@ -35,7 +35,7 @@ from tfdialemb.encoders.pooling import masked_mean
 from tfdialemb.layers.projector import Projector
 from tfdialemb.losses.rank_kl import TARGETS, rank_kl
 from tfdialemb.losses.ranking_metrics import sorting_quality
-from tfdialemb.methods.base import Method
+from tfdialemb.methods.models.base import Method
 from tfdialemb.methods.spec import MethodSpec, register_method
 from tfdialemb.core.options import Option, Switch
 

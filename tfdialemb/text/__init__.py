@@ -1,20 +1,19 @@
 """In-graph tokenization (tensorflow-text) and the project's special-token mapping."""
-from tfdialemb.text.dialogue_packing import (
-    SEPARATORS, DialogueInputs, PackedDialogues, dense_dialogues, pack_dialogues, separator_id)
-from tfdialemb.text.special_tokens import BERT_SPECIAL_TOKENS, PROJECT_SPECIAL_TOKENS, map_special_tokens
-from tfdialemb.text.tokenizer import BertTokenizer, basic_tokenize, read_vocab
+from tfdialemb.core.lazy_exports import lazy_exports
 
-__all__ = [
-    "BERT_SPECIAL_TOKENS",
-    "BertTokenizer",
-    "DialogueInputs",
-    "PROJECT_SPECIAL_TOKENS",
-    "PackedDialogues",
-    "SEPARATORS",
-    "basic_tokenize",
-    "dense_dialogues",
-    "map_special_tokens",
-    "pack_dialogues",
-    "read_vocab",
-    "separator_id",
-]
+EXPORTS = {
+    "BERT_SPECIAL_TOKENS": "special_tokens",
+    "BertTokenizer": "tokenizer",
+    "DialogueInputs": "dialogue_packing",
+    "PROJECT_SPECIAL_TOKENS": "special_tokens",
+    "PackedDialogues": "dialogue_packing",
+    "SEPARATORS": "dialogue_packing",
+    "basic_tokenize": "tokenizer",
+    "dense_dialogues": "dialogue_packing",
+    "map_special_tokens": "special_tokens",
+    "pack_dialogues": "dialogue_packing",
+    "read_vocab": "tokenizer",
+    "separator_id": "dialogue_packing",
+}
+__all__ = sorted(EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, EXPORTS)

@@ -29,10 +29,11 @@ from tfdialemb.cli import Progress
 from tfdialemb.distribute import is_chief
 from tfdialemb.encoders.checkpoint import checkpoint_directory, write_model_files
 from tfdialemb.encoders.mask_dropout import draw_seeds_from
-from tfdialemb.encoders.weights import DAMAGED_CHECKPOINT_ERRORS, CheckpointError
+from tfdialemb.encoders.errors import CheckpointError
+from tfdialemb.encoders.weights import DAMAGED_CHECKPOINT_ERRORS
 from tfdialemb.core.files import atomic_open, output_error_of, write_error
 from tfdialemb.method_record import METHOD_CONFIG, VALIDATION_HISTORY
-from tfdialemb.methods.base import Method
+from tfdialemb.methods.models.base import Method
 from tfdialemb.precision import with_loss_scaling
 from tfdialemb.core.reports import report_json
 from tfdialemb.text import BertTokenizer

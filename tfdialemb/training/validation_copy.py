@@ -16,7 +16,7 @@ from typing import Callable, Dict
 
 import tensorflow as tf
 
-from tfdialemb.methods.base import Method
+from tfdialemb.methods.models.base import Method
 from tfdialemb.precision import policy_scope
 
 

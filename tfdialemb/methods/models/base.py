@@ -4,7 +4,7 @@ from typing import Dict, Tuple
 import tensorflow as tf
 import tf_keras
 
-from tfdialemb.encoders import Encoder
+from tfdialemb.encoders.encoder import Encoder
 
 MAIN_OBJECTIVE = "main"
 

@@ -1,0 +1,20 @@
+"""A package's public names, each loaded from its module on first use (PEP 562): `from
+tfdialemb.encoders import Encoder` keeps working, while importing one TensorFlow-free module of the
+package (its config reader, its pooling names) does not load TensorFlow through the package."""
+import importlib
+from typing import Callable, List, Mapping, Tuple
+
+
+def lazy_exports(package: str, exports: Mapping[str, str]) -> Tuple[Callable[[str], object], Callable[[], List[str]]]:
+    """(`__getattr__`, `__dir__`) of `package` for `exports`, {public name: module of the package
+    defining it}."""
+
+    def __getattr__(name: str) -> object:
+        if name not in exports:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        return getattr(importlib.import_module(f"{package}.{exports[name]}"), name)
+
+    def __dir__() -> List[str]:
+        return sorted(exports)
+
+    return __getattr__, __dir__
