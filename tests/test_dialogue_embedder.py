@@ -13,7 +13,7 @@ from tfdialemb.data.pipeline import make_dataset
 from tfdialemb.dialogue import Dialogue, Turn, write_dialogues
 from tfdialemb.encoders import Encoder, EncoderConfig
 from tfdialemb.inference.dialogue_embedder import DialogueEmbedder
-from tfdialemb.methods.dial2vec import Dial2vecModel
+from tfdialemb.methods.models.dial2vec import Dial2vecModel
 
 W = tiny_bert.WORDS.index
 CONFIG = EncoderConfig.from_huggingface(tiny_bert.HF_CONFIG)

@@ -17,7 +17,7 @@ from tfdialemb.dialogue import write_dialogues
 from tfdialemb.encoders import Encoder, EncoderConfig, load_pretrained
 from tfdialemb.encoders.encoder import compiled_width
 from tfdialemb.inference.pair_scorer import PairScorer
-from tfdialemb.methods.fgc import FineGrainedContrastModel
+from tfdialemb.methods.models.fgc import FineGrainedContrastModel
 from tfdialemb.methods.spec import get_method
 from tfdialemb.training import cli
 

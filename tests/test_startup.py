@@ -1,6 +1,6 @@
 """What starts without TensorFlow: `import tfdialemb`, every data command that reads no
-vocabulary (convert, validate, split, stats), and their --help. Each runs in a fresh process,
-which reports the modules it loaded."""
+vocabulary (convert, validate, split, stats), and every command's --help (without scikit-learn
+and SciPy too). Each runs in a fresh process, which reports the modules it loaded."""
 import json
 import os
 import subprocess
@@ -10,6 +10,7 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TENSORFLOW = ("tensorflow", "tf_keras", "keras", "tensorflow_text")
+HEAVY = TENSORFLOW + ("official", "sklearn", "scipy", "matplotlib", "transformers", "gensim")
 
 RUN_AND_REPORT = """
 import json, runpy, sys
@@ -55,6 +56,22 @@ def corpus(tmp_path_factory):
 def test_data_command_help_loads_no_tensorflow(command):
     _, loaded, shown = _loaded("tfdialemb.data", command, "--help")
     assert "--input: Input file" in shown and not loaded & set(TENSORFLOW)
+
+
+@pytest.mark.parametrize("module, flags", [
+    ("tfdialemb.train", ("--method:", "--aggregation:", "--validate_task:", "--strategy:")),
+    ("tfdialemb.pretrain", ("--objective:", "--mask_prob:")),
+    ("tfdialemb.evaluate", ("--task:", "--embedding:", "--eval_file:")),
+    ("tfdialemb.export", ("--kind:", "--warmup_sentences:")),
+    ("tfdialemb.compare", ("--config:", "--seeds:", "--turns:")),
+    ("tfdialemb.augment", ("--set:", "--fill_mask_model:")),
+    ("tfdialemb.thesis_grid", ("--sets:", "--encoders:")),
+    ("tfdialemb.bench", ("--what:",)),
+    ("tfdialemb.demo", ("--parts:",)),
+])
+def test_every_command_help_loads_no_tensorflow_nor_scikit_learn(module, flags):
+    status, loaded, shown = _loaded(module, "--help")
+    assert [flag for flag in flags if flag not in shown] == [] and not loaded & set(HEAVY)
 
 
 @pytest.mark.parametrize("module, flag", [("tfdialemb.search", "--query: The sentence"),

@@ -1,9 +1,11 @@
-"""Chooses the tf.distribute strategy from a flag: one device, several GPUs, or several machines."""
+"""Chooses the tf.distribute strategy from a flag: one device, several GPUs, or several machines.
+
+TensorFlow is imported where a strategy is made, so the flags are defined without it (a command's
+--help)."""
 import json
 import os
 from typing import Optional, Sequence
 
-import tensorflow as tf
 from absl import flags
 
 STRATEGIES = ("auto", "default", "mirrored", "multi_worker")
@@ -27,9 +29,11 @@ def define_flags() -> None:
 
 
 def make_strategy(name: str = "auto", devices: Optional[Sequence[str]] = None,
-                  collective_timeout: int = COLLECTIVE_TIMEOUT_S) -> tf.distribute.Strategy:
-    """The strategy called `name` (see STRATEGIES); `devices` must exist on this machine (a
-    MirroredStrategy over devices that do not would wait forever in its first all-reduce)."""
+                  collective_timeout: int = COLLECTIVE_TIMEOUT_S):
+    """The tf.distribute.Strategy called `name` (see STRATEGIES); `devices` must exist on this
+    machine (a MirroredStrategy over devices that do not would wait forever in its first all-reduce)."""
+    import tensorflow as tf  # pylint: disable=import-outside-toplevel
+
     if name not in STRATEGIES:
         raise ValueError(f"unknown strategy {name!r}; expected one of {STRATEGIES}")
     # Physical, not logical, devices: listing logical ones starts the runtime, after which
@@ -60,6 +64,8 @@ def make_strategy(name: str = "auto", devices: Optional[Sequence[str]] = None,
 
 def check_devices(devices: Sequence[str]) -> None:
     """ValueError naming every device of `devices` this machine lacks, and the ones it has."""
+    import tensorflow as tf  # pylint: disable=import-outside-toplevel
+
     available = tf.config.list_logical_devices()
     have = {(d.device_type.upper(), tf.DeviceSpec.from_string(d.name).device_index) for d in available}
     missing = []
@@ -76,31 +82,7 @@ def check_devices(devices: Sequence[str]) -> None:
         raise ValueError(f"--devices: {', '.join(missing)} not on this machine, which has {names}")
 
 
-def gather_across_replicas(tensor: tf.Tensor) -> tf.Tensor:
-    """Every replica's `tensor` concatenated along axis 0, in replica order (one device: itself).
-
-    For losses with in-batch negatives: each replica scores its own anchors against the whole
-    global batch, so N replicas at global batch B see the negatives one device sees at batch B.
-    The gather is differentiable: every replica's loss sends gradient back to the replica that
-    produced each slice, the local slice included, so summed gradients equal one device's.
-    """
-    context = tf.distribute.get_replica_context()
-    if context is None or context.num_replicas_in_sync == 1:
-        return tensor
-    return context.all_gather(tensor, axis=0)
-
-
-def replica_offset(local_size: tf.Tensor) -> tf.Tensor:
-    """Index of this replica's first example in `gather_across_replicas`' output."""
-    context = tf.distribute.get_replica_context()
-    if context is None or context.num_replicas_in_sync == 1:
-        return tf.zeros([], tf.int32)
-    sizes = context.all_gather(tf.reshape(tf.cast(local_size, tf.int32), [1]), axis=0)
-    earlier = tf.range(tf.shape(sizes)[0]) < tf.cast(context.replica_id_in_sync_group, tf.int32)
-    return tf.reduce_sum(tf.where(earlier, sizes, 0))
-
-
-def is_chief(strategy: tf.distribute.Strategy) -> bool:
+def is_chief(strategy) -> bool:
     """Whether this process writes shared outputs (worker 0, or the only process)."""
     resolver = getattr(strategy, "cluster_resolver", None)
     if resolver is None or not resolver.cluster_spec().as_dict():

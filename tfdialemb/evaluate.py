@@ -48,7 +48,6 @@ from tfdialemb import precision
 from tfdialemb.core import options
 from tfdialemb.baselines import sources as _baselines  # noqa: F401  (registers the baselines' sources)
 from tfdialemb.cli import ARGUMENTS, OVERWRITE, claim_output, report_error, run_command
-from tfdialemb.encoders.checkpoint import weights_fingerprint
 from tfdialemb.eval.evaluator import OptionValues, evaluators, get_evaluator
 from tfdialemb.eval.sources import get_source, source_options, sources
 from tfdialemb.eval.table import results_table
@@ -208,6 +207,8 @@ def evaluate_model(evaluator, checkpoint: Optional[str], model: Optional[ModelSo
     """The report of `evaluator` for one checkpoint (None: a baseline without one); it records the
     command's arguments and the weights evaluated (`weights_fingerprint`: the file, its SHA-256,
     a training run's step), so a recipe can tell a report of other weights or flags."""
+    from tfdialemb.encoders.checkpoint import weights_fingerprint  # pylint: disable=import-outside-toplevel
+
     values = option_values()
     source = get_source(FLAGS.embedding)(model, settings, values)
     eval_file = FLAGS[evaluator.reads].value

@@ -68,7 +68,6 @@ from tfdialemb import precision
 from tfdialemb.core import options
 from tfdialemb.cli import read_lines, report_error, report_removed, run_command
 from tfdialemb.dialogue import read_dialogues
-from tfdialemb.encoders.checkpoint import latest_own_checkpoint
 from tfdialemb.core.files import check_writable, lock_holder, remove_stale_staging
 from tfdialemb.inference.kinds import runtime
 from tfdialemb.inference_settings import (
@@ -88,9 +87,8 @@ from tfdialemb.inference_settings import (
 from tfdialemb.kind_registry import KINDS, RENAMED_KINDS, current_kind
 from tfdialemb.methods.spec import get_method
 from tfdialemb.model_dir import ModelSource
-from tfdialemb.serving import layout, sentence
-from tfdialemb.serving.kinds import served_kind
 
+DEFAULT_WARMUP_SENTENCES = os.path.join(os.path.dirname(__file__), "resources", "demo_sentences.txt")
 DEFAULT_WARMUP_DIALOGUES = os.path.join(os.path.dirname(__file__), "resources", "warmup_dialogues.jsonl")
 EXPORT_SETTINGS = (POOLING, MAX_LENGTH, SEPARATOR, NUM_ROLES, SPEAKER_TOKENS, MERGE_TURNS, CURVED, PAIR_LAYOUT,
                    SPEAKER_PREFIX, FINAL_SEPARATOR, DIALOGUE_POOLING)
@@ -113,7 +111,7 @@ def define_flags() -> None:
     NORMALIZE.define(f"{', '.join(name for name, kind in KINDS.items() if kind.normalizable)}: {NORMALIZE.help}")
     precision.define_flags(default_policy="float32")
     flags.adopt_module_key_flags(options)
-    flags.DEFINE_string("warmup_sentences", sentence.DEFAULT_WARMUP_SENTENCES,
+    flags.DEFINE_string("warmup_sentences", DEFAULT_WARMUP_SENTENCES,
                         "sentence: UTF-8 text file, one typical request sentence per line, "
                         "replayed by TF Serving when it loads the model.")
     flags.DEFINE_string("warmup_dialogues", DEFAULT_WARMUP_DIALOGUES, "the other kinds: canonical "
@@ -149,6 +147,8 @@ def check_not_training(source) -> None:
     the export would ship whichever one it found first."""
     holder = lock_holder(source.directory) if source.method else None
     if holder:
+        from tfdialemb.encoders.checkpoint import latest_own_checkpoint  # pylint: disable=import-outside-toplevel
+
         step = checkpoint_step(latest_own_checkpoint(source.directory))
         raise ValueError(f"{source.directory}: a training run holds it ({holder}) and is still writing "
                          f"checkpoints (the latest is step {step}); export it when the run ends")
@@ -160,6 +160,10 @@ def checkpoint_step(path: str) -> int:
 
 
 def main(argv):
+    """Exports; the SavedModel writing (TensorFlow) is imported here, after the flags parsed."""
+    from tfdialemb.serving import layout  # pylint: disable=import-outside-toplevel
+    from tfdialemb.serving.kinds import served_kind  # pylint: disable=import-outside-toplevel
+
     del argv
     precision.apply_flags()
 

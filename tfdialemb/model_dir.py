@@ -136,7 +136,7 @@ class ModelSource:
     @functools.cached_property
     def pretrained(self):
         """The encoder and tokenizer (`tfdialemb.encoders.Pretrained`)."""
-        from tfdialemb.encoders import Pretrained, load_pretrained  # pylint: disable=import-outside-toplevel
+        from tfdialemb.encoders.checkpoint import Pretrained, load_pretrained  # pylint: disable=import-outside-toplevel
 
         if self.trained is None:
             return load_pretrained(self.directory)

@@ -124,8 +124,8 @@ def test_set_seed_reaches_chained_operations(fakes):
     assert chain.operations[0].seed == 9
 
 
-def test_operation_needs_agree_with_the_classes():
-    for name, need in operations.OPERATION_NEEDS.items():
-        cls = operations.operation_class(name)
-        assert (cls.name, cls.needs) == (name, (need,))
-    assert (operations.operation_class("crop"), operations.operation_class("shuffle")) == (StageCrop, StageShuffle)
+def test_every_operation_of_the_presets_has_a_class_needing_one_thing():
+    assert {name: cls.needs for name, cls in operations.OPERATIONS.items()} == {
+        "insert": ("fill_mask_model",), "replace": ("fill_mask_model",), "translate": ("translation_models",),
+        "crop": ("similarity",), "shuffle": ("similarity",)}
+    assert (operations.OPERATIONS["crop"], operations.OPERATIONS["shuffle"]) == (StageCrop, StageShuffle)

@@ -58,7 +58,7 @@ def test_a_pretraining_model_directory_loads_with_its_head(tmp_path, hf_safetens
     """A directory as `python -m tfdialemb.pretrain --objective=mlm` writes it (the checkpoint
     root holds the method model) predicts with the head it was trained with."""
     from tfdialemb.encoders.checkpoint import checkpoint_directory
-    from tfdialemb.methods.mlm import MaskedLanguageModel
+    from tfdialemb.methods.models.mlm import MaskedLanguageModel
 
     pretrained = load_pretrained(hf_safetensors_dir)
     trained = MaskedLanguageModel(pretrained.encoder)

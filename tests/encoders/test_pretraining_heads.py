@@ -10,7 +10,7 @@ import tiny_bert
 from tfdialemb.encoders import CheckpointError, load_pretrained
 from tfdialemb.encoders.pretraining_heads import MLM_HEAD, read_head
 from tfdialemb.layers.masked_lm_head import load_masked_lm_head
-from tfdialemb.methods.mlm import MaskedLanguageModel
+from tfdialemb.methods.models.mlm import MaskedLanguageModel
 
 IDS = np.array([[2, 20, 4, 22, 23, 4, 25, 26, 3], [2, 30, 4, 32, 3, 0, 0, 0, 0]], np.int32)
 MASK = (np.arange(IDS.shape[1]) < np.array([[9], [5]])).astype(np.int32)
@@ -143,7 +143,7 @@ def test_pretraining_model_directory_holds_both_heads(tmp_path, hf_safetensors_d
     writes its checkpoints) holds the heads it trains; one of `save_pretrained` holds none."""
     from tfdialemb.encoders.checkpoint import checkpoint_directory, save_pretrained
     from tfdialemb.encoders.pretraining_heads import NSP_HEAD
-    from tfdialemb.methods.mlm_nsp import PostTrainingModel
+    from tfdialemb.methods.models.mlm_nsp import PostTrainingModel
 
     pretrained = load_pretrained(hf_safetensors_dir)
     model = PostTrainingModel(pretrained.encoder)

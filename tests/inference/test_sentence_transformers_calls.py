@@ -18,7 +18,7 @@ from tfdialemb.encoders import Encoder, EncoderConfig
 from tfdialemb.inference.dialogue_embedder import DialogueEmbedder
 from tfdialemb.inference.embedder import SentenceEmbedder
 from tfdialemb.inference.pair_scorer import PairScorer
-from tfdialemb.methods.fgc import FineGrainedContrastModel
+from tfdialemb.methods.models.fgc import FineGrainedContrastModel
 
 SENTENCES = ["hello world", "book a taxi please to the hotel", "fine"]
 

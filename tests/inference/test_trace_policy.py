@@ -12,7 +12,7 @@ from tfdialemb.inference.dialogue_embedder import DialogueEmbedder
 from tfdialemb.inference.embedder import SentenceEmbedder
 from tfdialemb.inference.pair_scorer import PairScorer
 from tfdialemb.inference.trace_policy import TraceWhenWorthIt
-from tfdialemb.methods.fgc import FineGrainedContrastModel
+from tfdialemb.methods.models.fgc import FineGrainedContrastModel
 
 
 class Doubler(tf.Module):

@@ -6,7 +6,7 @@ import tensorflow as tf
 
 import tiny_bert
 from tfdialemb.encoders import Encoder, EncoderConfig
-from tfdialemb.methods.augcl import AugclModel
+from tfdialemb.methods.models.augcl import AugclModel
 from tfdialemb.methods.spec import TrainingRun, get_method
 
 CONFIG = EncoderConfig.from_huggingface(tiny_bert.HF_CONFIG)

@@ -5,7 +5,7 @@ import pytest
 import tensorflow as tf
 
 from tfdialemb.encoders import load_pretrained
-from tfdialemb.methods.curved import CurvedContrastiveModel
+from tfdialemb.methods.models.curved import CurvedContrastiveModel
 
 BATCH, LENGTH, VOCAB = 4, 7, 60
 

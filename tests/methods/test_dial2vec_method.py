@@ -6,7 +6,7 @@ import tensorflow as tf
 import tiny_bert
 from tiny_corpus import TOKENIZER
 from tfdialemb.encoders import Encoder, EncoderConfig
-from tfdialemb.methods.dial2vec import Dial2vecModel
+from tfdialemb.methods.models.dial2vec import Dial2vecModel
 
 CONFIG = EncoderConfig.from_huggingface(tiny_bert.HF_CONFIG).replace(hidden_dropout=0.0, attention_dropout=0.0)
 

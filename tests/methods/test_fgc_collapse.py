@@ -8,7 +8,7 @@ import pytest
 import tensorflow as tf
 
 from tfdialemb.encoders import load_pretrained
-from tfdialemb.methods.fgc import FineGrainedContrastModel
+from tfdialemb.methods.models.fgc import FineGrainedContrastModel
 from tfdialemb.training.optimizer import OptimizerConfig, create_optimizer
 
 CONTEXTS = 8

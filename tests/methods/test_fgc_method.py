@@ -11,7 +11,8 @@ from tfdialemb.data.examples import make_builder
 from tfdialemb.data.pipeline import make_dataset
 from tfdialemb.dialogue import Dialogue, Turn, write_dialogues
 from tfdialemb.encoders import Encoder, EncoderConfig
-from tfdialemb.methods.fgc import FgcSpec, FineGrainedContrastModel
+from tfdialemb.methods.fgc import FgcSpec
+from tfdialemb.methods.models.fgc import FineGrainedContrastModel
 from tfdialemb.methods.spec import TrainingRun
 from tiny_corpus import TOKENIZER
 
@@ -233,7 +234,7 @@ def test_without_contrasts_the_pipeline_packs_the_original_pairs_only(tmp_path, 
     spec, run = FgcSpec(), TrainingRun(hf_safetensors_dir, 2, 24, 0)
     four = next(iter(spec.batches(make_dataset(str(tmp_path / "built"), 2, training=False), TOKENIZER,
                                   spec.resolve({}), run)))
-    monkeypatch.setattr("tfdialemb.methods.fgc.synonym_table", lambda *args: pytest.fail("synonyms made"))
+    monkeypatch.setattr("tfdialemb.methods.models.fgc.synonym_table", lambda *args: pytest.fail("synonyms made"))
     two = next(iter(spec.batches(make_dataset(str(tmp_path / "built"), 2, training=False), TOKENIZER,
                                  spec.resolve({"ivc_weight": 0.0, "cvc_weight": 0.0}), run)))
     assert two["pair_ids"].shape[:2] == [2, 2]

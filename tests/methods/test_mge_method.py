@@ -7,7 +7,7 @@ import tiny_bert
 from tfdialemb.encoders import Encoder, EncoderConfig
 from tfdialemb.layers.matching_guided_embedding import MatchingGuidedEmbedding
 from tfdialemb.losses.candidate_nt_xent import candidate_nt_xent
-from tfdialemb.methods.mge import MatchingGuidedEmbeddingModel, select_context
+from tfdialemb.methods.models.mge import MatchingGuidedEmbeddingModel, select_context
 
 
 def _rows(counts, width=4, length=3, start=1):

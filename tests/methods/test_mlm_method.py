@@ -14,7 +14,7 @@ from tfdialemb.dialogue import write_dialogues
 from tfdialemb.encoders import Encoder, EncoderConfig
 from tfdialemb.encoders.gelu import gelu
 from tfdialemb.layers.masked_lm_head import masked_lm_variables
-from tfdialemb.methods.mlm import MaskedLanguageModel
+from tfdialemb.methods.models.mlm import MaskedLanguageModel
 from tfdialemb.training.loop import LoopConfig, TrainingLoop
 from tfdialemb.training.optimizer import OptimizerConfig
 

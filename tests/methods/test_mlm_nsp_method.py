@@ -14,7 +14,8 @@ from tfdialemb.data.pipeline import make_dataset
 from tfdialemb.dialogue import Dialogue, Turn, write_dialogues
 from tfdialemb.encoders import CheckpointError, Encoder, EncoderConfig, load_pretrained
 from tfdialemb.encoders.pretraining_heads import NSP_HEAD, load_head, read_head
-from tfdialemb.methods.mlm_nsp import MlmNspSpec, PostTrainingModel, next_sentence_variables
+from tfdialemb.methods.mlm_nsp import MlmNspSpec
+from tfdialemb.methods.models.mlm_nsp import PostTrainingModel, next_sentence_variables
 from tfdialemb.methods.spec import TrainingRun
 from tiny_corpus import TOKENIZER, utterance_pool
 

@@ -5,7 +5,7 @@ import tensorflow as tf
 
 import tiny_bert
 from tfdialemb.encoders import Encoder, EncoderConfig
-from tfdialemb.methods.siamese import SiameseModel
+from tfdialemb.methods.models.siamese import SiameseModel
 
 
 def _batch(rng, batch=3, candidates=4, length=6, vocab=60):

@@ -7,7 +7,7 @@ import tensorflow as tf
 
 import tiny_bert
 from tfdialemb.encoders import Encoder, EncoderConfig
-from tfdialemb.methods.utterance_sorting import UtteranceSortingModel
+from tfdialemb.methods.models.utterance_sorting import UtteranceSortingModel
 
 
 def test_scores_are_permutation_equivariant_and_ignore_padding():

@@ -55,7 +55,7 @@ sys.path.insert(0, sys.path[0] + "/../support")
 import tiny_bert  # noqa: E402
 from tfdialemb.data.pipeline import make_dataset  # noqa: E402
 from tfdialemb.encoders import Encoder, EncoderConfig  # noqa: E402
-from tfdialemb.methods.mge import MatchingGuidedEmbeddingModel  # noqa: E402
+from tfdialemb.methods.models.mge import MatchingGuidedEmbeddingModel  # noqa: E402
 from tfdialemb.training.loop import LoopConfig, TrainingLoop  # noqa: E402
 from tfdialemb.training.optimizer import OptimizerConfig  # noqa: E402
 from tiny_corpus import TOKENIZER  # noqa: E402

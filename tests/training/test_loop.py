@@ -378,7 +378,7 @@ def test_validation_hook_runs_every_n_steps_with_the_current_model(built, tmp_pa
 def test_mge_under_two_replicas_trains_like_one_device(tmp_path, two_replicas):
     """The DialogueCSE model itself: loss and updated weights of 2 x 4 examples vs 1 x 8 (the fast
     suite checks its loss and gradients on two replicas in tests/methods/test_method_contract.py)."""
-    from tfdialemb.methods.mge import MatchingGuidedEmbeddingModel
+    from tfdialemb.methods.models.mge import MatchingGuidedEmbeddingModel
 
     write_dialogues(corpus(n=20, seed=6), str(tmp_path / "train.jsonl"))
     build(str(tmp_path / "train.jsonl"), str(tmp_path / "mge"),

@@ -31,7 +31,6 @@ from typing import Any, Callable, Counter, Dict, Iterator, List, Mapping, Option
 from tfdialemb.augment.base import AUGMENTATIONS, SOURCE_ID, applied
 from tfdialemb.augment.operations import OperationSet
 from tfdialemb.dialogue import Dialogue, SeenIds, read_dialogues
-from tfdialemb.encoders.checkpoint import weights_fingerprint
 from tfdialemb.core.files import atomic_open, check_output, directory_lock, file_fingerprint, remove_leftovers
 
 PARTIAL_SUFFIX = ".partial"
@@ -85,6 +84,8 @@ class Plan:
         return self.output_path + PARTIAL_SUFFIX
 
     def fingerprint(self) -> Dict[str, Any]:
+        from tfdialemb.encoders.checkpoint import weights_fingerprint  # pylint: disable=import-outside-toplevel
+
         source = file_fingerprint(self.input_path)
         return json.loads(json.dumps({
             "format": FORMAT_VERSION, "input": {"size": source["size"], "sha256": source["sha256"]},

@@ -16,9 +16,10 @@ from typing import List, Sequence, Tuple, Union
 import numpy as np
 import tensorflow as tf
 
-from tfdialemb.encoders import Encoder, load_pretrained
+from tfdialemb.encoders.checkpoint import load_pretrained
+from tfdialemb.encoders.encoder import Encoder
 from tfdialemb.layers.masked_lm_head import load_masked_lm_head, masked_lm_head
-from tfdialemb.text import BertTokenizer
+from tfdialemb.text.tokenizer import BertTokenizer
 
 class FillMaskModel:
     """An encoder with BERT's masked-LM head: the k most probable tokens, and their softmax

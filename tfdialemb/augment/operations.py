@@ -1,9 +1,9 @@
 """The operations of an augmentation set, built from the models named on the command line.
 
 Every model the set needs is checked (given, and a directory) before anything is loaded, and all
-that is missing is named in one error with what it is and where it comes from. The model-backed
-operation classes are imported only when built: the fill-mask and translation models pull in
-Model Garden and transformers, which a set without them never loads.
+that is missing is named in one error with what it is and where it comes from. The fill-mask and
+translation models are loaded only when their operations are built: they pull in Model Garden and
+transformers, which a set without them never loads.
 
 The similarity of crop and shuffle is a trained model, which augmentation (below the methods and
 the runtimes) cannot open itself: the caller passes `load_model(path, kind, given=None)`, a model
@@ -14,10 +14,13 @@ import dataclasses
 import os
 from typing import Any, Callable, List, Mapping, Optional, Tuple
 
+from tfdialemb.augment.back_translation import BackTranslation
 from tfdialemb.augment.base import Augmentation, Chain
 from tfdialemb.augment.crop import StageCrop
 from tfdialemb.augment.presets import Preset
 from tfdialemb.augment.shuffle import StageShuffle
+from tfdialemb.augment.token_insertion import TokenInsertion
+from tfdialemb.augment.token_replacement import TokenReplacement
 from tfdialemb.augment.similarity_sources import (
     COSINE,
     READING,
@@ -41,32 +44,17 @@ MODEL_FLAGS = {
 TRANSLATION_MODEL_COUNT = 2
 SIMILARITY_FLAGS = {"context_response": "context_response_model", "sentence_encoder": "sentence_encoder"}
 """Which model flag provides each similarity source of `presets.SIMILARITY_SOURCES`."""
-OPERATION_NEEDS = {"insert": "fill_mask_model", "replace": "fill_mask_model", "translate": "translation_models",
-                   "crop": "similarity", "shuffle": "similarity"}
-"""Operation name -> what its first constructor argument is (its class's `needs`): a model flag, or
-the shared `similarity`; known before any class is imported, so missing models are named first."""
-
-
-def operation_class(name: str) -> type:
-    """The class of operation `name`; a model-backed one is imported now (Model Garden, transformers)."""
-    # pylint: disable=import-outside-toplevel
-    if name == "insert":
-        from tfdialemb.augment.token_insertion import TokenInsertion
-        return TokenInsertion
-    if name == "replace":
-        from tfdialemb.augment.token_replacement import TokenReplacement
-        return TokenReplacement
-    if name == "translate":
-        from tfdialemb.augment.back_translation import BackTranslation
-        return BackTranslation
-    return {"crop": StageCrop, "shuffle": StageShuffle}[name]
+OPERATIONS = {cls.name: cls for cls in (TokenInsertion, TokenReplacement, BackTranslation, StageCrop, StageShuffle)}
+"""Operation name -> its class, whose `needs` names what its first constructor argument is: a model
+flag, or the shared `similarity`; a model-backed operation loads its model (and TensorFlow) when
+made, so missing models are named first."""
 
 
 def required_model_flags(preset: Preset) -> List[str]:
     """The model flags `preset` needs, in the order of its operations."""
     needed = []
     for operation in preset.operations:
-        need = OPERATION_NEEDS[operation]
+        need = OPERATIONS[operation].needs[0]
         needed.append(SIMILARITY_FLAGS[preset.similarity] if need == "similarity" else need)
     return list(dict.fromkeys(needed))
 
@@ -177,7 +165,8 @@ def build_operations(preset: Preset, models: Mapping[str, Any], load_model: Call
     loaded = {"similarity": shared}
     operations = []
     for name in preset.operations:
-        cls, need = operation_class(name), OPERATION_NEEDS[name]
+        cls = OPERATIONS[name]
+        need = cls.needs[0]
         if need not in loaded:
             loaded[need] = shared_model(need, models[need])
         first = loaded[need]

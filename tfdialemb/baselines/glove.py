@@ -14,8 +14,6 @@ from typing import Dict, Iterable, Sequence, Set
 
 import numpy as np
 
-from tfdialemb.text import basic_tokenize
-
 GLOVE_SOURCE = "https://nlp.stanford.edu/projects/glove/"
 
 
@@ -69,6 +67,8 @@ def read_word_vectors(path: str, words: Iterable[str]) -> Dict[str, np.ndarray]:
 
 def tokenize(texts: Sequence[str]) -> list:
     """The lower-cased basic words of each text."""
+    from tfdialemb.text.tokenizer import basic_tokenize  # pylint: disable=import-outside-toplevel
+
     words = basic_tokenize(list(texts), lower_case=False).to_list()
     return [[word.decode("utf-8").lower() for word in row] for row in words]
 

@@ -8,7 +8,6 @@ from typing import List
 import numpy as np
 
 from tfdialemb.baselines.doc2vec import Doc2VecDialogueEmbedder
-from tfdialemb.baselines.flow import GlowFlow
 from tfdialemb.baselines.glove import GloveEmbedder
 from tfdialemb.baselines.plm_mean import PLM_INPUT, PlmMeanDialogueEmbedder
 from tfdialemb.baselines.topic import LdaDialogueEmbedder, TfidfDialogueEmbedder
@@ -81,6 +80,8 @@ class FlowSource(FittedSource):
     options = (FIT_FILE, FIT_UTTERANCES, FIT_SEED) + FLOW
 
     def fit(self, corpus):
+        from tfdialemb.baselines.flow import GlowFlow  # pylint: disable=import-outside-toplevel
+
         options = self.options
         transform = GlowFlow(corpus.shape[1], seed=options.fit_seed)
         losses = transform.fit(corpus, epochs=options.flow_epochs, batch_size=options.flow_batch_size,

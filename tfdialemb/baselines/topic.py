@@ -9,9 +9,6 @@ and then embeds any dialogues with that vocabulary; `embed_views` plugs it into
 from typing import Dict, List, Optional, Sequence
 
 import numpy as np
-from sklearn.decomposition import LatentDirichletAllocation
-from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
-from sklearn.pipeline import make_pipeline
 
 from tfdialemb.baselines.glove import tokenize
 from tfdialemb.dialogue import Dialogue
@@ -65,6 +62,8 @@ class TfidfDialogueEmbedder(_BagOfWordsEmbedder):
 
     def __init__(self, fit_dialogues: Sequence[Dialogue], max_features: Optional[int] = None,
                  min_df: int = 1):
+        from sklearn.feature_extraction.text import TfidfVectorizer  # pylint: disable=import-outside-toplevel
+
         super().__init__(TfidfVectorizer(analyzer=_given_words, max_features=max_features,
                                          min_df=min_df), fit_dialogues)
 
@@ -80,6 +79,10 @@ class LdaDialogueEmbedder(_BagOfWordsEmbedder):
 
     def __init__(self, fit_dialogues: Sequence[Dialogue], n_components: int, seed: int = 0,
                  max_iter: int = 10, min_df: int = 1):
+        from sklearn.decomposition import LatentDirichletAllocation  # pylint: disable=import-outside-toplevel
+        from sklearn.feature_extraction.text import CountVectorizer  # pylint: disable=import-outside-toplevel
+        from sklearn.pipeline import make_pipeline  # pylint: disable=import-outside-toplevel
+
         if isinstance(n_components, bool) or not isinstance(n_components, int) or n_components < 1:
             raise ValueError(f"n_components must be a positive int, got {n_components!r}")
         lda = LatentDirichletAllocation(n_components=n_components, learning_method="batch",

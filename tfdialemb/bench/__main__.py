@@ -87,7 +87,7 @@ from tfdialemb.bench import startup as startup_bench
 from tfdialemb.bench import training_step as training_step_bench
 from tfdialemb.cli import OVERWRITE, report_error, run_command
 from tfdialemb.data.examples import builder_names
-from tfdialemb.encoders import packaged_minilm_path
+from tfdialemb.encoders.packaged import packaged_minilm_path
 from tfdialemb.core.files import check_output
 from tfdialemb.methods.spec import get_method
 from tfdialemb.core.reports import write_report

@@ -27,7 +27,6 @@ import numpy as np
 
 from tfdialemb.augment.augmented_file import Plan, augment_chunk
 from tfdialemb.augment.crop import StageCrop
-from tfdialemb.augment.fill_mask import FillMaskModel
 from tfdialemb.augment.mask_filling import MaskFilling
 from tfdialemb.augment.operations import OperationSet, load_similarity
 from tfdialemb.augment.presets import get_preset
@@ -37,7 +36,6 @@ from tfdialemb.augment.token_replacement import TokenReplacement
 from tfdialemb.bench.demo_data import CHITCHAT_TURNS, chitchat_dialogues
 from tfdialemb.bench.timing import time_in_turns
 from tfdialemb.dialogue import Dialogue
-from tfdialemb.encoders import load_pretrained
 from tfdialemb.inference.kinds import load
 
 CLI_BATCH = 32
@@ -46,7 +44,11 @@ SIMILARITY_BATCH = 64
 """Texts per forward pass of the similarity model (--model_batch_size's default)."""
 
 
-def _fill_mask_model(checkpoint: str, fill_mask_model: Optional[str]) -> FillMaskModel:
+def _fill_mask_model(checkpoint: str, fill_mask_model: Optional[str]):
+    """The `FillMaskModel` of --fill_mask_model, else the encoder with a random masked-LM head."""
+    from tfdialemb.augment.fill_mask import FillMaskModel  # pylint: disable=import-outside-toplevel
+    from tfdialemb.encoders.checkpoint import load_pretrained  # pylint: disable=import-outside-toplevel
+
     if fill_mask_model:
         return FillMaskModel.load(fill_mask_model)
 

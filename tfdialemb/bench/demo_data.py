@@ -3,6 +3,7 @@ import itertools
 import os
 from typing import Iterator, List
 
+from tfdialemb.data.records import read_manifest, shard_paths
 from tfdialemb.demo.corpus import MIN_TURNS, generate
 from tfdialemb.dialogue import Dialogue, Turn, write_dialogues
 
@@ -44,7 +45,6 @@ def same_example_feeds(built: str, batch: int, batches: int) -> dict:
 
     from tfdialemb.data.pipeline import example_lengths, to_dense  # pylint: disable=import-outside-toplevel
     from tfdialemb.data.example_codec import parse_spec  # pylint: disable=import-outside-toplevel
-    from tfdialemb.data.records import read_manifest, shard_paths  # pylint: disable=import-outside-toplevel
 
     manifest = read_manifest(built)
     schema = manifest["builder"]["schema"]

@@ -4,6 +4,7 @@ mixed-precision policy against float32 on the same weights and inputs."""
 import numpy as np
 
 from tfdialemb.bench.timing import matmul_flops, time_alternating, time_call
+from tfdialemb.encoders.config import EncoderConfig
 from tfdialemb.similarity import paired_cosine
 
 CONFIGS = {
@@ -66,7 +67,7 @@ def compare_precision(encoder, policy: str, inputs: dict, steps: int, warmup: in
     of `inputs`: what the policy gains in speed and costs in accuracy."""
     import tf_keras  # pylint: disable=import-outside-toplevel
 
-    from tfdialemb.encoders import Encoder  # pylint: disable=import-outside-toplevel
+    from tfdialemb.encoders.encoder import Encoder  # pylint: disable=import-outside-toplevel
 
     previous = tf_keras.mixed_precision.global_policy()
     tf_keras.mixed_precision.set_global_policy(policy)
@@ -88,7 +89,7 @@ def bench_encoder(config_name, seq_len, batch, steps, warmup, matmul_size, jit_c
                   mixed_precision: str = "float32"):
     """The encoder report; a `mixed_precision` other than float32 adds its comparison with float32
     (`compare_precision`), whose float32 timings are then the report's."""
-    from tfdialemb.encoders import Encoder, EncoderConfig  # pylint: disable=import-outside-toplevel
+    from tfdialemb.encoders.encoder import Encoder  # pylint: disable=import-outside-toplevel
 
     config = EncoderConfig(max_position_embeddings=max(512, seq_len), **CONFIGS[config_name])
     encoder = Encoder(config).build_variables()

@@ -17,7 +17,6 @@ import numpy as np
 
 from tfdialemb.bench.demo_data import demo_utterances
 from tfdialemb.bench.timing import time_alternating
-from tfdialemb.inference.sequence_scorer import SequenceScorer, check_mode
 
 SCORE_RTOL = 1e-4
 """Relative agreement required between the two paths: both sum float32 embeddings in float64,
@@ -29,7 +28,8 @@ def bench_incremental(checkpoint: str, history_lengths: Sequence[int] = (5, 20, 
                       steps: int = 5, warmup: int = 1, max_length: int = 128, seed: int = 0) -> Dict:
     """ms per turn, incremental vs re-encoding, at each history length; raises AssertionError if
     the two paths score the candidates differently."""
-    from tfdialemb.encoders import load_pretrained  # pylint: disable=import-outside-toplevel
+    from tfdialemb.encoders.checkpoint import load_pretrained  # pylint: disable=import-outside-toplevel
+    from tfdialemb.inference.sequence_scorer import SequenceScorer, check_mode  # pylint: disable=import-outside-toplevel
     from tfdialemb.inference.embedder import SentenceEmbedder  # pylint: disable=import-outside-toplevel
 
     check_mode(mode, k_last_rows)

@@ -123,7 +123,7 @@ def bench_method(spec, dialogues: int, batch: int, max_length: int, checkpoint: 
     epoch of batches: uniform, length-bucketed, and uniform padded to `max_length` (what the
     released dial2vec code does at 512)."""
     from tfdialemb.data.build import BuildOptions  # pylint: disable=import-outside-toplevel
-    from tfdialemb.encoders import load_pretrained  # pylint: disable=import-outside-toplevel
+    from tfdialemb.encoders.checkpoint import load_pretrained  # pylint: disable=import-outside-toplevel
 
     params = spec.resolve(params)
     run = TrainingRun(checkpoint, batch, max_length, seed)

@@ -42,6 +42,7 @@ import numpy as np
 
 from tfdialemb.bench.demo_data import demo_utterances
 from tfdialemb.bench.processes import bfloat16_measured, child_env
+from tfdialemb.eval.dialogue_metrics import unit_rows
 
 MEASURES = ("encode", "train_step", "cross_encoder", "triple")
 PRECISIONS = ("float32", "bfloat16")
@@ -86,7 +87,7 @@ tf.config.threading.set_intra_op_parallelism_threads(threads)
 tf.config.threading.set_inter_op_parallelism_threads(threads)
 import numpy as np
 from tfdialemb import precision
-from tfdialemb.encoders import load_pretrained
+from tfdialemb.encoders.checkpoint import load_pretrained
 from tfdialemb.inference.embedder import SentenceEmbedder
 from tfdialemb.inference.pair_scorer import PairScorer
 from tfdialemb.inference.sequence_scorer import SequenceScorer
@@ -377,8 +378,6 @@ def _largest_difference(ours, reference) -> float:
     """The largest absolute difference of the two sides' embeddings of the same texts, each row
     at unit length (`unit_rows` refuses a zero or non-finite row); a ValueError when their shapes
     differ."""
-    from tfdialemb.eval.dialogue_metrics import unit_rows  # pylint: disable=import-outside-toplevel
-
     ours, reference = np.asarray(ours, np.float64), np.asarray(reference, np.float64)
     if ours.shape != reference.shape:
         raise ValueError(f"the sides' embeddings differ in shape ({ours.shape} and {reference.shape}): they did "

@@ -39,7 +39,7 @@ def _epoch(dataset) -> Dict[str, float]:
 def bench_pipeline(dialogues: int, method: str, max_length: int, batch: int, checkpoint: str,
                    seed: int = 0, steps: int = 5, warmup: int = 1) -> Dict:
     from tfdialemb.data.build import BuildOptions  # pylint: disable=import-outside-toplevel
-    from tfdialemb.encoders import load_pretrained  # pylint: disable=import-outside-toplevel
+    from tfdialemb.encoders.checkpoint import load_pretrained  # pylint: disable=import-outside-toplevel
 
     pretrained = load_pretrained(checkpoint)
     with tempfile.TemporaryDirectory(prefix="tfdialemb-bench-") as tmp:

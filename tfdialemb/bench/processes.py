@@ -48,7 +48,7 @@ tf.config.threading.set_inter_op_parallelism_threads(threads)
 if mode != "saved_model":
     from tfdialemb import precision
     from tfdialemb.inference.embedder import SentenceEmbedder
-    from tfdialemb.encoders import load_pretrained
+    from tfdialemb.encoders.checkpoint import load_pretrained
     precision.apply(mode)  # the policy: float32, as `encode` computes by default, or mixed_bfloat16
     load = lambda path: SentenceEmbedder.from_pretrained(load_pretrained(path))
 else:

@@ -26,7 +26,7 @@ def bench_selection(checkpoint: str, candidates: int = 10, context_turns: int = 
     import tensorflow as tf
     import tensorflow_text  # noqa: F401  (registers the ops the export's graph uses)
 
-    from tfdialemb.encoders import load_pretrained
+    from tfdialemb.encoders.checkpoint import load_pretrained
     from tfdialemb.inference.pair_scorer import PairScorer
     from tfdialemb.serving import layout, selection
 

@@ -17,7 +17,7 @@ from tfdialemb.bench.processes import (
 
 def export_for_bench(checkpoint: str, directory: str) -> str:
     """The checkpoint's sentence SavedModel (mean pooling, 128 tokens) under `directory`."""
-    from tfdialemb.encoders import load_pretrained  # pylint: disable=import-outside-toplevel
+    from tfdialemb.encoders.checkpoint import load_pretrained  # pylint: disable=import-outside-toplevel
     from tfdialemb.inference.embedder import SentenceEmbedder  # pylint: disable=import-outside-toplevel
     from tfdialemb.serving.sentence import export_sentence_model  # pylint: disable=import-outside-toplevel
 

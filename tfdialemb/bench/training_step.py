@@ -41,7 +41,7 @@ import tensorflow as tf
 tf.config.threading.set_intra_op_parallelism_threads(threads)
 tf.config.threading.set_inter_op_parallelism_threads(threads)
 from tfdialemb import precision
-from tfdialemb.encoders import load_pretrained
+from tfdialemb.encoders.checkpoint import load_pretrained
 from tfdialemb.losses.cosine_mse import cosine_mse
 from tfdialemb.training.graph_options import apply_training_graph_options
 from tfdialemb.training.optimizer import OptimizerConfig, create_optimizer

@@ -28,6 +28,7 @@ from tfdialemb.core import options
 from tfdialemb.cli import OVERWRITE, Progress, claim_output, report_error, run_command
 from tfdialemb.converters import converter_options, converters, descriptions, partial_records
 from tfdialemb.data.examples import make_builder
+from tfdialemb.data.records import describe_cuts
 from tfdialemb.data.stats import corpus_stats
 from tfdialemb.dialogue import (
     SPLIT_METHODS,
@@ -216,7 +217,6 @@ def split() -> int:
 def build() -> int:
     from tfdialemb.data.build import BuildOptions  # pylint: disable=import-outside-toplevel
     from tfdialemb.data.build import build as build_shards
-    from tfdialemb.data.records import describe_cuts  # pylint: disable=import-outside-toplevel
 
     _require("method", "input", "output_dir", "init_checkpoint")
     params = {}
@@ -257,7 +257,7 @@ def build() -> int:
 
 
 def _load_tokenizer():
-    from tfdialemb.encoders import load_tokenizer  # pylint: disable=import-outside-toplevel
+    from tfdialemb.encoders.checkpoint import load_tokenizer  # pylint: disable=import-outside-toplevel
 
     return load_tokenizer(FLAGS.init_checkpoint)
 

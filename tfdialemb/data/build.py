@@ -29,7 +29,7 @@ from tfdialemb.data.records import (
 from tfdialemb.data.sampling import DialoguePool
 from tfdialemb.dialogue import Dialogue, ErrorPolicy, drop_short, merge_consecutive_turns, read_dialogues
 from tfdialemb.core.files import atomic_directory, check_writable, file_fingerprint
-from tfdialemb.text import BertTokenizer
+from tfdialemb.text.tokenizer import BertTokenizer
 from tfdialemb.text.dialogue_packing import pack_dialogues, separator_id
 
 CHUNK_TEXTS = 2048

@@ -16,7 +16,7 @@ import collections
 from typing import Iterable, Iterator, List, Sequence
 
 from tfdialemb.dialogue import Dialogue, capped_roles
-from tfdialemb.text import BertTokenizer
+from tfdialemb.text.tokenizer import BertTokenizer
 from tfdialemb.text.dialogue_packing import speaker_prefix_lengths, uncut_length
 
 CHUNK = 256

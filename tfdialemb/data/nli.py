@@ -17,7 +17,7 @@ from typing import Optional, Tuple
 import numpy as np
 import tensorflow as tf
 
-from tfdialemb.text import BertTokenizer
+from tfdialemb.text.tokenizer import BertTokenizer
 
 LABEL_SETS = ("paper", "released")
 LABEL_VALUES = {"entailment": 1.0, "contradiction": 0.0, "neutral": 2.0}

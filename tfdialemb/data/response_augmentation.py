@@ -38,8 +38,6 @@ import tensorflow as tf
 from tfdialemb.data import antonyms
 
 OPERATIONS = ("deletion", "swap", "synonym")
-WORD_UNITS = ("wordpiece", "jieba")
-"""What a word is: a piece and its `##` pieces, or a jieba word (Chinese; see the `fgc` builder)."""
 SYNONYMS_PER_WORD = 5
 
 

@@ -45,6 +45,7 @@ from absl import flags
 from tfdialemb.cli import run_command
 from tfdialemb.command_steps import evaluation_metrics, run_step
 from tfdialemb.dialogue import read_dialogues, write_dialogues
+from tfdialemb.encoders.packaged import packaged_minilm_path
 from tfdialemb.eval.table import format_table
 from tfdialemb.kind_registry import RENAMED_KINDS
 from tfdialemb.core.options import renamed
@@ -255,8 +256,6 @@ def _fgc(work: str, encoder: str, train: str, test: str, reports: str) -> None:
 
 def main(argv):
     del argv
-    from tfdialemb.encoders import packaged_minilm_path  # pylint: disable=import-outside-toplevel
-
     # A part is named after the inference kind it trains, so it was renamed with it.
     for former in sorted(set(FLAGS.parts) & set(RENAMED_KINDS)):
         print(f"warning: {renamed(f'--parts={former}', f'--parts={RENAMED_KINDS[former]}')}", file=sys.stderr)

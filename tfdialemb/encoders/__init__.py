@@ -12,7 +12,7 @@ EXPORTS = {
     "load_pretrained": "checkpoint",
     "load_tokenizer": "checkpoint",
     "masked_mean": "pooling",
-    "packaged_minilm_path": "checkpoint",
+    "packaged_minilm_path": "packaged",
     "pool": "pooling",
     "save_pretrained": "checkpoint",
 }

@@ -24,10 +24,6 @@ import warnings
 from typing import Dict
 
 import numpy as np
-from sklearn.exceptions import ConvergenceWarning
-from sklearn.linear_model import LogisticRegression
-from sklearn.metrics import accuracy_score, f1_score
-from sklearn.neighbors import KNeighborsClassifier
 
 from tfdialemb.eval.dialogue_metrics import unit_rows
 from tfdialemb.similarity import cosine_matrix
@@ -61,6 +57,10 @@ def logistic_regression(train_x: np.ndarray, train_y: np.ndarray, test_x: np.nda
                         max_iter: int = DOMAIN_MAX_ITER, normalise: bool = True) -> Dict[str, object]:
     """Held-out accuracy and macro F1 of `LogisticRegression(random_state=0, max_iter)` fitted on
     the training rows, and whether the solver converged."""
+    from sklearn.exceptions import ConvergenceWarning  # pylint: disable=import-outside-toplevel
+    from sklearn.linear_model import LogisticRegression  # pylint: disable=import-outside-toplevel
+    from sklearn.metrics import accuracy_score, f1_score  # pylint: disable=import-outside-toplevel
+
     train_x, train_y, test_x, test_y = _checked(train_x, train_y, test_x, test_y, normalise)
     model = LogisticRegression(random_state=0, max_iter=max_iter)
     with warnings.catch_warnings():
@@ -74,6 +74,9 @@ def logistic_regression(train_x: np.ndarray, train_y: np.ndarray, test_x: np.nda
 def knn_accuracy(train_x: np.ndarray, train_y: np.ndarray, test_x: np.ndarray, test_y: np.ndarray,
                  k: int = 5, normalise: bool = True) -> float:
     """Held-out accuracy of the majority vote of the k nearest training rows (euclidean)."""
+    from sklearn.metrics import accuracy_score  # pylint: disable=import-outside-toplevel
+    from sklearn.neighbors import KNeighborsClassifier  # pylint: disable=import-outside-toplevel
+
     train_x, train_y, test_x, test_y = _checked(train_x, train_y, test_x, test_y, normalise)
     if not 1 <= k <= len(train_x):
         raise ValueError(f"k={k} neighbours need 1 ≤ k ≤ {len(train_x)} training rows")
@@ -84,6 +87,8 @@ def knn_accuracy(train_x: np.ndarray, train_y: np.ndarray, test_x: np.ndarray, t
 def nearest_centroid_accuracy(train_x: np.ndarray, train_y: np.ndarray, test_x: np.ndarray,
                               test_y: np.ndarray) -> float:
     """Held-out accuracy of the class whose mean training unit vector is most cosine-similar."""
+    from sklearn.metrics import accuracy_score  # pylint: disable=import-outside-toplevel
+
     train_x, train_y, test_x, test_y = _checked(train_x, train_y, test_x, test_y)
     classes = np.unique(train_y)
     centroids = np.stack([train_x[train_y == c].mean(axis=0) for c in classes])

@@ -17,7 +17,6 @@ import numpy as np
 
 from tfdialemb.dialogue import drop_short, merge_consecutive_turns, read_dialogues
 from tfdialemb.eval.evaluator import Evaluator, register_evaluator
-from tfdialemb.losses.ranking_metrics import top_k_hits
 from tfdialemb.core.options import Option
 
 KS = (1, 5)
@@ -55,6 +54,8 @@ def in_batch_accuracy(contexts: np.ndarray, responses: np.ndarray, batch_size: i
     """{"accuracy@k": mean over pairs of batches larger than k} of unit vectors `contexts` and
     `responses` [N, d], pair i = (contexts[i], responses[i]), in consecutive batches (every k
     needs such a batch: `check_batches`)."""
+    from tfdialemb.losses.ranking_metrics import top_k_hits  # pylint: disable=import-outside-toplevel
+
     hits = {k: [] for k in ks}
     for start in range(0, len(contexts), batch_size):
         scores = contexts[start:start + batch_size] @ responses[start:start + batch_size].T

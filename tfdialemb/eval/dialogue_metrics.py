@@ -26,10 +26,6 @@ import numbers
 from typing import Dict, Hashable, Iterator, Sequence, Tuple, Union
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
-from sklearn.cluster import KMeans
-from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score
-from sklearn.metrics.cluster import contingency_matrix
 
 from tfdialemb.eval import metrics
 from tfdialemb.similarity import cosine_matrix
@@ -86,6 +82,8 @@ def _checked(embeddings: np.ndarray, labels: Sequence[Hashable]) -> Tuple[np.nda
 
 def _contingency(labels: Sequence[Hashable], clusters: Sequence[Hashable]) -> np.ndarray:
     """Counts [classes, clusters] of two equal-length labellings of the same items."""
+    from sklearn.metrics.cluster import contingency_matrix  # pylint: disable=import-outside-toplevel
+
     classes, found = label_codes(labels), label_codes(clusters)
     if len(classes) != len(found) or not len(classes):
         raise ValueError(f"labels ({len(classes)}) and clusters ({len(found)}) must be equally "
@@ -101,6 +99,8 @@ def purity(labels: Sequence[Hashable], clusters: Sequence[Hashable]) -> float:
 
 def cluster_accuracy(labels: Sequence[Hashable], clusters: Sequence[Hashable]) -> float:
     """Accuracy under the best one-to-one cluster→class map (Hungarian; released `get_accuracy`)."""
+    from scipy.optimize import linear_sum_assignment  # pylint: disable=import-outside-toplevel
+
     counts = _contingency(labels, clusters)
     rows, columns = linear_sum_assignment(counts, maximize=True)
     return float(counts[rows, columns].sum() / counts.sum())
@@ -118,6 +118,8 @@ def domain_categorization(embeddings: np.ndarray, labels: Sequence[Hashable],
     Run r uses random_state seed + r, one k-means++ initialisation, max_iter 500 and tol 1e-5
     (the released settings). `runs` is a count (the paper: 10) or "released".
     """
+    from sklearn.cluster import KMeans  # pylint: disable=import-outside-toplevel
+
     x, codes = _checked(embeddings, labels)
     k = int(codes.max()) + 1
     if len(x) < k:
@@ -139,6 +141,8 @@ def categorization_of_assignments(labels: Sequence[Hashable],
     For KMeans clusters (`domain_categorization`) or any other assignment, e.g. each dialogue's
     most probable LDA topic (dial2vec Sec. 4.3: LDA "assign[s] each dialogue a topic").
     """
+    from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score  # pylint: disable=import-outside-toplevel
+
     if not clusterings:
         raise ValueError("need at least one clustering")
     codes = label_codes(labels)

@@ -49,7 +49,6 @@ import numpy as np
 
 from tfdialemb.augment.base import applied, source_id
 from tfdialemb.augment.presets import OPERATIONS
-from tfdialemb.data.length_filter import TokenLengthFilter
 from tfdialemb.dialogue import Dialogue, DialogueFormatError, read_dialogues
 from tfdialemb.eval import classifier_probes
 from tfdialemb.eval.dialogue_embedding import checked_views
@@ -58,7 +57,6 @@ from tfdialemb.eval.evaluator import register_evaluator
 from tfdialemb.eval.probe_split import DEFAULT_TEST_FRACTION, held_out_split
 from tfdialemb.eval.probe_task import ProbeTaskEvaluator
 from tfdialemb.eval.task_options import PROBE_VIEW, probe_view
-from tfdialemb.layers.dialogue_views import hidden_state_name
 from tfdialemb.core.options import Option
 
 NONE = "none"
@@ -92,6 +90,8 @@ def representations(views: Mapping[str, np.ndarray], view: str, layers: Sequence
     """The probed representations among a DialogueEmbedder's views (built with `hidden_layers`):
     "embedding", the last layer's `view`, and "hidden_state[-k]" per layer -k (the released
     names), pooled per `hidden_state_pooling`."""
+    from tfdialemb.layers.dialogue_views import hidden_state_name  # pylint: disable=import-outside-toplevel
+
     pooling = layer_pooling(view, hidden_state_pooling)
     return {"embedding": views[view],
             **{f"hidden_state[{layer}]": views[hidden_state_name(pooling, layer)] for layer in layers}}
@@ -119,11 +119,11 @@ class AugmentedViews:
         return len(self.by_source) - len(self.complete)
 
 
-def read_views(path: str, length_filter: Optional[TokenLengthFilter] = None) -> AugmentedViews:
-    """The usable views of an augmented file, those `length_filter` drops left out (counted in its
-    `dropped`); a DialogueFormatError names a line whose augmentations or source id are
-    malformed, a ValueError says when fewer than two classes, or no source with every class,
-    remain."""
+def read_views(path: str, length_filter=None) -> AugmentedViews:
+    """The usable views of an augmented file, those `length_filter` (a
+    `tfdialemb.data.length_filter.TokenLengthFilter`) drops left out (counted in its `dropped`); a
+    DialogueFormatError names a line whose augmentations or source id are malformed, a ValueError
+    says when fewer than two classes, or no source with every class, remain."""
     by_source: Dict[str, Dict[str, List[Dialogue]]] = {}
     left_out: Dict[str, int] = collections.Counter()
     dialogues = list(read_dialogues(path))
@@ -210,11 +210,11 @@ def representation_probes(x: np.ndarray, codes: np.ndarray, fit: np.ndarray, tes
 
 def evaluate_invariance(path: str, embed: EmbedRepresentations, sampling: str = "released",
                         test_fraction: float = DEFAULT_TEST_FRACTION, seed: int = 0,
-                        k: int = THESIS_K, embeddings: str = "raw",
-                        length_filter: Optional[TokenLengthFilter] = None) -> Dict[str, Any]:
+                        k: int = THESIS_K, embeddings: str = "raw", length_filter=None) -> Dict[str, Any]:
     """{"split", "metrics"} of the augmentation-type probes and the original-view cosines on
     every representation; `embed` is called once, on the probed views and the (original, view)
-    pairs, each dialogue once; the dialogues `length_filter` drops take no part."""
+    pairs, each dialogue once; the dialogues `length_filter` (a
+    `tfdialemb.data.length_filter.TokenLengthFilter`) drops take no part."""
     views = read_views(path, length_filter)
     dialogues, names, sources = sample_views(views, sampling, seed)
     pairs = view_pairs(views)
@@ -323,6 +323,8 @@ class InvarianceEvaluator(ProbeTaskEvaluator):
             if model is None or options.saved_model:
                 raise ValueError(f"--invariance_max_tokens counts the tokens of the encoder's tokenizer, which "
                                  f"--embedding={source.name} does not give here: give --invariance_max_tokens=0")
+            from tfdialemb.data.length_filter import TokenLengthFilter  # pylint: disable=import-outside-toplevel
+
             length_filter = TokenLengthFilter(model.pretrained.tokenizer,
                                               max_dialogue_tokens=options.invariance_max_tokens)
         embed_views = source.dialogue_views(hidden_layers=layers)

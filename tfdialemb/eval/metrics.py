@@ -15,7 +15,6 @@ candidate last.
 import warnings
 
 import numpy as np
-import scipy.stats
 
 from tfdialemb.core.options import Option
 
@@ -114,6 +113,8 @@ def _correlation(statistic, gold, predicted) -> float:
 
     NaN when either input is constant, where a correlation is undefined.
     """
+    import scipy.stats  # pylint: disable=import-outside-toplevel
+
     gold, predicted = np.asarray(gold, np.float64), np.asarray(predicted, np.float64)
     if gold.shape != predicted.shape or gold.ndim != 1 or len(gold) < 2:
         raise ValueError(f"need two equal 1-D arrays of at least 2 values, got {gold.shape} "
@@ -128,9 +129,13 @@ def spearman(gold: np.ndarray, predicted: np.ndarray) -> float:
 
     NaN when either input is constant.
     """
+    import scipy.stats  # pylint: disable=import-outside-toplevel
+
     return _correlation(scipy.stats.spearmanr, gold, predicted)
 
 
 def pearson(gold: np.ndarray, predicted: np.ndarray) -> float:
     """Pearson's linear correlation; NaN when either input is constant."""
+    import scipy.stats  # pylint: disable=import-outside-toplevel
+
     return _correlation(scipy.stats.pearsonr, gold, predicted)

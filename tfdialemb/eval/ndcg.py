@@ -21,7 +21,6 @@ scikit-learn's `ndcg_score`, which computes it here):
 from typing import Dict
 
 import numpy as np
-from sklearn.metrics import ndcg_score
 
 from tfdialemb.eval.metrics import pessimistic_scores
 from tfdialemb.similarity import cosine_matrix
@@ -41,6 +40,8 @@ def ndcg_at_k(scores: np.ndarray, relevance: np.ndarray, k: int = THESIS_K) -> f
 
 
 def _mean_ndcg(scores: np.ndarray, relevance: np.ndarray, k: int) -> float:
+    from sklearn.metrics import ndcg_score  # pylint: disable=import-outside-toplevel
+
     if k < 1:
         raise ValueError(f"k must be positive, got {k}")
     if not np.isin(relevance, (0, 1)).all():

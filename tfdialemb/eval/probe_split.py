@@ -10,7 +10,6 @@ import dataclasses
 from typing import Any, Dict, Hashable, List, Optional, Sequence, Tuple
 
 import numpy as np
-from sklearn.model_selection import GroupShuffleSplit, train_test_split
 
 from tfdialemb.eval.dialogue_metrics import label_codes
 
@@ -20,6 +19,8 @@ DEFAULT_TEST_FRACTION = 0.25
 def held_out_split(n: int, test_fraction: float = DEFAULT_TEST_FRACTION, seed: int = 0,
                    groups: Optional[Sequence] = None) -> Tuple[np.ndarray, np.ndarray]:
     """(fit indices, held-out indices) of n rows, each sorted; both sides are non-empty."""
+    from sklearn.model_selection import GroupShuffleSplit, train_test_split  # pylint: disable=import-outside-toplevel
+
     if not 0.0 < test_fraction < 1.0:
         raise ValueError(f"the held-out fraction must lie strictly between 0 and 1, got {test_fraction}")
     rows = np.arange(n)

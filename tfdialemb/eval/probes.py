@@ -23,8 +23,6 @@ SGD of `--format=sgd_single_domain`); dialogues without the label are left out a
 from typing import Any, Callable, Dict, Hashable, Optional, Sequence
 
 import numpy as np
-from sklearn.cluster import KMeans
-from sklearn.metrics import v_measure_score
 
 from tfdialemb.dialogue import Dialogue
 from tfdialemb.eval import classifier_probes
@@ -44,6 +42,9 @@ EmbedDialogues = Callable[[Sequence[Dialogue]], np.ndarray]
 def domain_probes(fit_x: np.ndarray, fit_labels: Sequence[Hashable], test_x: np.ndarray,
                   test_labels: Sequence[Hashable], k: int = THESIS_K) -> Dict[str, Any]:
     """Classification, categorization and retrieval of the held-out rows given the fitted ones."""
+    from sklearn.cluster import KMeans  # pylint: disable=import-outside-toplevel
+    from sklearn.metrics import v_measure_score  # pylint: disable=import-outside-toplevel
+
     fit_x, test_x = unit_rows(np.asarray(fit_x, np.float64)), unit_rows(np.asarray(test_x, np.float64))
     if len(fit_labels) != len(fit_x) or len(test_labels) != len(test_x):
         raise ValueError(f"{len(fit_x)} + {len(test_x)} embeddings but {len(fit_labels)} + {len(test_labels)} labels")

@@ -26,9 +26,7 @@ from tfdialemb.dialogue import merge_consecutive_turns, read_dialogues
 from tfdialemb.eval import metrics
 from tfdialemb.eval.curved_task import CurvedTaskEvaluator
 from tfdialemb.eval.evaluator import register_evaluator
-from tfdialemb.eval.inputs import embed_distinct
-from tfdialemb.inference.sequence_scorer import (Encode, SequenceScorer, before_variants,
-                                                 check_mode)
+from tfdialemb.eval.inputs import Embed, embed_distinct
 from tfdialemb.core.options import Option
 
 
@@ -44,7 +42,7 @@ def _history_lengths(history_lengths: Iterable[int], mode: str) -> List[int]:
     return [int(h) for h in lengths]
 
 
-def evaluate_sequence_modeling(path: str, encode: Encode, mode: str = "c3l",
+def evaluate_sequence_modeling(path: str, encode: Embed, mode: str = "c3l",
                                k_last_rows: Optional[int] = None,
                                history_lengths: Iterable[int] = range(2, 11),
                                speaker_tokens: bool = True,
@@ -56,6 +54,8 @@ def evaluate_sequence_modeling(path: str, encode: Encode, mode: str = "c3l",
     (metrics.rank_of); history lengths that no dialogue exceeds are left out, and so are those
     only one dialogue exceeds (its next utterance would rank first among itself alone), counted in
     `single_candidate_lengths`."""
+    from tfdialemb.inference.sequence_scorer import SequenceScorer, before_variants, check_mode  # pylint: disable=import-outside-toplevel
+
     k_last_rows = check_mode(mode, k_last_rows)
     metrics.check_ties(ties)
     lengths = _history_lengths(history_lengths, mode)

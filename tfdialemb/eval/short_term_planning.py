@@ -34,14 +34,12 @@ from typing import Any, Dict, Iterator, List, Tuple
 
 import numpy as np
 
-from tfdialemb.text.curved_format import after_text, before_text, speaker_token
+from tfdialemb.text.curved_format import SPACES, after_text, before_text, speaker_token
 from tfdialemb.dialogue import DialogueFormatError, ErrorPolicy, iter_lines
 from tfdialemb.eval.curved_task import CurvedTaskEvaluator
 from tfdialemb.eval.evaluator import register_evaluator
-from tfdialemb.eval.inputs import embed_distinct
+from tfdialemb.eval.inputs import Embed, embed_distinct
 from tfdialemb.eval.metrics import PESSIMISTIC, check_ties, rank_of
-from tfdialemb.inference.sequence_scorer import SPACES, Encode
-from tfdialemb.layers.curved_scoring import planning_scores, released_planning_scores
 from tfdialemb.core.options import PAPER, RELEASED, Switch
 from tfdialemb.similarity import cosine_matrix
 
@@ -165,13 +163,15 @@ def _chunks(records: Iterator[PlanningRecord], size: int) -> Iterator[List[Plann
         yield chunk
 
 
-def evaluate_short_term_planning(path: str, encode: Encode, mode: str = "c3l",
+def evaluate_short_term_planning(path: str, encode: Embed, mode: str = "c3l",
                                  speaker_tokens: bool = True, records_per_call: int = 256,
                                  scorer: str = PAPER, ties: str = PESSIMISTIC) -> Dict[str, Any]:
     """hits@k and avg_rank overall and per (h, g), and the distractor sources (module docstring).
     `scorer` is SCORER's value (`released` with mode c3l only), `ties` rank_of's. Texts are
     encoded `records_per_call` records at a time, each distinct text of a chunk once, so memory
     stays bounded on sets with 100 generated candidates per record."""
+    from tfdialemb.layers.curved_scoring import planning_scores, released_planning_scores  # pylint: disable=import-outside-toplevel
+
     if mode not in MODES:
         raise ValueError(f"STP mode must be one of {MODES}, got {mode!r}")
     if scorer not in SCORER.choices:

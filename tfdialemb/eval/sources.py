@@ -16,13 +16,10 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 
 from tfdialemb.eval.evaluator import DIALOGUE_VIEWS, INPUTS, MODEL, SENTENCES
-from tfdialemb.inference.dialogue_embedder import DialogueEmbedder
-from tfdialemb.inference.embedder import SentenceEmbedder
 from tfdialemb.inference.kinds import runtime_class
 from tfdialemb.kind_registry import KINDS
 from tfdialemb.core.options import Option
 from tfdialemb.core.progress import Progress
-from tfdialemb.serving.exported_embedder import ExportedSentenceEmbedder
 
 
 class EmbeddingSource:
@@ -82,13 +79,18 @@ class EncoderSource(EmbeddingSource):
     uses_encoder = True
 
     @functools.cached_property
-    def exported(self) -> ExportedSentenceEmbedder:
+    def exported(self):
+        """The `tfdialemb.serving.exported_embedder.ExportedSentenceEmbedder` of --saved_model."""
+        from tfdialemb.serving.exported_embedder import ExportedSentenceEmbedder  # pylint: disable=import-outside-toplevel
+
         return ExportedSentenceEmbedder(self.options.saved_model)
 
     @functools.cached_property
     def sentence_embedder(self):
         if self.options.saved_model:
             return self.exported
+        from tfdialemb.inference.embedder import SentenceEmbedder  # pylint: disable=import-outside-toplevel
+
         return SentenceEmbedder.from_settings(self.model.pretrained.encoder, self.model.pretrained.tokenizer,
                                               self.settings)
 
@@ -104,6 +106,8 @@ class EncoderSource(EmbeddingSource):
         the model is loaded once, when first called, and its settings recorded in `embedding`."""
         @functools.lru_cache(maxsize=None)
         def embedder():
+            from tfdialemb.inference.dialogue_embedder import DialogueEmbedder  # pylint: disable=import-outside-toplevel
+
             pretrained = self.model.pretrained
             loaded = DialogueEmbedder.from_settings(pretrained.encoder, pretrained.tokenizer, self.settings,
                                                     hidden_layers=hidden_layers)

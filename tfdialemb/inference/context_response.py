@@ -19,7 +19,7 @@ from tfdialemb.inference.embedder import embed_by_length
 from tfdialemb.inference.kinds import register_runtime
 from tfdialemb.inference.trace_policy import TraceWhenWorthIt
 from tfdialemb.model_dir import ModelSource
-from tfdialemb.text import BertTokenizer
+from tfdialemb.text.tokenizer import BertTokenizer
 from tfdialemb.text.tokenizer import require_tokens
 
 CONTEXT_SIGNATURE = [tf.TensorSpec([None], tf.string, name="turns"),

@@ -17,7 +17,8 @@ import numpy as np
 import tensorflow as tf
 
 from tfdialemb.dialogue import Dialogue, as_dialogue, role_ids
-from tfdialemb.encoders import Encoder, Pretrained
+from tfdialemb.encoders.checkpoint import Pretrained
+from tfdialemb.encoders.encoder import Encoder
 from tfdialemb.encoders.config import usable_max_length
 from tfdialemb.inference.kinds import register_runtime
 from tfdialemb.inference.sentence_transformers_calls import batch_output, progress_callback
@@ -36,7 +37,7 @@ from tfdialemb.layers.dialogue_views import (
 )
 from tfdialemb.model_dir import inference_parts
 from tfdialemb.similarity import l2_normalized
-from tfdialemb.text import BertTokenizer
+from tfdialemb.text.tokenizer import BertTokenizer
 from tfdialemb.text.dialogue_packing import (
     DialogueInputs,
     dense_dialogues,

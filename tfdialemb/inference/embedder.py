@@ -5,14 +5,15 @@ from typing import Callable, Optional, Sequence, Union
 import numpy as np
 import tensorflow as tf
 
-from tfdialemb.encoders import Encoder, Pretrained
+from tfdialemb.encoders.checkpoint import Pretrained
+from tfdialemb.encoders.encoder import Encoder
 from tfdialemb.encoders.config import usable_max_length
 from tfdialemb.inference.kinds import register_runtime
 from tfdialemb.inference.sentence_transformers_calls import batch_output, progress_callback
 from tfdialemb.inference.trace_policy import TraceWhenWorthIt, batch_count
 from tfdialemb.model_dir import inference_parts
 from tfdialemb.similarity import l2_normalized
-from tfdialemb.text import BertTokenizer
+from tfdialemb.text.tokenizer import BertTokenizer
 
 
 @register_runtime("sentence", "curved")

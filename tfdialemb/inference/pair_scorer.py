@@ -15,7 +15,7 @@ from tfdialemb.inference.kinds import register_runtime
 from tfdialemb.inference.sentence_transformers_calls import batch_output, progress_callback
 from tfdialemb.inference.trace_policy import TraceWhenWorthIt
 from tfdialemb.model_dir import ModelSource
-from tfdialemb.text import BertTokenizer
+from tfdialemb.text.tokenizer import BertTokenizer
 from tfdialemb.text.pair_packing import PairLayout, bound_pieces
 from tfdialemb.text.tokenizer import require_tokens
 

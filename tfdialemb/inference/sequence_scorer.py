@@ -23,14 +23,12 @@ from typing import Callable, List, Optional, Sequence, Union
 import numpy as np
 import tensorflow as tf
 
-from tfdialemb.text.curved_format import EVEN, ODD, after_text, before_text, speaker_token
+from tfdialemb.text.curved_format import EVEN, ODD, SPACES, after_text, before_text, speaker_token
 from tfdialemb.layers import curved_scoring
 
 Encode = Callable[[List[str]], np.ndarray]
 """Texts in, one embedding row per text out (e.g. `SentenceEmbedder.embed`)."""
 
-SPACES = {"c3l": ("[B1]", "[B2]"), "c3l_maxsim": ("[B1]", "[B2]"), "bi_b2": ("[B2]",),
-          "ccl": ("",)}
 MODES = tuple(SPACES)
 SPEAKERS = (EVEN, ODD)
 

@@ -10,7 +10,7 @@ from typing import Dict, List
 
 import tensorflow as tf
 
-from tfdialemb.encoders import Encoder
+from tfdialemb.encoders.encoder import Encoder
 from tfdialemb.encoders.pooling import first_token, masked_mean
 from tfdialemb.inference_settings import DIALOGUE_POOLING
 from tfdialemb.layers.interlocutor_pooling import interlocutor_pooling, role_masks

@@ -11,7 +11,7 @@ from typing import Dict
 import tensorflow as tf
 from official.nlp.modeling.layers import MaskedLM
 
-from tfdialemb.encoders import Encoder
+from tfdialemb.encoders.encoder import Encoder
 from tfdialemb.encoders.encoder import ACTIVATIONS, random_initializer
 from tfdialemb.encoders.pretraining_heads import HEAD_TENSORS, MLM_HEAD, load_head
 

@@ -18,11 +18,8 @@ from typing import Optional
 
 import tensorflow as tf
 
+from tfdialemb.losses.choices import RELEASED_TEMPERATURE, VARIANTS
 from tfdialemb.losses.in_batch_info_nce import in_batch_info_nce
-
-VARIANTS = ("released", "thesis")
-RELEASED_TEMPERATURE = 0.1
-"""mylib/learners/dialogue_encoder.py `DialogueEncoderLearnerConfig.temperature`."""
 
 
 def augcl_loss(x: tf.Tensor, y: tf.Tensor, swap: tf.Tensor, variant: str = "released",

@@ -2,7 +2,7 @@
 the global batch, positive pairs and their augmentations against negative pairs and theirs."""
 import tensorflow as tf
 
-from tfdialemb.distribute import gather_across_replicas, replica_offset
+from tfdialemb.losses.cross_replica import gather_across_replicas, replica_offset
 from tfdialemb.losses.choices import SIMILARITIES
 
 

@@ -9,7 +9,7 @@ from typing import Optional
 
 import tensorflow as tf
 
-from tfdialemb.distribute import gather_across_replicas, replica_offset
+from tfdialemb.losses.cross_replica import gather_across_replicas, replica_offset
 
 
 def in_batch_info_nce(anchors: tf.Tensor, positives: tf.Tensor, temperature: float,

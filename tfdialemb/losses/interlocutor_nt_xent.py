@@ -4,8 +4,7 @@ from typing import Optional
 import tensorflow as tf
 
 from tfdialemb.losses.candidate_nt_xent import candidate_nt_xent
-
-DEFAULT_TEMPERATURE = 0.2
+from tfdialemb.losses.choices import DEFAULT_TEMPERATURE
 
 
 def interlocutor_nt_xent(similarities: tf.Tensor, temperature: float = DEFAULT_TEMPERATURE,

@@ -15,7 +15,7 @@ here averages, which rescales the gradient by the batch size only. j runs over t
 """
 import tensorflow as tf
 
-from tfdialemb.distribute import gather_across_replicas, replica_offset
+from tfdialemb.losses.cross_replica import gather_across_replicas, replica_offset
 
 
 def two_sided_info_nce(contexts: tf.Tensor, responses: tf.Tensor, temperature: float) -> tf.Tensor:

@@ -18,25 +18,14 @@ import dataclasses
 import json
 import math
 import os
-from typing import Dict, Optional
-
-import tensorflow as tf
-import tf_keras
 
 from tfdialemb.augment import flags as augment_flags
 from tfdialemb.augment.command import augment_to, augmentation_plan
 from tfdialemb.augment.presets import PRESETS, get_preset
-from tfdialemb.data.contrastive_pairs import PAIRS, VIEWS, add_contrastive_pairs
-from tfdialemb.encoders import Encoder
-from tfdialemb.encoders.pooling import POOLING_METHODS, pool
+from tfdialemb.data.choices import PAIRS, VIEWS
 from tfdialemb.core.files import atomic_open
 from tfdialemb.inference_settings import NUM_ROLES, POOLING
-from tfdialemb.losses.augmentation_contrast import (
-    RELEASED_TEMPERATURE,
-    VARIANTS,
-    augcl_loss,
-)
-from tfdialemb.methods.models.base import Method
+from tfdialemb.losses.choices import RELEASED_TEMPERATURE, VARIANTS
 from tfdialemb.methods.dial2vec import TEMPERATURE
 from tfdialemb.methods.shared_options import THESIS_RELEASED_ADAMW
 from tfdialemb.methods.spec import MethodSpec, register_method
@@ -47,44 +36,6 @@ EMB_DROPOUT = 0.1
 LAYOUT = {"separator": "sep", "speaker_prefix": True, "final_separator": True}
 """The released encoder input as `dialogue` inference settings: turns joined by [SEP], each
 "{speaker index} {utterance}", closed by the tokenizer's [SEP]."""
-
-
-class AugclModel(Method):
-    """`per_example_loss` on `contrastive_pairs` batches: `dialogues` [B, 2, T] (x, y) with mask
-    and `swap` [B]."""
-
-    def __init__(self, encoder: Encoder, pooling: str = "cls", loss_variant: str = "released",
-                 temperature: float = RELEASED_TEMPERATURE, emb_dropout: float = EMB_DROPOUT,
-                 gather_negatives: bool = True, process_batch: Optional[int] = None, **kwargs):
-        """`process_batch`: negatives only within each group of that many consecutive rows of the
-        global batch (the released run's per-process batches, `--augcl_batch=released`)."""
-        super().__init__(encoder, **kwargs)
-        if pooling not in POOLING_METHODS:
-            raise ValueError(f"augcl pooling must be one of {POOLING_METHODS}, got {pooling!r}")
-        if not 0 <= emb_dropout < 1:
-            raise ValueError(f"emb_dropout must be in [0, 1), got {emb_dropout}")
-        self.pooling = pooling
-        self.loss_variant = loss_variant
-        self.temperature = temperature
-        self.gather_negatives = gather_negatives
-        self.process_batch = process_batch
-        self.embedding_dropout = tf_keras.layers.Dropout(emb_dropout, dtype="float32")
-
-    def embed(self, ids: tf.Tensor, mask: tf.Tensor, training=None) -> tf.Tensor:
-        """float32 [N, H] pooled embeddings of packed dialogues [N, T]."""
-        states = self.encoder({"input_word_ids": ids, "input_mask": mask}, training=training)["sequence_output"]
-        return pool(tf.cast(states, tf.float32), mask, self.pooling)
-
-    def per_example_loss(self, batch: Dict[str, tf.Tensor], training: bool):
-        ids, mask = batch["dialogues"], batch["dialogues_mask"]
-        length = tf.shape(ids)[-1]
-        pooled = self.embed(tf.reshape(ids, [-1, length]), tf.reshape(mask, [-1, length]), training)
-        # The released code drops out embedding units before normalising (F.dropout, training only).
-        pooled = tf.reshape(self.embedding_dropout(pooled, training=training), [tf.shape(ids)[0], 2, -1])
-        losses = augcl_loss(pooled[:, 0], pooled[:, 1], batch["swap"] > 0, self.loss_variant,
-                            self.temperature, self.gather_negatives or self.process_batch is not None,
-                            self.process_batch)
-        return losses, {}
 
 
 LOSS = Option("augcl_loss", "released", "The contrastive loss: released (the default), "
@@ -173,6 +124,8 @@ class AugclSpec(MethodSpec):
                 "drop_over_length": params.drop_long_dialogues}
 
     def make_model(self, encoder, params):
+        from tfdialemb.methods.models.augcl import AugclModel  # pylint: disable=import-outside-toplevel
+
         return AugclModel(encoder, pooling=params.pooling, loss_variant=params.augcl_loss,
                           temperature=params.temperature, emb_dropout=params.emb_dropout,
                           gather_negatives=params.gather_negatives,
@@ -239,6 +192,8 @@ class AugclSpec(MethodSpec):
         return output
 
     def batches(self, dataset, tokenizer, params, run):
+        from tfdialemb.data.contrastive_pairs import add_contrastive_pairs  # pylint: disable=import-outside-toplevel
+
         return add_contrastive_pairs(dataset, run.seed, tokenizer, run.max_length, params.num_roles,
                                      params.on_the_fly, params.pair, params.augcl_views)
 

@@ -13,73 +13,13 @@ pre-trained heads of a checkpoint are loaded and continue training. BERT-ResSel 
 (all pieces of a word together); the masks here are per piece.
 """
 import dataclasses
-from typing import Dict
 
-import tensorflow as tf
-import tf_keras
-
-from tfdialemb.data.batch_seeds import map_with_batch_seeds
-from tfdialemb.data.masking import mask_tokens
-from tfdialemb.data.stored_pieces import stored_pieces, stored_turns
-from tfdialemb.encoders import Encoder
-from tfdialemb.encoders.pretraining_heads import NSP_HEAD, load_head
-from tfdialemb.layers.masked_lm_head import load_masked_lm_head
-from tfdialemb.losses.ranking_metrics import top_k_hits
-from tfdialemb.methods.mlm import (
-    MASK_PROB_OPTION,
-    MAX_PREDICTIONS_OPTION,
-    MaskedLanguageModel,
-    masked_lm_losses,
-)
+from tfdialemb.methods.mlm import MASK_PROB_OPTION, MAX_PREDICTIONS_OPTION
 from tfdialemb.methods.spec import MethodSpec, register_method
 from tfdialemb.core.options import Option
 from tfdialemb.text import BERT_SPECIAL_TOKENS
-from tfdialemb.text.pair_packing import PairLayout
 
 LAYOUT = "ums"
-
-
-class PostTrainingModel(MaskedLanguageModel):
-    """Model Garden's `MaskedLM` head plus BERT's next-sentence head over the encoder."""
-
-    def __init__(self, encoder: Encoder, **kwargs):
-        super().__init__(encoder, **kwargs)
-        config = encoder.encoder_config
-        self.next_sentence = tf_keras.layers.Dense(
-            2, kernel_initializer=tf_keras.initializers.TruncatedNormal(stddev=config.initializer_range),
-            dtype="float32", name="next_sentence")
-        self.next_sentence.build([None, config.hidden_size])
-
-    def per_example_loss(self, batch: Dict[str, tf.Tensor], training: bool):
-        inputs = {key: batch[key] for key in ("input_word_ids", "input_mask", "input_type_ids")}
-        outputs = self.encoder(inputs, training=training)
-        masked_lm, masked_accuracy = masked_lm_losses(
-            self.masked_lm(outputs["sequence_output"],
-                           masked_positions=tf.convert_to_tensor(batch["masked_lm_positions"])), batch)
-        logits = self.next_sentence(tf.cast(outputs["pooled_output"], tf.float32))
-        labels = tf.cast(batch["next_sentence_labels"], tf.int32)
-        next_sentence = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)
-        correct = top_k_hits(logits, labels, 1)
-        return masked_lm + next_sentence, {
-            "masked_lm_loss": masked_lm, "masked_lm_accuracy": masked_accuracy,
-            "next_sentence_loss": next_sentence, "next_sentence_accuracy": correct}
-
-
-def next_sentence_variables(model: PostTrainingModel) -> Dict[str, tf.Variable]:
-    """The next-sentence head's variables keyed by NSP_HEAD.tensors."""
-    return {"kernel": model.next_sentence.kernel, "bias": model.next_sentence.bias}
-
-
-def post_training_batch(batch: Dict[str, tf.Tensor], seed: tf.Tensor, layout: PairLayout, pad_id: int,
-                        **mask_kwargs):
-    """The masked pairs of a `mlm_nsp` batch: `mask_tokens`' outputs plus `input_type_ids` and
-    `next_sentence_labels`."""
-    packed = layout.pack(stored_turns(batch["context"], batch["context_mask"]),
-                         stored_pieces(batch["next"], batch["next_mask"])).dense(pad_id)
-    masked = mask_tokens(packed["input_word_ids"], packed["input_mask"], seed=seed, **mask_kwargs)
-    return dict(masked, input_type_ids=packed["input_type_ids"],
-                next_sentence_labels=batch["next_sentence_labels"])
-
 
 SHORT_CONTEXT_PROB = Option("short_context_prob", 0.1, "Probability that a context keeps only a random "
                             "number of its latest turns (google-research/bert's short_seq_prob).",
@@ -106,9 +46,16 @@ class MlmNspSpec(MethodSpec):
         return {"short_context_prob": params.short_context_prob}
 
     def make_model(self, encoder, params):
+        from tfdialemb.methods.models.mlm_nsp import PostTrainingModel  # pylint: disable=import-outside-toplevel
+
         return PostTrainingModel(encoder)
 
     def batches(self, dataset, tokenizer, params, run):
+        # pylint: disable=import-outside-toplevel
+        from tfdialemb.data.batch_seeds import map_with_batch_seeds
+        from tfdialemb.methods.models.mlm_nsp import post_training_batch
+        from tfdialemb.text.pair_packing import PairLayout
+
         layout = PairLayout.of(tokenizer, run.max_length, LAYOUT)
         mask = dict(vocab_size=tokenizer.vocab_size, mask_id=tokenizer.mask_id,
                     special_ids=[tokenizer.token_id(t) for t in BERT_SPECIAL_TOKENS],
@@ -118,5 +65,10 @@ class MlmNspSpec(MethodSpec):
                                                                             tokenizer.pad_id, **mask))
 
     def after_build(self, model, params, run):
+        # pylint: disable=import-outside-toplevel
+        from tfdialemb.encoders.pretraining_heads import NSP_HEAD, load_head
+        from tfdialemb.layers.masked_lm_head import load_masked_lm_head
+        from tfdialemb.methods.models.mlm_nsp import next_sentence_variables
+
         load_masked_lm_head(model.masked_lm, run.init_checkpoint)
         load_head(next_sentence_variables(model), NSP_HEAD, run.init_checkpoint)

@@ -16,9 +16,9 @@ import numpy as np
 import tensorflow as tf
 from tensorflow_serving.apis import predict_pb2, prediction_log_pb2
 
-from tfdialemb.encoders import Encoder
+from tfdialemb.encoders.encoder import Encoder
 from tfdialemb.core.files import atomic_directory
-from tfdialemb.text import BertTokenizer
+from tfdialemb.text.tokenizer import BertTokenizer
 
 SIGNATURE_KEY = "serving_default"
 VERSION_NAME = "[0-9]+"

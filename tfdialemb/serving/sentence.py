@@ -4,7 +4,6 @@ Signature `serving_default`: `sentences` tf.string [None] -> `embeddings` float3
 tokenizer and its vocabulary are inside the graph, so clients send raw text. Warm-up: each
 sentence alone (the usual one-sentence request), then all of them in one request.
 """
-import os
 from typing import Optional, Sequence
 
 import numpy as np
@@ -16,8 +15,6 @@ from tfdialemb.serving.kinds import ServedKind, register_servable
 
 INPUT_NAME = "sentences"
 OUTPUT_NAME = "embeddings"
-DEFAULT_WARMUP_SENTENCES = os.path.join(os.path.dirname(os.path.dirname(__file__)), "resources",
-                                        "demo_sentences.txt")
 
 
 def sentence_module(embedder: SentenceEmbedder) -> tf.Module:

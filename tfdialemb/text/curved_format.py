@@ -12,6 +12,10 @@ recent history utterance, at distance 1 from the candidate, is [O]).
 from typing import Optional
 
 EVEN, ODD = "[E]", "[O]"
+SPACES = {"c3l": ("[B1]", "[B2]"), "c3l_maxsim": ("[B1]", "[B2]"), "bi_b2": ("[B2]",),
+          "ccl": ("",)}
+"""Scoring mode → the before spaces a history utterance is encoded in (incremental scoring,
+`tfdialemb.inference.sequence_scorer`, the curved export and the triple-encoder evaluations)."""
 
 
 def speaker_token(distance: int) -> str:

@@ -22,6 +22,7 @@ from tfdialemb.cli import Progress, report_error, report_removed, run_command
 from tfdialemb.data.examples import make_builder
 from tfdialemb.data.records import describe_cuts
 from tfdialemb.dialogue import ErrorPolicy
+from tfdialemb.encoders.errors import CheckpointError
 from tfdialemb.eval.evaluator import OptionValues, get_evaluator
 from tfdialemb.core.files import LOCK_FILE, directory_lock, lock_holder, remove_leftovers
 from tfdialemb.inference.kinds import load, runtime_class
@@ -87,7 +88,7 @@ def train(settings: RunSettings) -> int:
 def _prepare_and_train(settings: RunSettings) -> int:
     """`train`'s work: the data built and the model directory locked, then the training loop."""
     from tfdialemb.data.build import BuildOptions  # pylint: disable=import-outside-toplevel
-    from tfdialemb.encoders import load_tokenizer  # pylint: disable=import-outside-toplevel
+    from tfdialemb.encoders.checkpoint import load_tokenizer  # pylint: disable=import-outside-toplevel
     from tfdialemb.training import data  # pylint: disable=import-outside-toplevel
 
     spec, params = settings.spec, settings.params
@@ -147,7 +148,7 @@ def _train_prepared(settings: RunSettings, prepared: PreparedRun) -> int:
     import tensorflow as tf  # pylint: disable=import-outside-toplevel
 
     from tfdialemb.data.build import SHUFFLED_ORDER  # pylint: disable=import-outside-toplevel
-    from tfdialemb.encoders import CheckpointError, load_pretrained  # pylint: disable=import-outside-toplevel
+    from tfdialemb.encoders.checkpoint import load_pretrained  # pylint: disable=import-outside-toplevel
     from tfdialemb.training.data import training_batches  # pylint: disable=import-outside-toplevel
     from tfdialemb.training.loop import (  # pylint: disable=import-outside-toplevel
         LoopConfig,

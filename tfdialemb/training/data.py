@@ -15,7 +15,7 @@ from tfdialemb.data.records import DIALOGUE_LIST, MANIFEST, read_manifest
 from tfdialemb.dialogue import ErrorPolicy, check_input_file
 from tfdialemb.core.files import file_fingerprint
 from tfdialemb.method_record import setting_differences
-from tfdialemb.text import BertTokenizer
+from tfdialemb.text.tokenizer import BertTokenizer
 
 
 def check_same_source(train_file: str, data_dir: str, manifest: Dict) -> None:

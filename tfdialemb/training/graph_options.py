@@ -7,11 +7,13 @@ either way). The rewrites it exists for are mostly GPU ones (layouts, fusions in
 calls), unmeasured here, so machines with GPUs keep it. The setting is process-wide and a function
 is optimised at its first call, so the commands set it before anything is traced.
 """
-import tensorflow as tf
 
 
 def apply_training_graph_options() -> bool:
-    """Turns Grappler's meta-optimizer off on a machine without GPUs; returns whether it did."""
+    """Turns Grappler's meta-optimizer off on a machine without GPUs; returns whether it did
+    (TensorFlow imported here: the commands define their flags without it)."""
+    import tensorflow as tf  # pylint: disable=import-outside-toplevel
+
     if tf.config.list_physical_devices("GPU"):
         return False
     tf.config.optimizer.set_experimental_options({"disable_meta_optimizer": True})

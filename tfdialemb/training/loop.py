@@ -36,7 +36,7 @@ from tfdialemb.method_record import METHOD_CONFIG, VALIDATION_HISTORY
 from tfdialemb.methods.models.base import Method
 from tfdialemb.precision import with_loss_scaling
 from tfdialemb.core.reports import report_json
-from tfdialemb.text import BertTokenizer
+from tfdialemb.text.tokenizer import BertTokenizer
 from tfdialemb.training.optimizer import OptimizerConfig, create_optimizer
 
 _log = logging.getLogger(__name__)

@@ -27,8 +27,8 @@ from typing import Any, Dict, Iterator, List, Optional, Union
 import numpy as np
 
 from tfdialemb.converters.response_selection import is_selection_line
+from tfdialemb.data.choices import WORD_UNITS
 from tfdialemb.data.examples import ExampleBuilder, register
-from tfdialemb.data.response_augmentation import WORD_UNITS
 from tfdialemb.data.records import SEQUENCE, SEQUENCE_LIST
 from tfdialemb.data.sampling import DialoguePool
 from tfdialemb.dialogue import Dialogue
