@@ -70,7 +70,7 @@ def test_data_command_help_loads_no_tensorflow(command):
     ("tfdialemb.demo", ("--parts:",)),
 ])
 def test_every_command_help_loads_no_tensorflow_nor_scikit_learn(module, flags):
-    status, loaded, shown = _loaded(module, "--help")
+    _, loaded, shown = _loaded(module, "--help")
     assert [flag for flag in flags if flag not in shown] == [] and not loaded & set(HEAVY)
 
 

@@ -1,4 +1,4 @@
-"""BERT's masked-LM head over an encoder, as continued pre-training trains it (methods/mlm.py) and
+"""BERT's masked-LM head over an encoder, as continued pre-training trains it (methods/models/mlm.py) and
 the fill-mask augmentations predict with it (augment/fill_mask.py).
 
 Model Garden's `MaskedLM`: dense transform, the encoder's activation, layer norm, then logits

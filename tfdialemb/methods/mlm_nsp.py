@@ -7,7 +7,7 @@ data/create_bert_post_training_data.py appends [EOT] to every utterance, the res
 `ums` layout of `tfdialemb.text.pair_packing`), then masked in the input pipeline with
 google-research/bert's rules (15 %, at most 70 predictions as BERT-ResSel; [EOT] may be masked
 as there, [CLS] / [SEP] never), fresh on every pass. The loss per sequence is the masked-LM loss
-(`masked_lm_losses`) plus the next-sentence cross-entropy of a dense layer on the encoder's pooled
+(`tfdialemb.methods.models.mlm.masked_lm_losses`) plus the next-sentence cross-entropy of a dense layer on the encoder's pooled
 output, BERT's NSP head, with BERT's labels (0 the true next utterance, 1 a random one), so the
 pre-trained heads of a checkpoint are loaded and continue training. BERT-ResSel masks whole words
 (all pieces of a word together); the masks here are per piece.

@@ -16,8 +16,10 @@ A spec says everything the commands need to know about a method, so `train`, `ev
     `curved` (triple-encoder / CCL) scores, `selection` scores) and the choices inference must repeat from training; these are
     recorded in the model directory (`tfdialemb.method_record`) so evaluation and export read them.
 
-A method module defines its model and its spec and registers the spec with `register_method`;
-every module of `tfdialemb.methods` is imported on first lookup, so a new file is all it takes.
+A method module defines its spec and options and registers the spec with `register_method`; its
+Keras model lives in `tfdialemb.methods.models.NAME`, which `make_model` imports, so the specs load
+no TensorFlow. Every module of `tfdialemb.methods` is imported on first lookup, so the two new files
+are all it takes.
 Code outside the package registers its own spec the same way before calling the commands' `run`.
 """
 import collections.abc
