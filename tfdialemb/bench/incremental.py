@@ -28,9 +28,10 @@ def bench_incremental(checkpoint: str, history_lengths: Sequence[int] = (5, 20, 
                       steps: int = 5, warmup: int = 1, max_length: int = 128, seed: int = 0) -> Dict:
     """ms per turn, incremental vs re-encoding, at each history length; raises AssertionError if
     the two paths score the candidates differently."""
-    from tfdialemb.encoders.checkpoint import load_pretrained  # pylint: disable=import-outside-toplevel
-    from tfdialemb.inference.sequence_scorer import SequenceScorer, check_mode  # pylint: disable=import-outside-toplevel
-    from tfdialemb.inference.embedder import SentenceEmbedder  # pylint: disable=import-outside-toplevel
+    # pylint: disable=import-outside-toplevel
+    from tfdialemb.encoders.checkpoint import load_pretrained
+    from tfdialemb.inference.sequence_scorer import SequenceScorer, check_mode
+    from tfdialemb.inference.embedder import SentenceEmbedder
 
     check_mode(mode, k_last_rows)
     lengths = sorted(set(history_lengths))

@@ -141,7 +141,8 @@ def categorization_of_assignments(labels: Sequence[Hashable],
     For KMeans clusters (`domain_categorization`) or any other assignment, e.g. each dialogue's
     most probable LDA topic (dial2vec Sec. 4.3: LDA "assign[s] each dialogue a topic").
     """
-    from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score  # pylint: disable=import-outside-toplevel
+    # pylint: disable=import-outside-toplevel
+    from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score
 
     if not clusterings:
         raise ValueError("need at least one clustering")

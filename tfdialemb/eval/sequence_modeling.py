@@ -54,7 +54,8 @@ def evaluate_sequence_modeling(path: str, encode: Embed, mode: str = "c3l",
     (metrics.rank_of); history lengths that no dialogue exceeds are left out, and so are those
     only one dialogue exceeds (its next utterance would rank first among itself alone), counted in
     `single_candidate_lengths`."""
-    from tfdialemb.inference.sequence_scorer import SequenceScorer, before_variants, check_mode  # pylint: disable=import-outside-toplevel
+    # pylint: disable=import-outside-toplevel
+    from tfdialemb.inference.sequence_scorer import SequenceScorer, before_variants, check_mode
 
     k_last_rows = check_mode(mode, k_last_rows)
     metrics.check_ties(ties)

@@ -170,7 +170,8 @@ def evaluate_short_term_planning(path: str, encode: Embed, mode: str = "c3l",
     `scorer` is SCORER's value (`released` with mode c3l only), `ties` rank_of's. Texts are
     encoded `records_per_call` records at a time, each distinct text of a chunk once, so memory
     stays bounded on sets with 100 generated candidates per record."""
-    from tfdialemb.layers.curved_scoring import planning_scores, released_planning_scores  # pylint: disable=import-outside-toplevel
+    # pylint: disable=import-outside-toplevel
+    from tfdialemb.layers.curved_scoring import planning_scores, released_planning_scores
 
     if mode not in MODES:
         raise ValueError(f"STP mode must be one of {MODES}, got {mode!r}")

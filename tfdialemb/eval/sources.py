@@ -81,7 +81,8 @@ class EncoderSource(EmbeddingSource):
     @functools.cached_property
     def exported(self):
         """The `tfdialemb.serving.exported_embedder.ExportedSentenceEmbedder` of --saved_model."""
-        from tfdialemb.serving.exported_embedder import ExportedSentenceEmbedder  # pylint: disable=import-outside-toplevel
+        # pylint: disable=import-outside-toplevel
+        from tfdialemb.serving.exported_embedder import ExportedSentenceEmbedder
 
         return ExportedSentenceEmbedder(self.options.saved_model)
 
@@ -106,7 +107,8 @@ class EncoderSource(EmbeddingSource):
         the model is loaded once, when first called, and its settings recorded in `embedding`."""
         @functools.lru_cache(maxsize=None)
         def embedder():
-            from tfdialemb.inference.dialogue_embedder import DialogueEmbedder  # pylint: disable=import-outside-toplevel
+            # pylint: disable=import-outside-toplevel
+            from tfdialemb.inference.dialogue_embedder import DialogueEmbedder
 
             pretrained = self.model.pretrained
             loaded = DialogueEmbedder.from_settings(pretrained.encoder, pretrained.tokenizer, self.settings,

@@ -64,12 +64,14 @@ class ContextResponseSpec(MethodSpec):
     offers = ("context_response", "sentence")
 
     def batches(self, dataset, tokenizer, params, run):
-        from tfdialemb.data.context_response_pairs import context_response_batches  # pylint: disable=import-outside-toplevel
+        # pylint: disable=import-outside-toplevel
+        from tfdialemb.data.context_response_pairs import context_response_batches
 
         return context_response_batches(dataset, run.seed, params[CONTEXT_OPTION.name])
 
     def make_model(self, encoder, params):
-        from tfdialemb.methods.models.context_response import ContextResponseModel  # pylint: disable=import-outside-toplevel
+        # pylint: disable=import-outside-toplevel
+        from tfdialemb.methods.models.context_response import ContextResponseModel
 
         return ContextResponseModel(encoder, context=params[CONTEXT_OPTION.name],
                                     projection_size=params[PROJECTION_SIZE.name],

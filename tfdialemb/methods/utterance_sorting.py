@@ -61,7 +61,8 @@ class UtteranceSortingSpec(MethodSpec):
         return shuffled_batches(dataset, run.seed)
 
     def make_model(self, encoder, params):
-        from tfdialemb.methods.models.utterance_sorting import UtteranceSortingModel  # pylint: disable=import-outside-toplevel
+        # pylint: disable=import-outside-toplevel
+        from tfdialemb.methods.models.utterance_sorting import UtteranceSortingModel
 
         return UtteranceSortingModel(encoder, hidden=params[SORTING_HIDDEN.name], layers=params[SORTING_LAYERS.name],
                                      heads=params[SORTING_HEADS.name], dropout=params[SORTING_DROPOUT.name],
