@@ -108,8 +108,9 @@ def recall_at_k(scores: np.ndarray, relevance: np.ndarray, k: int) -> float:
     return float(ranked[:k].sum() / ranked.sum())
 
 
-def _correlation(statistic, gold, predicted) -> float:
-    """`statistic` (a scipy.stats correlation) of two equal 1-D arrays of at least 2 values.
+def _correlation(statistic: str, gold, predicted) -> float:
+    """The scipy.stats correlation named `statistic` (spearmanr, pearsonr) of two equal 1-D arrays
+    of at least 2 values.
 
     NaN when either input is constant, where a correlation is undefined.
     """
@@ -121,7 +122,7 @@ def _correlation(statistic, gold, predicted) -> float:
                          f"and {predicted.shape}")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", scipy.stats.ConstantInputWarning)
-        return float(statistic(gold, predicted).statistic)
+        return float(getattr(scipy.stats, statistic)(gold, predicted).statistic)
 
 
 def spearman(gold: np.ndarray, predicted: np.ndarray) -> float:
@@ -129,13 +130,9 @@ def spearman(gold: np.ndarray, predicted: np.ndarray) -> float:
 
     NaN when either input is constant.
     """
-    import scipy.stats  # pylint: disable=import-outside-toplevel
-
-    return _correlation(scipy.stats.spearmanr, gold, predicted)
+    return _correlation("spearmanr", gold, predicted)
 
 
 def pearson(gold: np.ndarray, predicted: np.ndarray) -> float:
     """Pearson's linear correlation; NaN when either input is constant."""
-    import scipy.stats  # pylint: disable=import-outside-toplevel
-
-    return _correlation(scipy.stats.pearsonr, gold, predicted)
+    return _correlation("pearsonr", gold, predicted)

@@ -6,7 +6,7 @@ the `masked_lm_positions` / `masked_lm_ids` / `masked_lm_weights` targets.
 from tfdialemb.data.choices import MASK_PROB, MAX_PREDICTIONS
 from tfdialemb.methods.spec import MethodSpec, register_method
 from tfdialemb.core.options import Option
-from tfdialemb.text import BERT_SPECIAL_TOKENS
+from tfdialemb.text.special_tokens import BERT_SPECIAL_TOKENS
 
 MASK_PROB_OPTION = Option("mask_prob", MASK_PROB, "Fraction of tokens predicted (DialogueCSE: 0.15).",
                           lower_bound=0.0)

@@ -17,7 +17,7 @@ import dataclasses
 from tfdialemb.methods.mlm import MASK_PROB_OPTION, MAX_PREDICTIONS_OPTION
 from tfdialemb.methods.spec import MethodSpec, register_method
 from tfdialemb.core.options import Option
-from tfdialemb.text import BERT_SPECIAL_TOKENS
+from tfdialemb.text.special_tokens import BERT_SPECIAL_TOKENS
 
 LAYOUT = "ums"
 
