@@ -41,15 +41,15 @@ setuptools.setup(
         "console_scripts": [
             # `python -m tfdialemb.X` as a command: tfdialemb-X (its --help the same)
             "tfdialemb-data=tfdialemb.data.__main__:run",
-            "tfdialemb-train=tfdialemb.train:run",
-            "tfdialemb-pretrain=tfdialemb.pretrain:run",
-            "tfdialemb-evaluate=tfdialemb.evaluate:run",
-            "tfdialemb-export=tfdialemb.export:run",
-            "tfdialemb-encode=tfdialemb.encode:run",
-            "tfdialemb-search=tfdialemb.search:run",
-            "tfdialemb-compare=tfdialemb.compare:run",
+            "tfdialemb-train=tfdialemb.commands.train:run",
+            "tfdialemb-pretrain=tfdialemb.commands.pretrain:run",
+            "tfdialemb-evaluate=tfdialemb.commands.evaluate:run",
+            "tfdialemb-export=tfdialemb.commands.export:run",
+            "tfdialemb-encode=tfdialemb.commands.encode:run",
+            "tfdialemb-search=tfdialemb.commands.search:run",
+            "tfdialemb-compare=tfdialemb.commands.compare:run",
             "tfdialemb-augment=tfdialemb.augment.__main__:run",
-            "tfdialemb-thesis-grid=tfdialemb.thesis_grid:run",
+            "tfdialemb-thesis-grid=tfdialemb.commands.thesis_grid:run",
             "tfdialemb-demo=tfdialemb.demo.__main__:run",
             "tfdialemb-bench=tfdialemb.bench.__main__:run",
         ]

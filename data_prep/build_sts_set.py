@@ -19,7 +19,7 @@ from absl import app, flags
 
 from data_prep.set_flags import define_input_output
 
-from tfdialemb.cli import claim_output, parse_flags, report_error
+from tfdialemb.core.cli import claim_output, parse_flags, report_error
 from tfdialemb.dialogue import Dialogue, read_dialogues
 from tfdialemb.core.files import atomic_open, check_output
 

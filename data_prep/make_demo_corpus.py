@@ -12,7 +12,7 @@ from typing import Iterator
 from absl import app, flags
 
 from tfdialemb.core import options
-from tfdialemb.cli import OVERWRITE, claim_output, parse_flags
+from tfdialemb.core.cli import OVERWRITE, claim_output, parse_flags
 from tfdialemb.demo.corpus import DOMAINS, generate
 from tfdialemb.dialogue import Dialogue, write_dialogues
 from tfdialemb.core.files import check_output

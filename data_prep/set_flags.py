@@ -3,7 +3,7 @@ writes, and --overwrite."""
 from absl import flags
 
 from tfdialemb.core import options
-from tfdialemb.cli import OVERWRITE
+from tfdialemb.core.cli import OVERWRITE
 
 flags.disclaim_key_flags()  # the flags below belong to the builder that defines them: its --help lists them
 

@@ -25,7 +25,7 @@ import tiny_bert  # noqa: E402
 def two_replicas():
     """One MirroredStrategy over the two logical CPUs for the whole session: several strategies
     running collectives in one process step on each other's collective keys."""
-    from tfdialemb.distribute import make_strategy
+    from tfdialemb.core.distribute import make_strategy
 
     return make_strategy("mirrored", devices=["/cpu:0", "/cpu:1"])
 
@@ -35,7 +35,7 @@ def restore_precision():
     """For a test that sets a precision policy or XLA encoders: float32 without XLA afterwards, as
     every other test of the process expects."""
     yield
-    from tfdialemb import precision
+    from tfdialemb.core import precision
 
     precision.apply("float32")
 

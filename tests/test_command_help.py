@@ -52,11 +52,11 @@ def task_options():
 
 commands = {
     "tfdialemb.data.__main__": by_import("tfdialemb.data.__main__"),
-    "tfdialemb.encode": by_import("tfdialemb.encode"),
-    "tfdialemb.search": by_import("tfdialemb.search"),
-    "tfdialemb.evaluate": by_import("tfdialemb.evaluate"),
-    "tfdialemb.export": by_function("tfdialemb.export"),
-    "tfdialemb.compare": by_function("tfdialemb.compare"),
+    "tfdialemb.commands.encode": by_import("tfdialemb.commands.encode"),
+    "tfdialemb.commands.search": by_import("tfdialemb.commands.search"),
+    "tfdialemb.commands.evaluate": by_import("tfdialemb.commands.evaluate"),
+    "tfdialemb.commands.export": by_function("tfdialemb.commands.export"),
+    "tfdialemb.commands.compare": by_function("tfdialemb.commands.compare"),
     "tfdialemb.bench.__main__": by_import("tfdialemb.bench.__main__"),
     "tfdialemb.augment.__main__": by_import("tfdialemb.augment.__main__"),
     "data_prep.make_demo_corpus": by_function("data_prep.make_demo_corpus"),
@@ -66,7 +66,7 @@ commands = {
     "data_prep.build_selection_set": by_function("data_prep.build_selection_set"),
 }
 report = {name: hidden(name, define) for name, define in commands.items()}
-report["tfdialemb.evaluate"] = sorted(set(report["tfdialemb.evaluate"]) - task_options())
+report["tfdialemb.commands.evaluate"] = sorted(set(report["tfdialemb.commands.evaluate"]) - task_options())
 print(json.dumps(report))
 """
 
@@ -111,10 +111,11 @@ def test_console_scripts_show_the_help_of_their_python_m_command():
     for name, usage, flag in (("tfdialemb-encode", "Encodes lines of text", "--input: UTF-8 text file"),
                               ("tfdialemb-train", "Trains a method on dialogues", "--init_checkpoint: Encoder")):
         module, function = scripts[name].split(":")
+        entry = module.replace("tfdialemb.commands.", "tfdialemb.")  # what `python -m` runs, documented
         wrapper = f"import sys; sys.argv[0] = {name!r}; from {module} import {function}; sys.exit({function}())"
         script_status, script_help = _help(["-c", wrapper])
-        module_status, module_help = _help(["-m", module])
+        module_status, module_help = _help(["-m", entry])
         assert script_status == module_status
         assert usage in script_help and flag in script_help
         differing = [(a, b) for a, b in zip(script_help.splitlines(), module_help.splitlines()) if a != b]
-        assert differing == [(f"{name}:", os.path.join(ROOT, *module.split(".")) + ".py:")], differing[:3]
+        assert differing == [(f"{name}:", os.path.join(ROOT, *entry.split(".")) + ".py:")], differing[:3]

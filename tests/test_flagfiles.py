@@ -220,7 +220,7 @@ def test_each_documented_ablation_is_a_comparison_compare_accepts(tmp_path):
         replaced = [f"--evaluate_flag=--fit_file={stand_ins['--eval_file']}" if a.startswith("--evaluate_flag=--fit_file=")
                     else a for a in replaced]
         commands.append(replaced + ["--max_steps=2"])
-    script = ("import json, sys; from absl import flags; from tfdialemb import compare; compare.define_flags()\n"
+    script = ("import json, sys; from absl import flags; from tfdialemb.commands import compare; compare.define_flags()\n"
               "for arguments in json.loads(sys.argv[1]):\n"
               "    flags.FLAGS.unparse_flags(); flags.FLAGS(['compare', *arguments])\n"
               "    evaluator, configs, seeds, runs, setup = compare.plan()\n"

@@ -17,10 +17,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PACKAGE = os.path.join(ROOT, "tfdialemb")
 
 LAYERS = (
-    ("core", ("tfdialemb", "tfdialemb.basic_words", "tfdialemb.core", "tfdialemb.dialogue", "tfdialemb.util",
-              "tfdialemb.cli", "tfdialemb.distribute", "tfdialemb.precision", "tfdialemb.similarity",
-              "tfdialemb.inference_settings", "tfdialemb.kind_registry",
-              "tfdialemb.method_record")),
+    ("core", ("tfdialemb", "tfdialemb.core", "tfdialemb.dialogue", "tfdialemb.util",
+              "tfdialemb.inference_settings", "tfdialemb.kind_registry", "tfdialemb.method_record")),
     ("converters", ("tfdialemb.converters",)),
     ("text", ("tfdialemb.text",)),
     ("encoders", ("tfdialemb.encoders",)),
@@ -32,10 +30,10 @@ LAYERS = (
     ("inference", ("tfdialemb.inference",)),
     ("serving and evaluation", ("tfdialemb.serving", "tfdialemb.eval")),
     ("training and baselines", ("tfdialemb.training", "tfdialemb.baselines")),
-    ("commands", ("tfdialemb.train", "tfdialemb.pretrain", "tfdialemb.evaluate", "tfdialemb.export",
-                  "tfdialemb.encode", "tfdialemb.thesis_grid", "tfdialemb.compare", "tfdialemb.command_steps", "tfdialemb.demo",
-                  "tfdialemb.bench", "tfdialemb.embedder", "tfdialemb.dialogue_embedder", "tfdialemb.search",
-                  "tfdialemb.augment.__main__")),
+    ("commands", ("tfdialemb.commands", "tfdialemb.demo", "tfdialemb.bench", "tfdialemb.augment.__main__",
+                  "tfdialemb.embedder", "tfdialemb.dialogue_embedder")),
+    ("entry points", ("tfdialemb.train", "tfdialemb.pretrain", "tfdialemb.evaluate", "tfdialemb.export",
+                      "tfdialemb.encode", "tfdialemb.search", "tfdialemb.compare", "tfdialemb.thesis_grid")),
 )
 """Lowest first. Model directories sit above the methods (rebuilding a trained model needs its
 method's spec) and below inference (the runtimes open model directories). `tfdialemb.embedder` and
@@ -222,10 +220,10 @@ def test_inference_code_never_reaches_training_code(part):
 
 @pytest.mark.parametrize("part", INFERENCE)
 def test_inference_code_does_not_import_the_command_line_pieces(part):
-    """`tfdialemb.cli` is what the commands share (flag parsing, progress bars); a library reader or
+    """`tfdialemb.core.cli` is what the commands share (flag parsing, progress bars); a library reader or
     writer lives in a module of its own (e.g. `tfdialemb.core.files`)."""
     offenders = sorted(module for module in MODULES if _within(module, part)
-                       and "tfdialemb.cli" in reachable(module))
+                       and "tfdialemb.core.cli" in reachable(module))
     assert offenders == []
 
 

@@ -17,7 +17,7 @@ import pytest
 import tensorflow as tf
 
 from tiny_corpus import corpus
-from tfdialemb import cli
+from tfdialemb.core import cli
 from tfdialemb.dialogue import write_dialogues
 from tfdialemb.core.files import (OutputError, atomic_directory, atomic_open, check_writable, prepare_output,
                              remove_stale_staging)
@@ -251,7 +251,7 @@ def test_ctrl_c_ends_a_command_with_one_line_and_exit_130(tmp_path, corpus_file,
 
 FINALISER_INTERRUPTED = """
 import time
-from tfdialemb.cli import end_quietly_on_interrupt
+from tfdialemb.core.cli import end_quietly_on_interrupt
 end_quietly_on_interrupt()
 class Finalised:
     def __del__(self):

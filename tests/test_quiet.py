@@ -17,7 +17,7 @@ import pytest
 from absl import flags
 
 from tfdialemb.core import quiet
-from tfdialemb.cli import parse_flags
+from tfdialemb.core.cli import parse_flags
 
 CUINIT = (b"2026-11-27 02:22:39.471607: E external/local_xla/xla/stream_executor/cuda/cuda_platform.cc:51] "
           b"failed call to cuInit: INTERNAL: CUDA error: Failed call to cuInit: UNKNOWN ERROR (303)")

@@ -15,7 +15,7 @@ from tiny_corpus import TOKENIZER, corpus
 from tfdialemb.data.build import BuildOptions, build
 from tfdialemb.data.examples import make_builder
 from tfdialemb.dialogue import Dialogue, Turn, parse_dialogue, read_dialogues, write_dialogues
-from tfdialemb.distribute import check_devices
+from tfdialemb.core.distribute import check_devices
 from tfdialemb.encoders import CheckpointError, load_pretrained
 from tfdialemb.core.files import atomic_open, directory_lock
 

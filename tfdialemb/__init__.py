@@ -17,7 +17,7 @@ if _sys.argv[:1] == ["-m"] or _os.path.basename((_sys.argv or [""])[0]).startswi
     # `python -m tfdialemb.<command>` is starting (sys.argv[0] is "-m" while Python finds the
     # module), or a console script `tfdialemb-<command>`: Ctrl-C while TensorFlow loads ends it
     # in one line, as within the command.
-    from tfdialemb.cli import end_quietly_on_interrupt as _end_quietly_on_interrupt
+    from tfdialemb.core.cli import end_quietly_on_interrupt as _end_quietly_on_interrupt
 
     _end_quietly_on_interrupt()
 

@@ -15,13 +15,13 @@ import hashlib
 import json
 import math
 import os
-import stat
 import unicodedata
 from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from tfdialemb.core.files import atomic_open
+from tfdialemb.core.inputs import InputLineError, check_input_file
 
 ON_ERROR = ("fail", "skip")
 SPLITS = ("train", "dev", "test")
@@ -29,7 +29,7 @@ SPLIT_METHODS = ("id_hash", "released")
 """How `split_dialogues` assigns splits: `split_of` each id, or `released_splits` of the file's order."""
 
 
-class DialogueFormatError(ValueError):
+class DialogueFormatError(InputLineError):
     """A bad line of a dialogue file, native or canonical: names the file, line and reason."""
 
     def __init__(self, path: str, location: Union[int, str], reason: str):
@@ -165,31 +165,6 @@ def as_dialogue(value: Any, dialogue_id: str) -> Dialogue:
             {"speaker": ALTERNATING_SPEAKERS[index % 2], "text": text} for index, text in enumerate(value)]})
     raise ValueError(f"expected a canonical dialogue object, a list of turn texts or a Dialogue, got "
                      f"{type(value).__name__}")
-
-
-NOT_A_FILE = {stat.S_IFIFO: "a named pipe (FIFO)", stat.S_IFSOCK: "a socket", stat.S_IFCHR: "a character device",
-              stat.S_IFBLK: "a block device"}
-"""What an input path that exists but is no regular file is, as the refusal names it."""
-
-
-def check_input_file(path: str, what: str) -> None:
-    """FileNotFoundError / IsADirectoryError / OSError naming `what` unless `path` is a regular
-    file. A pipe or device is refused too: a command may read its input twice (a training file is
-    built, then fingerprinted), which a pipe cannot replay; `encode` reads a pipe as `--input=-`."""
-    if os.path.isdir(path):
-        raise IsADirectoryError(f"{path}: is a directory; the {what} must be a file")
-    try:
-        mode = os.stat(path).st_mode
-    except FileNotFoundError:
-        if os.path.islink(path):
-            raise FileNotFoundError(f"{path}: is a symbolic link to {os.readlink(path)}, which does not exist; "
-                                    f"the {what} must be a file") from None
-        raise FileNotFoundError(f"{path}: {what} does not exist") from None
-    except OSError as e:  # a symbolic link loop (ELOOP), a path through a file (ENOTDIR), no permission
-        raise OSError(f"{path}: cannot read the {what}: {e.strerror.lower()}") from None  # no errno: not an output's
-    if not stat.S_ISREG(mode):
-        raise OSError(f"{path}: is {NOT_A_FILE.get(stat.S_IFMT(mode), 'not a regular file')}; "
-                      f"the {what} must be a regular file")
 
 
 def iter_lines(path: str, errors: ErrorPolicy) -> Iterator[Tuple[int, str]]:

@@ -11,7 +11,7 @@ from typing import Callable, Dict, List, Union
 
 import numpy as np
 
-from tfdialemb.similarity import cosine_matrix
+from tfdialemb.core.similarity import cosine_matrix
 
 ScoreFunction = Callable[[np.ndarray, np.ndarray], np.ndarray]
 

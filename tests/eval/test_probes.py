@@ -182,8 +182,8 @@ def test_intent_takes_the_turns_of_dialogues_labelled_as_a_whole(tmp_path):
 
 def _driver(commands):
     """Each command through the evaluate CLI's flag parsing and main, in one fresh process."""
-    script = ("import json, sys\nfrom absl import flags\nfrom tfdialemb import evaluate\n"
-              "from tfdialemb.cli import parse_flags\nstatuses = []\n"
+    script = ("import json, sys\nfrom absl import flags\nfrom tfdialemb.commands import evaluate\n"
+              "from tfdialemb.core.cli import parse_flags\nstatuses = []\n"
               "for argv in json.loads(sys.argv[1]):\n"
               "    flags.FLAGS.unparse_flags()\n"
               "    statuses.append(evaluate.main(parse_flags(['evaluate', *argv])))\n"

@@ -5,7 +5,7 @@ import pytest
 import tensorflow as tf
 
 from global_batch import loss_and_gradient
-from tfdialemb.distribute import make_strategy
+from tfdialemb.core.distribute import make_strategy
 from tfdialemb.losses.augmentation_contrast import augcl_loss
 
 

@@ -5,7 +5,7 @@ import tfdialemb  # noqa: F401  (routes tf.keras to tf-keras first)
 import tensorflow as tf
 
 from tfdialemb.losses.cosine_mse import cosine_mse
-from tfdialemb.similarity import cosine_matrix, paired_cosine
+from tfdialemb.core.similarity import cosine_matrix, paired_cosine
 
 
 def _rows(seed, shape=(6, 8)):

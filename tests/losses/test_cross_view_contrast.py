@@ -4,7 +4,7 @@ import pytest
 import tensorflow as tf
 
 from global_batch import loss_and_gradient
-from tfdialemb.distribute import make_strategy
+from tfdialemb.core.distribute import make_strategy
 from tfdialemb.losses.cross_view_contrast import cross_view_contrast
 
 

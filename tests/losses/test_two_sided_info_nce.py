@@ -4,7 +4,7 @@ import numpy as np
 import tensorflow as tf
 
 from global_batch import loss_and_gradient
-from tfdialemb.distribute import make_strategy
+from tfdialemb.core.distribute import make_strategy
 from tfdialemb.losses.two_sided_info_nce import two_sided_info_nce
 
 

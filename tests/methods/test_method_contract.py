@@ -16,7 +16,7 @@ from tfdialemb.data.build import BuildOptions, build
 from tfdialemb.data.examples import make_builder
 from tfdialemb.data.pipeline import make_dataset
 from tfdialemb.dialogue import write_dialogues
-from tfdialemb.distribute import make_strategy
+from tfdialemb.core.distribute import make_strategy
 from tfdialemb.encoders import Encoder, EncoderConfig
 from tfdialemb.method_record import METHOD_CONFIG, read_method_config
 from tfdialemb.methods.spec import TrainingRun, get_method, method_names

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import tiny_corpus
 
-from tfdialemb import precision
+from tfdialemb.core import precision
 from tfdialemb.encoders import load_pretrained
 from tfdialemb.eval.semantic_retrieval import evaluate_semantic_retrieval
 from tfdialemb.inference.embedder import SentenceEmbedder

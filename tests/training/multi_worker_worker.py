@@ -12,7 +12,7 @@ import sys
 import time
 
 import tfdialemb  # noqa: F401  (tf.keras → tf-keras before TensorFlow starts)
-from tfdialemb.distribute import make_strategy
+from tfdialemb.core.distribute import make_strategy
 
 build_dir, model_dir, weights_out, rendezvous, index, count = sys.argv[1:7]
 index, count = int(index), int(count)

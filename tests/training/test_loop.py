@@ -14,11 +14,11 @@ from tfdialemb.data.examples import make_builder
 from tfdialemb.data.pipeline import make_dataset
 from tfdialemb.data.records import read_manifest
 from tfdialemb.dialogue import write_dialogues
-from tfdialemb.distribute import make_strategy
+from tfdialemb.core.distribute import make_strategy
 from tfdialemb.encoders import Encoder, EncoderConfig, load_pretrained
 from tfdialemb.encoders.encoder import ROW_GROUPS
 from tfdialemb.methods.models.base import Method
-from tfdialemb import precision
+from tfdialemb.core import precision
 from tfdialemb.training.loop import LoopConfig, NonFiniteError, TrainingLoop, read_best
 from tfdialemb.training.optimizer import OptimizerConfig, create_optimizer
 

@@ -16,7 +16,7 @@ from absl import flags
 
 from tfdialemb.core import options
 from tfdialemb.augment import command
-from tfdialemb.cli import run_command
+from tfdialemb.core.cli import run_command
 from tfdialemb.inference.kinds import load
 
 command.define_flags()

@@ -38,7 +38,7 @@ from typing import Callable, Dict, Hashable, Iterable, List, Sequence
 import numpy as np
 
 from tfdialemb.core.options import PAPER, RELEASED, Switch
-from tfdialemb.similarity import cosine_matrix
+from tfdialemb.core.similarity import cosine_matrix
 
 COSINE, DOT = "cosine", "dot"
 MEASURES = (COSINE, DOT)

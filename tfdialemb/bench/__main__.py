@@ -71,7 +71,7 @@ import sys
 
 from absl import app, flags
 
-from tfdialemb import precision
+from tfdialemb.core import precision
 
 from tfdialemb.core import options
 from tfdialemb.bench import augment as augment_bench
@@ -85,7 +85,7 @@ from tfdialemb.bench import pipeline as pipeline_bench
 from tfdialemb.bench import selection as selection_bench
 from tfdialemb.bench import startup as startup_bench
 from tfdialemb.bench import training_step as training_step_bench
-from tfdialemb.cli import OVERWRITE, report_error, run_command
+from tfdialemb.core.cli import OVERWRITE, report_error, run_command
 from tfdialemb.data.examples import builder_names
 from tfdialemb.encoders.packaged import packaged_minilm_path
 from tfdialemb.core.files import check_output

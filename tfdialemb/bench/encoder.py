@@ -5,7 +5,7 @@ import numpy as np
 
 from tfdialemb.bench.timing import matmul_flops, time_alternating, time_call
 from tfdialemb.encoders.config import EncoderConfig
-from tfdialemb.similarity import paired_cosine
+from tfdialemb.core.similarity import paired_cosine
 
 CONFIGS = {
     "base": dict(vocab_size=30522, hidden_size=768, num_layers=12, num_attention_heads=12,

@@ -86,7 +86,7 @@ import tensorflow as tf
 tf.config.threading.set_intra_op_parallelism_threads(threads)
 tf.config.threading.set_inter_op_parallelism_threads(threads)
 import numpy as np
-from tfdialemb import precision
+from tfdialemb.core import precision
 from tfdialemb.encoders.checkpoint import load_pretrained
 from tfdialemb.inference.embedder import SentenceEmbedder
 from tfdialemb.inference.pair_scorer import PairScorer

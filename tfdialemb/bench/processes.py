@@ -14,7 +14,7 @@ import sys
 import time
 from typing import Dict, List, Optional
 
-from tfdialemb import precision
+from tfdialemb.core import precision
 
 DRIVER = r"""
 import json, sys, time
@@ -46,7 +46,7 @@ import tensorflow as tf
 tf.config.threading.set_intra_op_parallelism_threads(threads)
 tf.config.threading.set_inter_op_parallelism_threads(threads)
 if mode != "saved_model":
-    from tfdialemb import precision
+    from tfdialemb.core import precision
     from tfdialemb.inference.embedder import SentenceEmbedder
     from tfdialemb.encoders.checkpoint import load_pretrained
     precision.apply(mode)  # the policy: float32, as `encode` computes by default, or mixed_bfloat16

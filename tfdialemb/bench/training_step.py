@@ -40,7 +40,7 @@ OURS = PREAMBLE + r"""
 import tensorflow as tf
 tf.config.threading.set_intra_op_parallelism_threads(threads)
 tf.config.threading.set_inter_op_parallelism_threads(threads)
-from tfdialemb import precision
+from tfdialemb.core import precision
 from tfdialemb.encoders.checkpoint import load_pretrained
 from tfdialemb.losses.cosine_mse import cosine_mse
 from tfdialemb.training.graph_options import apply_training_graph_options

@@ -43,8 +43,8 @@ import os
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from tfdialemb.converters.native import alternate_speakers, iter_lines
-from tfdialemb.dialogue import (TOO_DEEP, Dialogue, ErrorPolicy, SeenIds, check_input_file, json_lines,
-                                parse_dialogue)
+from tfdialemb.core.inputs import check_input_file
+from tfdialemb.dialogue import TOO_DEEP, Dialogue, ErrorPolicy, SeenIds, json_lines, parse_dialogue
 from tfdialemb.core.options import Option
 
 TEXT_KEY = Option("text_key", "text", "the key of a turn object holding its text.")

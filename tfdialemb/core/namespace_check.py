@@ -5,7 +5,7 @@ Started in the folder that holds a clone named `tfdialemb/` (the package install
 installed package on sys.path, for a namespace package: `tfdialemb/__init__.py` never runs, so
 tf.keras is not routed to tf-keras and the quiet start-up is skipped, while the modules are still
 found through the editable install. Importing this module (the commands do through
-`tfdialemb.cli`, the runtimes' public import paths directly) stops such a run before TensorFlow
+`tfdialemb.core.cli`, the runtimes' public import paths directly) stops such a run before TensorFlow
 loads: a command with one line and exit status 2, a Python import with an ImportError, both
 naming the directory.
 """

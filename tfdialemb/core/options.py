@@ -110,7 +110,7 @@ def define_all(declarations: Sequence[Tuple[str, Option]], flag_values=flags.FLA
 def non_finite_floats(flag_values=flags.FLAGS) -> List[str]:
     """`--name=value` of every float flag (single or multi, an Option's or a plain absl one) that
     holds NaN or an infinity. absl's bounds compare false with NaN, so a bound alone lets
-    `--learning_rate=nan` through to a run that trains NaN weights; `tfdialemb.cli.parse_flags`
+    `--learning_rate=nan` through to a run that trains NaN weights; `tfdialemb.core.cli.parse_flags`
     refuses what this finds, for every command."""
     found, seen = [], set()
     for name in flag_values:

@@ -1,7 +1,7 @@
 """Corpus statistics in one streaming pass: dialogues, turns, speakers, labels, token-length percentiles.
 
 Lengths are WordPiece tokens when a tokenizer is given, else BERT's basic (pre-WordPiece) words,
-counted in Python (`tfdialemb.basic_words`) so that statistics without a vocabulary need no
+counted in Python (`tfdialemb.text.basic_words`) so that statistics without a vocabulary need no
 TensorFlow.
 Histograms rather than lists keep memory constant however large the corpus is; speaker and label
 counts hold one entry per distinct value, and the report lists up to SHOWN_VALUES of them, the
@@ -14,7 +14,7 @@ from typing import Callable, Dict, Iterable, List, Mapping, Sequence
 
 import numpy as np
 
-from tfdialemb.basic_words import basic_words
+from tfdialemb.text.basic_words import basic_words
 from tfdialemb.dialogue import Dialogue
 
 PERCENTILES = (50, 90, 95, 99, 100)

@@ -32,7 +32,7 @@ Each stage is the command a user would run, printed before it runs.
     scoring SavedModel.
 Each part ends with a summary table. Stages whose outputs exist are skipped (an evaluation report
 only when it records the same arguments and the weights its model holds now,
-`tfdialemb.command_steps`), so an interrupted demo resumes where it stopped.
+`tfdialemb.commands.steps`), so an interrupted demo resumes where it stopped.
 """
 import functools
 import itertools
@@ -42,8 +42,8 @@ import time
 
 from absl import flags
 
-from tfdialemb.cli import run_command
-from tfdialemb.command_steps import evaluation_metrics, run_step
+from tfdialemb.core.cli import run_command
+from tfdialemb.commands.steps import evaluation_metrics, run_step
 from tfdialemb.dialogue import read_dialogues, write_dialogues
 from tfdialemb.encoders.packaged import packaged_minilm_path
 from tfdialemb.eval.table import format_table

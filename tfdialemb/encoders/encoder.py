@@ -12,7 +12,7 @@ from tfdialemb.encoders.config import EncoderConfig
 from tfdialemb.encoders.gelu import gelu
 from tfdialemb.encoders.mask_dropout import adopt_mask_dropout
 from tfdialemb.encoders.pooling import pool
-from tfdialemb.precision import jit_compiled_encoders
+from tfdialemb.core.precision import jit_compiled_encoders
 
 ROW_GROUPS = 4
 """Encoder calls `Encoder.encode_by_length` splits its rows into by length (the default of
@@ -123,7 +123,7 @@ class Encoder(tf_keras.Model):
 
     @tf.function(jit_compile=True, reduce_retracing=True, autograph=False)
     def _compiled_forward(self, inputs, training, all_layers):
-        """`_forward` compiled with XLA, asked for by `tfdialemb.precision.apply`: only this part of
+        """`_forward` compiled with XLA, asked for by `tfdialemb.core.precision.apply`: only this part of
         an embedding graph, whose tokenizer's string ops XLA cannot compile."""
         return self._forward(inputs, training, all_layers)
 

@@ -26,7 +26,7 @@ from typing import Dict
 import numpy as np
 
 from tfdialemb.eval.dialogue_metrics import unit_rows
-from tfdialemb.similarity import cosine_matrix
+from tfdialemb.core.similarity import cosine_matrix
 
 DOMAIN_MAX_ITER = 100
 """scikit-learn's default, as mylib/embedding_benchmarks/classification.py leaves it."""

@@ -16,7 +16,7 @@ named option or a second function:
   the released code leaves them to an unstable argsort; a dialogue whose label no other dialogue
   shares has no relevant candidate: the paper is silent, the released MAP becomes NaN, here it is
   left out of MAP and MRR and counted.
-- Cosines come from `tfdialemb.similarity.cosine_matrix` (norms clamped at 1e-12; the released
+- Cosines come from `tfdialemb.core.similarity.cosine_matrix` (norms clamped at 1e-12; the released
   code adds 1e-6 to the norm product).
 
 Labels may be any hashable values (strings, ints); they are only compared for equality, and
@@ -28,7 +28,7 @@ from typing import Dict, Hashable, Iterator, Sequence, Tuple, Union
 import numpy as np
 
 from tfdialemb.eval import metrics
-from tfdialemb.similarity import cosine_matrix
+from tfdialemb.core.similarity import cosine_matrix
 
 ALIGNMENT_VARIANTS = ("paper", "released")
 KMEANS_MAX_ITER = 500

@@ -19,7 +19,7 @@ from tfdialemb.eval import metrics
 from tfdialemb.eval.evaluator import register_evaluator
 from tfdialemb.eval.inputs import Embed, embed_distinct, read_eval_records
 from tfdialemb.eval.sentence_task import SentenceTaskEvaluator
-from tfdialemb.similarity import cosine_matrix
+from tfdialemb.core.similarity import cosine_matrix
 
 
 def read_pairs(path: str) -> Tuple[List[Tuple[str, str]], List[float]]:

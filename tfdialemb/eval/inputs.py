@@ -3,7 +3,8 @@ from typing import Callable, Dict, Iterable, Iterator, Sequence, Tuple
 
 import numpy as np
 
-from tfdialemb.dialogue import Dialogue, ErrorPolicy, check_input_file, read_dialogues
+from tfdialemb.core.inputs import check_input_file
+from tfdialemb.dialogue import Dialogue, ErrorPolicy, read_dialogues
 
 Embed = Callable[[Sequence[str]], np.ndarray]
 """Texts in, one embedding row per text out (e.g. `SentenceEmbedder.embed`)."""

@@ -23,7 +23,7 @@ from typing import Dict
 import numpy as np
 
 from tfdialemb.eval.metrics import pessimistic_scores
-from tfdialemb.similarity import cosine_matrix
+from tfdialemb.core.similarity import cosine_matrix
 
 THESIS_K = 100
 _BLOCK_ROWS = 512

@@ -25,7 +25,7 @@ from tfdialemb.eval import metrics
 from tfdialemb.eval.evaluator import register_evaluator
 from tfdialemb.eval.inputs import Embed, embed_distinct, read_eval_records
 from tfdialemb.eval.sentence_task import SentenceTaskEvaluator
-from tfdialemb.similarity import cosine_matrix
+from tfdialemb.core.similarity import cosine_matrix
 
 PRECISION_AT = (1, 2, 5, 10)
 RECALL_AT = (10, 20, 50)

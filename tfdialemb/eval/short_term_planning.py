@@ -41,7 +41,7 @@ from tfdialemb.eval.evaluator import register_evaluator
 from tfdialemb.eval.inputs import Embed, embed_distinct
 from tfdialemb.eval.metrics import PESSIMISTIC, check_ties, rank_of
 from tfdialemb.core.options import PAPER, RELEASED, Switch
-from tfdialemb.similarity import cosine_matrix
+from tfdialemb.core.similarity import cosine_matrix
 
 MODES = ("c3l", "bi_b2", "ccl")
 HITS_AT = (5, 10, 25, 50)

@@ -36,7 +36,7 @@ from tfdialemb.layers.dialogue_views import (
     hidden_state_name,
 )
 from tfdialemb.model_dir import inference_parts
-from tfdialemb.similarity import l2_normalized
+from tfdialemb.core.similarity import l2_normalized
 from tfdialemb.text.tokenizer import BertTokenizer
 from tfdialemb.text.dialogue_packing import (
     DialogueInputs,

@@ -12,7 +12,7 @@ from tfdialemb.inference.kinds import register_runtime
 from tfdialemb.inference.sentence_transformers_calls import batch_output, progress_callback
 from tfdialemb.inference.trace_policy import TraceWhenWorthIt, batch_count
 from tfdialemb.model_dir import inference_parts
-from tfdialemb.similarity import l2_normalized
+from tfdialemb.core.similarity import l2_normalized
 from tfdialemb.text.tokenizer import BertTokenizer
 
 

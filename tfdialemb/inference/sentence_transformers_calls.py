@@ -9,7 +9,7 @@ import numpy as np
 import tensorflow as tf
 
 from tfdialemb.core.progress import Progress
-from tfdialemb.similarity import l2_normalized
+from tfdialemb.core.similarity import l2_normalized
 
 
 def progress_callback(total: int, unit: str, show_progress_bar: Optional[bool]) -> Optional[Callable[[int], None]]:

@@ -25,7 +25,7 @@ import tensorflow as tf
 from tfdialemb.encoders.pooling import masked_mean
 from tfdialemb.layers.choices import DEFAULT_WINDOW
 from tfdialemb.layers.interlocutor_pooling import role_masks
-from tfdialemb.similarity import paired_cosine
+from tfdialemb.core.similarity import paired_cosine
 
 
 def self_representations(states: tf.Tensor, role_mask: tf.Tensor) -> tf.Tensor:

@@ -10,7 +10,7 @@ import tf_keras
 
 from tfdialemb.encoders.pooling import masked_mean
 from tfdialemb.layers.turn_aggregation import TurnAggregation
-from tfdialemb.similarity import paired_cosine
+from tfdialemb.core.similarity import paired_cosine
 
 VARIANTS = ("paper", "released")
 PAPER_AGGREGATIONS = ("i1", "i2")

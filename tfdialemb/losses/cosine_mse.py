@@ -8,7 +8,7 @@ CosineSimilarityLoss, MSE(cos(u, v), label) averaged over the batch (sentence-tr
 """
 import tensorflow as tf
 
-from tfdialemb.similarity import paired_cosine
+from tfdialemb.core.similarity import paired_cosine
 
 
 def cosine_mse(anchor: tf.Tensor, other: tf.Tensor, target: tf.Tensor) -> tf.Tensor:

@@ -10,7 +10,7 @@ pairs together, y = 0 pushes contradictions at least `margin` apart.
 """
 import tensorflow as tf
 
-from tfdialemb.similarity import paired_cosine
+from tfdialemb.core.similarity import paired_cosine
 
 MARGIN = 0.5
 

@@ -10,10 +10,10 @@ import tensorflow as tf
 import tensorflow_text  # noqa: F401  (registers the tokenizer's ops the graph holds)
 
 from tfdialemb.inference.embedder import embed_by_length
-from tfdialemb.precision import exported_policy
+from tfdialemb.core.precision import exported_policy
 from tfdialemb.serving import layout
 from tfdialemb.serving.sentence import INPUT_NAME, OUTPUT_NAME
-from tfdialemb.similarity import l2_normalized
+from tfdialemb.core.similarity import l2_normalized
 
 
 class ExportedSentenceEmbedder:

@@ -18,7 +18,7 @@ import tensorflow as tf
 import tensorflow_text as tf_text
 from tensorflow_text.core.pybinds import pywrap_fast_wordpiece_tokenizer_model_builder
 
-from tfdialemb.basic_words import CJK, COMBINING_MARK, CONTROL, PUNCTUATION, SPLIT, WHITESPACE
+from tfdialemb.text.basic_words import CJK, COMBINING_MARK, CONTROL, PUNCTUATION, SPLIT, WHITESPACE
 from tfdialemb.text.special_tokens import BERT_SPECIAL_TOKENS, map_special_tokens
 
 _SEPARATOR_RUN = r"[\t\n\r\p{Z}]+"

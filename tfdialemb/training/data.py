@@ -12,7 +12,8 @@ from tfdialemb.data.build import BuildOptions, build, vocab_sha256
 from tfdialemb.data.examples import ExampleBuilder
 from tfdialemb.data.pipeline import LENGTH_BOUNDARIES, make_dataset
 from tfdialemb.data.records import DIALOGUE_LIST, MANIFEST, read_manifest
-from tfdialemb.dialogue import ErrorPolicy, check_input_file
+from tfdialemb.core.inputs import check_input_file
+from tfdialemb.dialogue import ErrorPolicy
 from tfdialemb.core.files import file_fingerprint
 from tfdialemb.method_record import setting_differences
 from tfdialemb.text.tokenizer import BertTokenizer

@@ -5,7 +5,7 @@ import sys
 
 from absl import flags
 
-from tfdialemb import distribute, precision
+from tfdialemb.core import distribute, precision
 
 from tfdialemb.core import options
 from tfdialemb.eval.evaluator import validation_tasks

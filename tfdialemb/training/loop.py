@@ -25,8 +25,8 @@ from typing import Callable, Dict, Optional, Tuple
 import tensorflow as tf
 import tf_keras
 
-from tfdialemb.cli import Progress
-from tfdialemb.distribute import is_chief
+from tfdialemb.core.cli import Progress
+from tfdialemb.core.distribute import is_chief
 from tfdialemb.encoders.checkpoint import checkpoint_directory, write_model_files
 from tfdialemb.encoders.mask_dropout import draw_seeds_from
 from tfdialemb.encoders.errors import CheckpointError
@@ -34,7 +34,7 @@ from tfdialemb.encoders.weights import DAMAGED_CHECKPOINT_ERRORS
 from tfdialemb.core.files import atomic_open, output_error_of, write_error
 from tfdialemb.method_record import METHOD_CONFIG, VALIDATION_HISTORY
 from tfdialemb.methods.models.base import Method
-from tfdialemb.precision import with_loss_scaling
+from tfdialemb.core.precision import with_loss_scaling
 from tfdialemb.core.reports import report_json
 from tfdialemb.text.tokenizer import BertTokenizer
 from tfdialemb.training.optimizer import OptimizerConfig, create_optimizer

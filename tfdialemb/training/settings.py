@@ -12,8 +12,8 @@ import dataclasses
 import os
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
-from tfdialemb import precision
-from tfdialemb.dialogue import check_input_file
+from tfdialemb.core import precision
+from tfdialemb.core.inputs import check_input_file
 from tfdialemb.encoders.config import usable_max_length
 from tfdialemb.core.files import check_writable
 from tfdialemb.method_record import recorded_run, refuse_other_run, setting_differences

@@ -2,7 +2,7 @@
 validation's policy, given the trained weights before each validation.
 
 Training may compute in bfloat16 (`--mixed_precision=auto` on a capable CPU) while validation,
-like every inference command, computes in float32 (`tfdialemb.precision.INFERENCE_POLICY`), so a
+like every inference command, computes in float32 (`tfdialemb.core.precision.INFERENCE_POLICY`), so a
 validated figure is the one `evaluate` gives for the saved checkpoint. Keras fixes a layer's
 compute type when the layer is made, so the copy is a second model. Its weights come through a
 checkpoint of the trained method, matched by object graph (layers the copy builds only when
@@ -17,7 +17,7 @@ from typing import Callable, Dict
 import tensorflow as tf
 
 from tfdialemb.methods.models.base import Method
-from tfdialemb.precision import policy_scope
+from tfdialemb.core.precision import policy_scope
 
 
 class ValidationCopy:

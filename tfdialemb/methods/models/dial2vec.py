@@ -19,7 +19,7 @@ from tfdialemb.losses.interlocutor_nt_xent import interlocutor_nt_xent
 from tfdialemb.losses.ranking_metrics import top_k_hits
 from tfdialemb.methods.dial2vec import CONTRASTS, LOSS_VARIANTS
 from tfdialemb.methods.models.base import Method
-from tfdialemb.similarity import l2_normalized
+from tfdialemb.core.similarity import l2_normalized
 
 
 class Dial2vecModel(Method):

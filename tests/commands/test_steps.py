@@ -7,7 +7,7 @@ import os
 
 import tensorflow as tf
 
-from tfdialemb import command_steps
+from tfdialemb.commands import steps
 from tfdialemb.encoders.checkpoint import weights_fingerprint
 
 
@@ -51,19 +51,19 @@ def test_a_report_is_evaluated_again_when_the_model_trained_on_or_the_arguments_
                                                                                           capsys):
     model, report = tmp_path / "model", str(tmp_path / "probes.json")
     runs = []
-    monkeypatch.setattr(command_steps, "run_step", _fake_evaluate(runs))
+    monkeypatch.setattr(steps, "run_step", _fake_evaluate(runs))
     _train_to(model, 2, 1.0)
     arguments = ("--task=probes", f"--model_dir={model}")
-    assert command_steps.evaluation_metrics(report, *arguments) == {"step": 2}
-    assert command_steps.evaluation_metrics(report, *arguments) == {"step": 2} and len(runs) == 1  # reused
+    assert steps.evaluation_metrics(report, *arguments) == {"step": 2}
+    assert steps.evaluation_metrics(report, *arguments) == {"step": 2} and len(runs) == 1  # reused
     _train_to(model, 5, 3.0)  # the run resumed and went on
-    assert command_steps.evaluation_metrics(report, *arguments) == {"step": 5} and len(runs) == 2
+    assert steps.evaluation_metrics(report, *arguments) == {"step": 5} and len(runs) == 2
     assert "evaluated other weights than" in capsys.readouterr().out
-    assert command_steps.evaluation_metrics(report, *arguments, "--batch_size=8") == {"step": 5}
+    assert steps.evaluation_metrics(report, *arguments, "--batch_size=8") == {"step": 5}
     assert len(runs) == 3 and runs[-1][-2:] == ("--batch_size=8", f"--output={report}")
     with open(report, "w", encoding="utf-8") as f:  # a report written before reports recorded their step
         json.dump({"task": "probes", "checkpoint": str(model), "metrics": {"step": 1}}, f)
-    assert command_steps.evaluation_metrics(report, *arguments) == {"step": 5} and len(runs) == 4
+    assert steps.evaluation_metrics(report, *arguments) == {"step": 5} and len(runs) == 4
 
 
 def test_an_output_is_made_again_when_a_model_or_input_it_depends_on_changed(tmp_path, monkeypatch):
@@ -78,10 +78,10 @@ def test_an_output_is_made_again_when_a_model_or_input_it_depends_on_changed(tmp
         assert not leftovers.exists()  # an earlier state's leftovers are gone before the command runs
         output.write_text(f"made from {source.read_text(encoding='utf-8').strip()}\n", encoding="utf-8")
 
-    monkeypatch.setattr(command_steps, "run_step", run_step)
+    monkeypatch.setattr(steps, "run_step", run_step)
 
     def make():
-        return command_steps.run_once(str(output), "tfdialemb.augment", [f"--input={source}", f"--output={output}"],
+        return steps.run_once(str(output), "tfdialemb.augment", [f"--input={source}", f"--output={output}"],
                                       depends_on=[str(source), str(model)], discard=[str(leftovers)])
 
     assert make() and not make() and len(runs) == 1
@@ -97,5 +97,5 @@ def test_an_output_is_made_again_when_a_model_or_input_it_depends_on_changed(tmp
     os.remove(output)  # interrupted after the stamp: the same step runs again, keeping its leftovers
     leftovers.mkdir()
     with_leftovers = []
-    monkeypatch.setattr(command_steps, "run_step", lambda *a: with_leftovers.append(leftovers.exists()))
+    monkeypatch.setattr(steps, "run_step", lambda *a: with_leftovers.append(leftovers.exists()))
     assert make() and with_leftovers == [True]

@@ -5,7 +5,7 @@ import random
 import pytest
 from transformers.models.bert.tokenization_bert import BasicTokenizer
 
-from tfdialemb.basic_words import basic_words
+from tfdialemb.text.basic_words import basic_words
 from text.test_tokenizer_parity import TEXTS
 
 BLOCKS = ((0, 0x2FF), (0x300, 0x36F), (0x2000, 0x206F), (0x3000, 0x30FF), (0x4E00, 0x4E50), (0xFE00, 0xFFFF))

@@ -13,10 +13,10 @@ import pytest
 from absl import flags
 
 import tiny_bert
-from tfdialemb import thesis_grid
+from tfdialemb.commands import thesis_grid
 from tfdialemb.dialogue import read_dialogues, write_dialogues
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def _run(*args, cwd=ROOT):

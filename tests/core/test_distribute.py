@@ -4,7 +4,7 @@ import pytest
 import tensorflow as tf
 
 import tiny_bert
-from tfdialemb.distribute import is_chief, make_strategy
+from tfdialemb.core.distribute import is_chief, make_strategy
 from tfdialemb.encoders import Encoder, EncoderConfig
 
 IDS = np.array([[2, 20, 21, 3, 0], [2, 30, 31, 32, 3], [2, 40, 3, 0, 0], [2, 22, 23, 24, 3]], np.int32)

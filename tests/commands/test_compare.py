@@ -13,11 +13,11 @@ import pytest
 
 import tiny_bert
 from tiny_corpus import SR_SELECT_LINES, corpus
-from tfdialemb import compare
+from tfdialemb.commands import compare
 from tfdialemb.dialogue import write_dialogues
 from tfdialemb.eval.evaluator import get_evaluator
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def _compare(*flags, cwd=ROOT):

@@ -10,7 +10,7 @@ from typing import Callable, List, Tuple
 
 from tfdialemb.core import namespace_check  # noqa: F401  (a shadowed package stops every command here)
 from tfdialemb.core import quiet
-from tfdialemb.dialogue import DialogueFormatError, check_input_file
+from tfdialemb.core.inputs import InputLineError, check_input_file
 from tfdialemb.core.files import output_error_of, prepare_output
 from tfdialemb.core.options import RENAMED_FLAGS, Option, current_flag_names, non_finite_floats, renamed
 from tfdialemb.core.progress import Progress  # noqa: F401  (the commands import it from here too)
@@ -126,7 +126,7 @@ def report_error(error: Exception) -> int:
     output that cannot be written)."""
     _end_progress_line()
     print(f"error: {output_error_of(error) or error}", file=sys.stderr)
-    return 1 if isinstance(error, DialogueFormatError) else 2
+    return 1 if isinstance(error, InputLineError) else 2
 
 
 def run_command(main: Callable[[list], int], command_module: str) -> None:

@@ -12,7 +12,7 @@ import tiny_bert
 
 from training_flags import training_flags
 from tiny_corpus import SR_SELECT_LINES, TOKENIZER, corpus
-from tfdialemb import precision
+from tfdialemb.core import precision
 from tfdialemb.dialogue import write_dialogues
 from tfdialemb.encoders import Encoder, EncoderConfig, load_pretrained
 from tfdialemb.encoders.encoder import compiled_width
