@@ -86,6 +86,14 @@ def test_search_and_encode_help_and_a_missing_corpus_load_no_tensorflow(module, 
     assert status == 2 and not loaded & set(TENSORFLOW)
 
 
+def test_training_on_a_missing_file_is_refused_before_tensorflow_loads(tmp_path):
+    status, loaded, _ = _loaded("tfdialemb.train", "--method=mge", f"--train_file={tmp_path / 'none.jsonl'}",
+                                f"--model_dir={tmp_path / 'model'}", f"--init_checkpoint={tmp_path / 'encoder'}",
+                                "--max_steps=1")
+    assert status == 2 and not loaded & set(TENSORFLOW)
+    assert not (tmp_path / "model").exists()
+
+
 def test_data_commands_without_a_vocabulary_load_no_tensorflow(corpus, tmp_path):
     runs = {
         "convert": ["--format=text", f"--input={corpus / 'd.txt'}", f"--output={tmp_path / 'c.jsonl'}"],

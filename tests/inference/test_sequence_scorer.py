@@ -6,7 +6,7 @@ import pytest
 
 from tfdialemb.encoders import load_pretrained
 from tfdialemb.inference.embedder import SentenceEmbedder
-from tfdialemb.inference.sequence_scorer import SequenceScorer
+from tfdialemb.inference.sequence_scorer import BY_SPEAKER, SequenceScorer
 
 DIALOGUE = ["hello", "how are you", "fine thanks", "good morning", "book a taxi", "need hotel",
             "please help", "the cafe", "hello world", "need help", "is not", "good cafe"]
@@ -112,6 +112,43 @@ def test_each_turn_encodes_only_the_new_utterance():
                             ["[B1] [B] hi", "[B2] [B] hi"]]
 
 
+ALTERNATING = ["[E]", "[O]"] * (len(DIALOGUE) // 2)
+
+
+@pytest.mark.parametrize("mode,k", VARIANTS)
+def test_by_speaker_incremental_equals_from_scratch_with_the_given_tokens(mode, k):
+    encode = HashedEncoder()
+    scorer = SequenceScorer(encode, mode, k, BY_SPEAKER)
+    speakers = ["[O]", "[O]", "[E]", "[O]", "[E]", "[E]", "[O]", "[E]", "[O]", "[O]", "[E]", "[O]"]
+    for turn, (utterance, speaker) in enumerate(zip(DIALOGUE, speakers)):
+        scorer.add(utterance, speaker)
+        np.testing.assert_allclose(scorer.score(CANDIDATES), scorer.score_from_scratch(
+            DIALOGUE[:turn + 1], CANDIDATES, speakers[:turn + 1]), atol=1e-6, err_msg=f"{mode} turn {turn}")
+
+
+@pytest.mark.parametrize("mode,k", VARIANTS)
+def test_by_speaker_equals_by_distance_when_the_last_utterance_is_the_partners(mode, k):
+    # Alternating turns from [E]: after an even number the last is [O], each token that of its
+    # distance to an [E] reply; after an odd number every token is the other one.
+    by_speaker = SequenceScorer(HashedEncoder(), mode, k, BY_SPEAKER)
+    by_distance = SequenceScorer(HashedEncoder(), mode, k)
+    for turn, (utterance, speaker) in enumerate(zip(DIALOGUE, ALTERNATING)):
+        by_speaker.add(utterance, speaker)
+        by_distance.add(utterance)
+        difference = np.abs(by_speaker.score(CANDIDATES) - by_distance.score(CANDIDATES)).max()
+        if turn % 2:
+            assert difference < 1e-9, (mode, turn)
+        elif turn:
+            assert difference > 1e-3, (mode, turn)
+
+
+def test_by_speaker_encodes_one_text_per_space():
+    encode = HashedEncoder()
+    SequenceScorer(encode, "c3l", speaker_tokens=BY_SPEAKER).add("hello", "[O]")
+    SequenceScorer(encode, "ccl", speaker_tokens=BY_SPEAKER).add("hi", "[E]")
+    assert encode.calls == [["[B1] [O] [B] hello", "[B2] [O] [B] hello"], ["[E] [B] hi"]]
+
+
 def test_texts_and_vectors_score_alike():
     encode = HashedEncoder()
     scorer = SequenceScorer(encode, "c3l_maxsim")
@@ -137,3 +174,14 @@ def test_bad_input():
         scorer.score(np.zeros(16))
     with pytest.raises(ValueError, match="returned shape"):
         SequenceScorer(lambda texts: np.zeros((1, 4)), "c3l").add("hello")
+    with pytest.raises(ValueError, match="speaker_tokens must be True, False or 'by_speaker'"):
+        SequenceScorer(encode, "c3l", speaker_tokens="speaker")
+    with pytest.raises(ValueError, match="a speaker is given to add only with"):
+        scorer.add("world", "[E]")
+    named = SequenceScorer(encode, "c3l", speaker_tokens=BY_SPEAKER)
+    for speaker in (None, "[B1]", "E"):
+        with pytest.raises(ValueError, match=r"add\(utterance, speaker\) names who said it"):
+            named.add("hello", speaker)
+    assert named.history == [] and named.speakers == []
+    with pytest.raises(ValueError, match="give one speaker per history utterance"):
+        named.score_from_scratch(["hello", "world"], CANDIDATES, ["[E]"])

@@ -19,12 +19,11 @@ their public calls:
   (context, response) pairs packed to `length` (both heads freshly initialised, so scores are
   not compared).
 - triple: one turn of incremental scoring with a history of `TRIPLE_HISTORY` utterances of
-  `length` tokens: `SequenceScorer.add` + `score` / triple-encoders' `contextualize_utterance` +
-  `sequence_modeling`, against `TRIPLE_CANDIDATES` pre-encoded candidates. Not the same work:
-  tfdialemb encodes each utterance under both speaker tokens and both spaces (4 texts), so every
-  utterance keeps the token of its distance to the candidate as the paper's evaluation gives it;
-  the peer's incremental call encodes 2, with the token the caller fixes
-  (`tfdialemb.inference.sequence_scorer`).
+  `length` tokens, the speakers alternating: `SequenceScorer.add(utterance, speaker)` + `score`
+  with `speaker_tokens="by_speaker"` / triple-encoders' `contextualize_utterance(utterance,
+  sequence, dialog_partner)` + `sequence_modeling`, against `TRIPLE_CANDIDATES` pre-encoded
+  candidates: the same two texts encoded a turn on both sides. (The scorer's default, tokens by
+  distance to the candidate, encodes four: `tfdialemb.inference.sequence_scorer`.)
 
 Precisions: float32 on both sides; bfloat16 is tfdialemb's mixed_bfloat16 policy against torch's
 `autocast(bfloat16)` on the CPU, by default only where the CPU computes bfloat16 (where `train`'s
@@ -90,7 +89,7 @@ from tfdialemb.core import precision
 from tfdialemb.encoders.checkpoint import load_pretrained
 from tfdialemb.inference.embedder import SentenceEmbedder
 from tfdialemb.inference.pair_scorer import PairScorer
-from tfdialemb.inference.sequence_scorer import SequenceScorer
+from tfdialemb.inference.sequence_scorer import BY_SPEAKER, SPEAKERS, SequenceScorer
 from tfdialemb.losses.in_batch_info_nce import in_batch_info_nce
 from tfdialemb.methods.spec import get_method
 from tfdialemb.training.graph_options import apply_training_graph_options
@@ -130,14 +129,15 @@ def PREPARE(request):
         counts = tf.ones_like(responses, tf.int32)
         return lambda: scorer.score_batch(turns, counts, responses).numpy()
     embedder = SentenceEmbedder.from_pretrained(pretrained, pooling="mean", max_length=length)
-    scorer = SequenceScorer(embedder.embed, "c3l")
+    scorer = SequenceScorer(embedder.embed, "c3l", speaker_tokens=BY_SPEAKER)
+    speakers = itertools.cycle(SPEAKERS)  # [E] first, as the peer's dialog_partner=False
     for utterance in request["history"]:
-        scorer.add(utterance)
+        scorer.add(utterance, next(speakers))
     candidates = scorer.encode_candidates(request["candidates"])
     turns = itertools.cycle(request["turns"])
 
     def turn():
-        scorer.add(next(turns))
+        scorer.add(next(turns), next(speakers))
         return scorer.score(candidates)
     return turn
 """ + WORKER_LOOP

@@ -12,6 +12,12 @@ in every variant it can need, [B1]/[B2] x [E]/[O] (four short texts; two without
 and the state is kept under both parity assignments: assignment a (= n mod 2) gives u_i the token
 speaker_token(a - i). Scoring reads the assignment of the current length.
 
+`speaker_tokens="by_speaker"` is the released incremental API instead
+(TripleEncodersForConversationalSequenceModeling.contextualize_utterance(utterance, sequence,
+dialog_partner)): the caller names who said each utterance, [E] or [O], its token stays, and a
+turn encodes two texts. For a dialogue of alternating turns scored for the [E] speaker's reply
+(the last utterance [O]) it gives the tokens by distance; scored otherwise, it does not.
+
 Modes: `c3l` Eq. 3, `c3l_maxsim` Appendix B, `bi_b2` the triple-encoder as bi-encoder
 (Σ_i cos(E([B2] [S] [B] u_i), E([A] c)), triple-encoders Sec. 6.1.2), `ccl` the CCL bi-encoder
 (Σ_i cos(E([S] [B] u_i), E([A] c)), Justus-Jonas/imaginaryNLP
@@ -31,6 +37,8 @@ Encode = Callable[[List[str]], np.ndarray]
 
 MODES = tuple(SPACES)
 SPEAKERS = (EVEN, ODD)
+BY_SPEAKER = "by_speaker"
+"""`speaker_tokens` value: each utterance's token is the speaker the caller names in `add`."""
 
 
 def check_mode(mode: str, k_last_rows: Optional[int]) -> Optional[int]:
@@ -63,13 +71,21 @@ class SequenceScorer:
     next one at any point (triple-encoders Sec. 4.1)."""
 
     def __init__(self, encode: Encode, mode: str = "c3l", k_last_rows: Optional[int] = None,
-                 speaker_tokens: bool = True):
+                 speaker_tokens: Union[bool, str] = True):
+        """`speaker_tokens`: True, each utterance's token by its distance to the candidate (the
+        paper's evaluation); BY_SPEAKER, the token the caller names in `add`; False, none."""
+        if isinstance(speaker_tokens, (bool, np.bool_)):
+            speaker_tokens = bool(speaker_tokens)
+        elif speaker_tokens != BY_SPEAKER:
+            raise ValueError(f"speaker_tokens must be True, False or {BY_SPEAKER!r}, got {speaker_tokens!r}")
         self.encode = encode
         self.mode = mode
         self.k_last_rows = check_mode(mode, k_last_rows)
         self.speaker_tokens = speaker_tokens
         self.history: List[str] = []
-        assignments = len(SPEAKERS) if speaker_tokens else 1
+        self.speakers: List[str] = []
+        """With BY_SPEAKER, the speaker `add` was given for each utterance of the history."""
+        assignments = len(SPEAKERS) if speaker_tokens is True else 1
         # Per assignment: the [B1] vectors of the history (C3L modes), and one entry per row j:
         # the row sum S_j (c3l), the row's mixes [j, D] (c3l_maxsim) or the before vector (bi).
         self._b1: List[List[np.ndarray]] = [[] for _ in range(assignments)]
@@ -77,12 +93,24 @@ class SequenceScorer:
 
     def _speaker_index(self, assignment: int, position: int) -> int:
         """Which speaker variant u_position takes under `assignment`."""
-        return SPEAKERS.index(speaker_token(assignment - position)) if self.speaker_tokens else 0
+        return SPEAKERS.index(speaker_token(assignment - position)) if self.speaker_tokens is True else 0
 
-    def add(self, utterance: str) -> None:
-        """Encodes `utterance` (one encoder call of 2-4 texts) and appends its row."""
+    def _texts(self, utterance: str, speaker: Optional[str]) -> List[str]:
+        if self.speaker_tokens == BY_SPEAKER:
+            if speaker not in SPEAKERS:
+                raise ValueError(f"with speaker_tokens={BY_SPEAKER!r}, add(utterance, speaker) names who said "
+                                 f"it: {EVEN!r} or {ODD!r}, got {speaker!r}")
+            return [before_text(utterance, speaker, space) for space in SPACES[self.mode]]
+        if speaker is not None:
+            raise ValueError(f"a speaker is given to add only with speaker_tokens={BY_SPEAKER!r}; "
+                             f"with {self.speaker_tokens!r} the scorer sets the tokens")
+        return before_variants(utterance, self.mode, self.speaker_tokens)
+
+    def add(self, utterance: str, speaker: Optional[str] = None) -> None:
+        """Encodes `utterance` (one encoder call of 1-4 texts) and appends its row. `speaker`, [E]
+        or [O], is who said it, given with speaker_tokens=BY_SPEAKER and only then."""
         spaces = SPACES[self.mode]
-        vectors = _encoded(self.encode, before_variants(utterance, self.mode, self.speaker_tokens))
+        vectors = _encoded(self.encode, self._texts(utterance, speaker))
         variants = vectors.reshape(len(spaces), -1, vectors.shape[-1])
         position = len(self.history)
         for assignment, rows in enumerate(self._rows):
@@ -98,6 +126,8 @@ class SequenceScorer:
                 rows.append(curved_scoring.mix(earlier, b2).numpy())
             self._b1[assignment].append(b1)
         self.history.append(utterance)
+        if speaker is not None:
+            self.speakers.append(speaker)
 
     def encode_candidates(self, texts: Sequence[str]) -> np.ndarray:
         """[C, D] after-space vectors E([A] c), to score many histories against one pool."""
@@ -133,16 +163,21 @@ class SequenceScorer:
                 tf.gather(mixes, positions), pairs, after).numpy()
         return curved_scoring.bi_encoder_scores(np.stack(rows), after).numpy()
 
-    def score_from_scratch(self, history: Sequence[str],
-                           candidates: Union[Sequence[str], np.ndarray]) -> np.ndarray:
+    def score_from_scratch(self, history: Sequence[str], candidates: Union[Sequence[str], np.ndarray],
+                           speakers: Optional[Sequence[str]] = None) -> np.ndarray:
         """[C]: the reference computation, with none of this scorer's state: every utterance of
-        `history` encoded with its current speaker token, speaker_token(n - i), then Eq. 3,
-        MaxSim or the bi-encoder sum computed directly."""
+        `history` encoded with its current speaker token, speaker_token(n - i) (with BY_SPEAKER,
+        its entry of `speakers`), then Eq. 3, MaxSim or the bi-encoder sum computed directly."""
         if not history:
             raise ValueError("the history is empty")
         n, spaces = len(history), SPACES[self.mode]
-        texts = [before_text(utterance, speaker_token(n - i) if self.speaker_tokens else None,
-                             space)
+        if self.speaker_tokens == BY_SPEAKER:
+            if speakers is None or len(speakers) != n:
+                raise ValueError(f"with speaker_tokens={BY_SPEAKER!r}, give one speaker per history utterance")
+            tokens = list(speakers)
+        else:
+            tokens = [speaker_token(n - i) if self.speaker_tokens else None for i in range(n)]
+        texts = [before_text(utterance, tokens[i], space)
                  for space in spaces for i, utterance in enumerate(history)]
         before = _encoded(self.encode, texts).reshape(len(spaces), n, -1)
         after = self._candidate_vectors(candidates)

@@ -176,7 +176,8 @@ def resolve_run_settings(spec: MethodSpec, params: MethodConfig, flag_values) ->
 
 
 def check_given(settings: RunSettings) -> None:
-    """Refuses flags missing or at odds with each other, and a validation file that cannot be read."""
+    """Refuses flags missing or at odds with each other, and a training or validation file that
+    cannot be read (before the encoder, and TensorFlow with it, is loaded)."""
     missing = [f"--{n}" for n in ("train_file", "model_dir", "init_checkpoint") if not getattr(settings, n)]
     if missing:
         raise ValueError(f"missing {', '.join(missing)}")
@@ -191,6 +192,8 @@ def check_given(settings: RunSettings) -> None:
     if settings.validate_every and not settings.validate_file:
         raise ValueError(f"--validate_every={settings.validate_every} needs --validate_file; without it no "
                          "validation runs")
+    if not os.path.isdir(settings.train_file):  # a directory is a build, read by its manifest
+        check_input_file(settings.train_file, "training file")
     if settings.validates:
         check_input_file(settings.validate_file, "validation file")
 
