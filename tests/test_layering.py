@@ -246,6 +246,22 @@ def test_the_layout_page_lists_the_layers_in_order():
     assert re.findall(r"^\d+\. ([^:\n]+)", section, re.MULTILINE) == [name for name, _ in LAYERS]
 
 
+def test_each_entry_point_runs_its_command_and_holds_nothing_else():
+    """`python -m tfdialemb.NAME` is the documented way to run a command; NAME.py at the top only
+    imports `run` from commands/NAME.py and calls it, so the command's code has one home."""
+    entries = dict(LAYERS)["entry points"]
+    for entry in entries:
+        with open(MODULES[entry], encoding="utf-8") as f:
+            tree = ast.parse(f.read())
+        imports = [node for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))]
+        assert [(node.module, [alias.name for alias in node.names]) for node in imports] == [
+            (entry.replace("tfdialemb.", "tfdialemb.commands.", 1), ["run"])], entry
+        assert len(tree.body) == 3, entry  # the docstring, the import, `if __name__ == "__main__": run()`
+    commands = {module for module in MODULES if module.startswith("tfdialemb.commands.")}
+    assert {entry.replace("tfdialemb.", "tfdialemb.commands.", 1) for entry in entries} == commands - {
+        "tfdialemb.commands.steps"}
+
+
 def test_the_public_import_paths_are_the_runtimes():
     from tfdialemb.dialogue_embedder import DialogueEmbedder
     from tfdialemb.embedder import SentenceEmbedder

@@ -69,6 +69,7 @@ from tfdialemb.core import options
 from tfdialemb.core.cli import read_lines, report_error, report_removed, run_command
 from tfdialemb.dialogue import read_dialogues
 from tfdialemb.core.files import check_writable, lock_holder, remove_stale_staging
+from tfdialemb.core.resources import resource_path
 from tfdialemb.inference.kinds import runtime
 from tfdialemb.inference_settings import (
     CURVED,
@@ -88,8 +89,8 @@ from tfdialemb.kind_registry import KINDS, RENAMED_KINDS, current_kind
 from tfdialemb.methods.spec import get_method
 from tfdialemb.model_dir import ModelSource
 
-DEFAULT_WARMUP_SENTENCES = os.path.join(os.path.dirname(__file__), "resources", "demo_sentences.txt")
-DEFAULT_WARMUP_DIALOGUES = os.path.join(os.path.dirname(__file__), "resources", "warmup_dialogues.jsonl")
+DEFAULT_WARMUP_SENTENCES = resource_path("demo_sentences.txt")
+DEFAULT_WARMUP_DIALOGUES = resource_path("warmup_dialogues.jsonl")
 EXPORT_SETTINGS = (POOLING, MAX_LENGTH, SEPARATOR, NUM_ROLES, SPEAKER_TOKENS, MERGE_TURNS, CURVED, PAIR_LAYOUT,
                    SPEAKER_PREFIX, FINAL_SEPARATOR, DIALOGUE_POOLING)
 

@@ -13,10 +13,11 @@ A word and an unrelated neighbour that a prefix happens to explain (cover / disc
 too; the loss is a neighbour, never a wrong replacement.
 """
 import functools
-import os
 from typing import Dict, FrozenSet, Iterable, List, Tuple
 
-OPPOSITES_FILE = os.path.join(os.path.dirname(os.path.dirname(__file__)), "resources", "antonyms.txt")
+from tfdialemb.core.resources import resource_path
+
+OPPOSITES_FILE = resource_path("antonyms.txt")
 NEGATING_PREFIXES = ("un", "in", "im", "il", "ir", "dis", "non", "mis")
 INFLECTIONS = ("s", "es", "ed", "d", "ing", "er", "r", "est", "st", "ly")
 MIN_STEM = 3

@@ -1,10 +1,9 @@
 """English stop-word lists: nltk's, which the augmentation thesis' released fill-mask selection
 reads (shipped as resources/nltk_english_stopwords.txt, so nltk is not needed), and
 scikit-learn's, which FGC's synonym replacement uses."""
-import os
+from tfdialemb.core.resources import resource_path
 
-NLTK_ENGLISH_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "resources",
-                                 "nltk_english_stopwords.txt")
+NLTK_ENGLISH_FILE = resource_path("nltk_english_stopwords.txt")
 
 
 def nltk_english_stop_words() -> frozenset:
