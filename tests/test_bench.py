@@ -95,6 +95,23 @@ def test_training_step_bench_times_a_ccl_step_in_a_fresh_process(hf_safetensors_
         assert "ratio" not in report and report["reference_skipped"] in format_report(report).splitlines()
 
 
+def test_training_step_bench_gives_the_reference_the_arguments_its_preamble_reads(monkeypatch):
+    """Both sides start from one preamble reading seven arguments (the last the precision)."""
+    from tfdialemb.bench import training_step
+
+    calls = []
+    monkeypatch.setattr(training_step, "reference_unavailable", lambda python: None)
+    monkeypatch.setattr(training_step, "bfloat16_measured", lambda: False)
+    monkeypatch.setattr(training_step, "_child_figures", lambda argv, threads: calls.append(argv) or {
+        "step_s": 1.0, "first_step_s": 2.0, "trace_s": 0.5})
+    report = training_step.bench_training_step("ckpt", "reference-python", batch=2, max_length=8, steps=1,
+                                               warmup=0, threads=1)
+    ours, reference = calls
+    read = training_step.PREAMBLE.count("sys.argv[")
+    assert (len(ours) - 3, len(reference) - 3, read) == (7, 7, 7)
+    assert reference[0] == "reference-python" and reference[3:] == ours[3:] and report["ratio"] == 1.0
+
+
 def test_augment_bench_on_a_tiny_checkpoint(hf_safetensors_dir):
     """The a-l-m-dse set writes each dialogue and its views, batched and one dialogue at a time
     alike (the bench checks it), and is timed against the encoder-forward bound."""

@@ -98,6 +98,7 @@ def test_a_model_directory_refuses_an_init_checkpoint_of_other_shapes(tmp_path, 
             "intermediate_size": 40, "max_position_embeddings": 64}
     (model_dir / "tfdialemb_encoder.json").write_text(json.dumps({"format_version": 1, "encoder": wide}),
                                                       encoding="utf-8")
+    (tmp_path / "train.jsonl").write_text("", encoding="utf-8")  # refused before it is read
     monkeypatch.setattr(cli, "FLAGS", training_flags(train_file=str(tmp_path / "train.jsonl"),
                                                      model_dir=str(model_dir), init_checkpoint=hf_safetensors_dir))
     spec = get_method("mge")

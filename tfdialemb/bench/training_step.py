@@ -112,7 +112,7 @@ def bench_training_step(checkpoint: str, reference_python: str, batch: int, max_
             seconds[BFLOAT16_SIDE] = _child_figures([sys.executable, "-c", OURS, *args, "mixed_bfloat16"],
                                                     threads)["step_s"]
         if not skipped:
-            seconds["sentence_transformers"] = _child_figures([reference_python, "-c", REFERENCE, *args],
+            seconds["sentence_transformers"] = _child_figures([reference_python, "-c", REFERENCE, *args, "float32"],
                                                               threads)["step_s"]
     report = {"checkpoint": checkpoint, "batch": batch, "max_length": max_length, "threads": threads,
               "steps": steps, "step_s": seconds, "first_step_s": ours["first_step_s"], "trace_s": ours["trace_s"],
