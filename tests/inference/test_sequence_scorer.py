@@ -124,6 +124,9 @@ def test_by_speaker_incremental_equals_from_scratch_with_the_given_tokens(mode, 
         scorer.add(utterance, speaker)
         np.testing.assert_allclose(scorer.score(CANDIDATES), scorer.score_from_scratch(
             DIALOGUE[:turn + 1], CANDIDATES, speakers[:turn + 1]), atol=1e-6, err_msg=f"{mode} turn {turn}")
+        assert scorer.speakers == speakers[:turn + 1]
+    np.testing.assert_allclose(scorer.score(CANDIDATES),
+                               scorer.score_from_scratch(scorer.history, CANDIDATES, scorer.speakers), atol=1e-6)
 
 
 @pytest.mark.parametrize("mode,k", VARIANTS)
@@ -147,6 +150,13 @@ def test_by_speaker_encodes_one_text_per_space():
     SequenceScorer(encode, "c3l", speaker_tokens=BY_SPEAKER).add("hello", "[O]")
     SequenceScorer(encode, "ccl", speaker_tokens=BY_SPEAKER).add("hi", "[E]")
     assert encode.calls == [["[B1] [O] [B] hello", "[B2] [O] [B] hello"], ["[E] [B] hi"]]
+
+
+def test_only_by_speaker_keeps_the_speakers():
+    for speaker_tokens in (True, False):
+        scorer = SequenceScorer(HashedEncoder(), "c3l", speaker_tokens=speaker_tokens)
+        scorer.add("hello")
+        assert scorer.speakers == []
 
 
 def test_texts_and_vectors_score_alike():
@@ -185,3 +195,7 @@ def test_bad_input():
     assert named.history == [] and named.speakers == []
     with pytest.raises(ValueError, match="give one speaker per history utterance"):
         named.score_from_scratch(["hello", "world"], CANDIDATES, ["[E]"])
+    with pytest.raises(ValueError, match="give one speaker per history utterance"):
+        named.score_from_scratch(["hello"], CANDIDATES, [0])
+    with pytest.raises(ValueError, match="speakers are given only with"):
+        scorer.score_from_scratch(["hello"], CANDIDATES, ["[E]"])

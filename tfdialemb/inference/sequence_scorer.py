@@ -15,8 +15,9 @@ speaker_token(a - i). Scoring reads the assignment of the current length.
 `speaker_tokens="by_speaker"` is the released incremental API instead
 (TripleEncodersForConversationalSequenceModeling.contextualize_utterance(utterance, sequence,
 dialog_partner)): the caller names who said each utterance, [E] or [O], its token stays, and a
-turn encodes two texts. For a dialogue of alternating turns scored for the [E] speaker's reply
-(the last utterance [O]) it gives the tokens by distance; scored otherwise, it does not.
+turn encodes one text per space (two in the C3L modes). For a dialogue of alternating turns
+scored for the [E] speaker's reply (the last utterance [O]) it gives the tokens by distance;
+scored otherwise, it does not.
 
 Modes: `c3l` Eq. 3, `c3l_maxsim` Appendix B, `bi_b2` the triple-encoder as bi-encoder
 (Σ_i cos(E([B2] [S] [B] u_i), E([A] c)), triple-encoders Sec. 6.1.2), `ccl` the CCL bi-encoder
@@ -114,11 +115,11 @@ class SequenceScorer:
         variants = vectors.reshape(len(spaces), -1, vectors.shape[-1])
         position = len(self.history)
         for assignment, rows in enumerate(self._rows):
-            speaker = self._speaker_index(assignment, position)
+            variant = self._speaker_index(assignment, position)
             if len(spaces) == 1:
-                rows.append(variants[0, speaker])
+                rows.append(variants[0, variant])
                 continue
-            b1, b2 = variants[0, speaker], variants[1, speaker]
+            b1, b2 = variants[0, variant], variants[1, variant]
             earlier = np.reshape(self._b1[assignment], [position, vectors.shape[-1]])
             if self.mode == "c3l":
                 rows.append(curved_scoring.latest_row_sum(earlier, b2).numpy())
@@ -126,7 +127,7 @@ class SequenceScorer:
                 rows.append(curved_scoring.mix(earlier, b2).numpy())
             self._b1[assignment].append(b1)
         self.history.append(utterance)
-        if speaker is not None:
+        if self.speaker_tokens == BY_SPEAKER:
             self.speakers.append(speaker)
 
     def encode_candidates(self, texts: Sequence[str]) -> np.ndarray:
@@ -172,9 +173,12 @@ class SequenceScorer:
             raise ValueError("the history is empty")
         n, spaces = len(history), SPACES[self.mode]
         if self.speaker_tokens == BY_SPEAKER:
-            if speakers is None or len(speakers) != n:
-                raise ValueError(f"with speaker_tokens={BY_SPEAKER!r}, give one speaker per history utterance")
+            if speakers is None or len(speakers) != n or not all(speaker in SPEAKERS for speaker in speakers):
+                raise ValueError(f"with speaker_tokens={BY_SPEAKER!r}, give one speaker per history utterance, "
+                                 f"{EVEN!r} or {ODD!r}")
             tokens = list(speakers)
+        elif speakers is not None:
+            raise ValueError(f"speakers are given only with speaker_tokens={BY_SPEAKER!r}")
         else:
             tokens = [speaker_token(n - i) if self.speaker_tokens else None for i in range(n)]
         texts = [before_text(utterance, tokens[i], space)
