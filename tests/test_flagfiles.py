@@ -75,7 +75,8 @@ def test_triple_encoder_recipes_train_with_the_nli_objective(name):
 
 def test_run_pretrain_jddc_reads_its_flagfile_as_written(tmp_path):
     """`bash run_pretrain.sh jddc` (the project card's use) runs `pretrain --flagfile=flags/jddc.cfg`:
-    the recipe names its objective and gets as far as the files the user has not put there yet."""
+    the recipe names its objective and gets as far as the files the user has not put there yet,
+    the training file first (checked before TensorFlow loads), then the checkpoint."""
     import subprocess
     import sys
 
@@ -83,6 +84,11 @@ def test_run_pretrain_jddc_reads_its_flagfile_as_written(tmp_path):
     result = subprocess.run([sys.executable, "-m", "tfdialemb.pretrain", "--flagfile=flags/jddc.cfg",
                              f"--model_dir={tmp_path}/m"], cwd=root, capture_output=True, text=True, timeout=300)
     assert _flag_values("jddc")["objective"] == "mlm"
+    assert (result.returncode, result.stderr) == (2, "error: data/jddc/train.jsonl: training file does not exist\n")
+    (tmp_path / "train.jsonl").write_text("", encoding="utf-8")
+    result = subprocess.run([sys.executable, "-m", "tfdialemb.pretrain", "--flagfile=flags/jddc.cfg",
+                             f"--train_file={tmp_path}/train.jsonl", f"--model_dir={tmp_path}/m"], cwd=root,
+                            capture_output=True, text=True, timeout=300)
     assert result.returncode == 2 and "checkpoints/chinese_L-12_H-768_A-12" in result.stderr, result.stderr[-2000:]
 
 

@@ -246,6 +246,11 @@ def test_stderr_alone_is_filtered_and_stdout_left_as_it_is(tmp_path):
     assert (tmp_path / "err").read_text().split("\n") == [*ALTERNATING_LINES[1::2], ""]
 
 
+def _interruptible():
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_exit_status_kill_and_ctrl_c_pass_through_and_lose_no_output():
     lines = "".join(f"line {i}\n" for i in range(2000))
     exits = _run_script(f"sys.stderr.write({lines!r})\nsys.exit(3)\n", capture_output=True, text=True)
@@ -254,9 +259,12 @@ def test_exit_status_kill_and_ctrl_c_pass_through_and_lose_no_output():
                          capture_output=True, text=True)
     assert (killed.returncode, killed.stderr) == (-signal.SIGKILL, lines)
     # Ctrl-C reaches the terminal's whole process group, the filter too: it writes the traceback.
+    # The command starts as from a shell, SIGINT neither ignored nor blocked, whatever this test
+    # process was left with (both are inherited through exec).
     interrupted = subprocess.Popen(
         [sys.executable, "-c", SCRIPT_START + AS_A_COMMAND + "print('ready', flush=True)\ntime.sleep(60)\n"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, text=True)
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, text=True,
+        preexec_fn=_interruptible)
     assert interrupted.stdout.readline() == "ready\n"
     os.killpg(interrupted.pid, signal.SIGINT)
     _, stderr = interrupted.communicate(timeout=60)
