@@ -1,4 +1,7 @@
-"""`import tfdialemb` makes tf.keras resolve to tf-keras whatever the caller imported first."""
+"""`import tfdialemb` makes tf.keras resolve to tf-keras whatever the caller imported first, and
+turns TensorFlow's oneDNN CPU kernels on unless the user chose."""
+import os
+import platform
 import subprocess
 import sys
 
@@ -20,7 +23,19 @@ def test_tf_keras_is_tf_keras(name):
         "assert tf.keras.__name__.startswith('tf_keras'), tf.keras.__name__\n"
         "assert isinstance(tf.keras.layers.Dense(2), tf_keras.layers.Layer)\n"
     )
-    env = {k: v for k, v in __import__("os").environ.items() if k != "TF_USE_LEGACY_KERAS"}
+    env = {k: v for k, v in os.environ.items() if k != "TF_USE_LEGACY_KERAS"}
     result = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, env=env,
                             timeout=120)
     assert result.returncode == 0, result.stderr[-2000:]
+
+
+@pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"), reason="TensorFlow's oneDNN kernels: x86")
+@pytest.mark.parametrize("given, enabled", [(None, "True"), ("0", "False"), ("1", "True")])
+def test_onednn_kernels_are_on_unless_the_user_set_them(given, enabled):
+    env = {k: v for k, v in os.environ.items() if k != "TF_ENABLE_ONEDNN_OPTS"}
+    if given is not None:
+        env["TF_ENABLE_ONEDNN_OPTS"] = given
+    program = ("import tfdialemb\nfrom tensorflow.python.util import _pywrap_util_port\n"
+               "print(_pywrap_util_port.IsMklEnabled())")
+    result = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, env=env, timeout=120)
+    assert result.returncode == 0 and result.stdout.split()[-1] == enabled, result.stderr[-2000:]

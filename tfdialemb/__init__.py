@@ -7,7 +7,9 @@ about half a second. Model Garden and the
 which makes `tf.keras` tf-keras when TensorFlow loads; a TensorFlow loaded earlier has its
 `tf.keras` routed to tf-keras here. It also quiets TensorFlow's C++ logging to errors unless
 TF_CPP_MIN_LOG_LEVEL is set, and for the command-line tools filters the start-up notices that
-level cannot reach (`tfdialemb.core.quiet`).
+level cannot reach (`tfdialemb.core.quiet`). Unless TF_ENABLE_ONEDNN_OPTS is set, it turns on
+TensorFlow's oneDNN CPU kernels, which TensorFlow leaves off on CPUs without AVX-512 extensions:
+there they make encoding, scoring and training faster (docs/benchmark.md).
 """
 import logging as _logging
 import os as _os
@@ -22,6 +24,7 @@ if _sys.argv[:1] == ["-m"] or _os.path.basename((_sys.argv or [""])[0]).startswi
     _end_quietly_on_interrupt()
 
 _os.environ["TF_USE_LEGACY_KERAS"] = "1"
+_os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "1")  # read when TensorFlow loads
 # TensorFlow's C++ start-up notices (CUDA probing, oneDNN) fill a screen on every command; show
 # only errors unless the user asks for more (-v), as the run_*.sh scripts do.
 from tfdialemb.core import quiet as _quiet  # noqa: E402
