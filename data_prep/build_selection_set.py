@@ -30,7 +30,8 @@ from absl import app, flags
 from data_prep.set_flags import define_input_output
 
 from data_prep.build_stp_set import utterance_pool
-from tfdialemb.core.cli import Progress, claim_output, parse_flags, report_error
+from tfdialemb.core.cli import claim_output, parse_flags, report_error
+from tfdialemb.core.progress import Progress
 from tfdialemb.dialogue import Dialogue, Turn, read_dialogues
 from tfdialemb.core.files import atomic_open, check_output
 

@@ -40,7 +40,8 @@ from absl import app, flags
 from data_prep.causal_lm_distractors import MAX_LENGTH, TEMPERATURE, TOP_P, CausalLmSampler
 from data_prep.set_flags import define_input_output
 
-from tfdialemb.core.cli import Progress, claim_output, parse_flags, report_error
+from tfdialemb.core.cli import claim_output, parse_flags, report_error
+from tfdialemb.core.progress import Progress
 from tfdialemb.data.sampling import UtterancePool
 from tfdialemb.dialogue import (Dialogue, DialogueFormatError, ErrorPolicy, iter_lines,
                                 read_dialogues)

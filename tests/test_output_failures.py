@@ -18,6 +18,7 @@ import tensorflow as tf
 
 from tiny_corpus import corpus
 from tfdialemb.core import cli
+from tfdialemb.core.progress import Progress
 from tfdialemb.dialogue import write_dialogues
 from tfdialemb.core.files import (OutputError, atomic_directory, atomic_open, check_writable, prepare_output,
                              remove_stale_staging)
@@ -105,7 +106,7 @@ def test_a_command_ends_write_errors_and_ctrl_c_with_one_line(full_disk, capsys)
 
     def interrupted(argv):
         del argv
-        cli.Progress(10, "sentences", interval=0.0, terminal=True).advance(3)
+        Progress(10, "sentences", interval=0.0, terminal=True).advance(3)
         raise KeyboardInterrupt("saved step 3 to model; the same command resumes from it")
 
     assert cli.guarded(interrupted)([]) == cli.INTERRUPTED == 130

@@ -8,7 +8,8 @@ import pytest
 
 from absl import flags
 
-from tfdialemb.core.cli import ARGUMENTS, Progress, parse_flags, read_lines
+from tfdialemb.core.cli import ARGUMENTS, parse_flags, read_lines
+from tfdialemb.core.progress import Progress
 from tfdialemb.core.files import save_npy_atomic
 from tfdialemb.core.options import Option, current_flag_names
 from tfdialemb.core.reports import report_json, write_report

@@ -223,7 +223,7 @@ def augment_file(plan: Plan, make_operations: Callable[[], OperationSet], overwr
                  make_progress: Optional[Callable[[int, int], Any]] = None) -> Counter:
     """Writes `plan.output_path` (see the module); `make_operations` is called once the input has
     been checked. `make_progress(total, done)` (input dialogues in all, and done by an earlier
-    run) gives what is told `advance(n)` after each batch of n more (`cli.Progress`). Returns the
+    run) gives what is told `advance(n)` after each batch of n more (`core.progress.Progress`). Returns the
     lines written by kind: "original" and each operation name."""
     # An existing output is refused unless a run of this very plan left its chunks: then the run
     # is finished, even when it was killed after writing the output but before removing them.

@@ -12,7 +12,8 @@ from tfdialemb.augment.operations import (
     required_model_flags,
 )
 from tfdialemb.augment.presets import PRESETS, get_preset
-from tfdialemb.core.cli import OVERWRITE, Progress, claim_output, report_error
+from tfdialemb.core.cli import OVERWRITE, claim_output, report_error
+from tfdialemb.core.progress import Progress
 
 
 def define_flags(flag_values=flags.FLAGS) -> None:

@@ -31,10 +31,10 @@ from absl import flags
 from tfdialemb.core import precision
 
 from tfdialemb.core import options
+from tfdialemb.core.progress import Progress
 from tfdialemb.core.cli import (
     OVERWRITE,
     STDIN,
-    Progress,
     claim_output,
     read_lines_counted,
     report_error,

@@ -1,5 +1,5 @@
-"""Pieces every command-line tool shares: progress bars (`tfdialemb.core.progress`), flag parsing, input
-lines, error lines, and how a command ends when it fails or is interrupted."""
+"""Pieces every command-line tool shares: flag parsing, input lines, error lines, and how a command
+ends when it fails or is interrupted (its progress line closed first)."""
 import _thread
 import functools
 import io
@@ -13,7 +13,7 @@ from tfdialemb.core import quiet
 from tfdialemb.core.inputs import InputLineError, check_input_file
 from tfdialemb.core.files import output_error_of, prepare_output
 from tfdialemb.core.options import RENAMED_FLAGS, Option, current_flag_names, non_finite_floats, renamed
-from tfdialemb.core.progress import Progress  # noqa: F401  (the commands import it from here too)
+from tfdialemb.core.progress import Progress
 
 OVERWRITE = Option("overwrite", False, "Replace an existing output (never one of the inputs).")
 INTERRUPTED = 130

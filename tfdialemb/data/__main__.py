@@ -25,7 +25,8 @@ import sys
 from absl import flags
 
 from tfdialemb.core import options
-from tfdialemb.core.cli import OVERWRITE, Progress, claim_output, report_error, run_command
+from tfdialemb.core.cli import OVERWRITE, claim_output, report_error, run_command
+from tfdialemb.core.progress import Progress
 from tfdialemb.converters import converter_options, converters, descriptions, partial_records
 from tfdialemb.data.examples import make_builder
 from tfdialemb.data.records import describe_cuts

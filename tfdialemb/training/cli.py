@@ -18,7 +18,8 @@ from typing import Any, Callable, Dict, Optional
 from absl import flags
 
 from tfdialemb.core import distribute, precision
-from tfdialemb.core.cli import Progress, report_error, report_removed, run_command
+from tfdialemb.core.cli import report_error, report_removed, run_command
+from tfdialemb.core.progress import Progress
 from tfdialemb.data.examples import make_builder
 from tfdialemb.data.records import describe_cuts
 from tfdialemb.dialogue import ErrorPolicy

@@ -25,7 +25,7 @@ from typing import Callable, Dict, Optional, Tuple
 import tensorflow as tf
 import tf_keras
 
-from tfdialemb.core.cli import Progress
+from tfdialemb.core.progress import Progress
 from tfdialemb.core.distribute import is_chief
 from tfdialemb.encoders.checkpoint import checkpoint_directory, write_model_files
 from tfdialemb.encoders.mask_dropout import draw_seeds_from
