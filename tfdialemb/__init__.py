@@ -8,8 +8,9 @@ which makes `tf.keras` tf-keras when TensorFlow loads; a TensorFlow loaded earli
 `tf.keras` routed to tf-keras here. It also quiets TensorFlow's C++ logging to errors unless
 TF_CPP_MIN_LOG_LEVEL is set, and for the command-line tools filters the start-up notices that
 level cannot reach (`tfdialemb.core.quiet`). Unless TF_ENABLE_ONEDNN_OPTS is set, it turns on
-TensorFlow's oneDNN CPU kernels, which TensorFlow leaves off on CPUs without AVX-512 extensions:
-there they make encoding, scoring and training faster (docs/benchmark.md).
+TensorFlow's oneDNN CPU kernels, which TensorFlow on Linux turns on only for CPUs with
+neural-network instructions (AVX512_VNNI, AVX512_BF16, AVX_VNNI or AMX): on the others, such as
+AVX2 CPUs, they make encoding, scoring and training faster (docs/benchmark.md).
 """
 import logging as _logging
 import os as _os
