@@ -94,12 +94,16 @@ from tfdialemb.losses.in_batch_info_nce import in_batch_info_nce
 from tfdialemb.methods.spec import get_method
 from tfdialemb.training.graph_options import apply_training_graph_options
 from tfdialemb.training.optimizer import OptimizerConfig, create_optimizer
-precision.apply(policy, jit_compile_encoders=jit_compile)
+precision.apply(policy)
 apply_training_graph_options()
 pretrained = load_pretrained(checkpoint)
 
 def PREPARE(request):
     measure, length = request["measure"], request["length"]
+    # Compiled, the training step is compiled whole with the encoder inside it uncompiled, as
+    # `train --jit_compile` compiles it: the encoder's own compiled forward nested in the compiled
+    # step makes XLA compile the step again at every call.
+    precision.apply(policy, jit_compile_encoders=jit_compile and measure != "train_step")
     if measure == "encode":
         embedder = SentenceEmbedder.from_pretrained(pretrained, pooling="mean", max_length=length)
         texts = tf.constant(request["texts"])
@@ -305,7 +309,8 @@ def bench_peers(checkpoint: str, reference_python: str, measures: Sequence[str] 
     """Median seconds per call of each side per (measure, length, precision, threads) and their
     ratio. `ours_argv` / `reference_argv` replace the sides' commands (a test's stand-ins);
     `precisions` None: float32, and bfloat16 where the CPU computes it. `jit_compile`: tfdialemb's
-    encoder forward (and its whole training step) compiled with XLA."""
+    encoder forward compiled with XLA, and the training step compiled whole as `train
+    --jit_compile` compiles it."""
     notes = []
     if precisions is None:
         precisions = PRECISIONS if bfloat16_measured() else ("float32",)
