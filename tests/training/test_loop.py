@@ -256,6 +256,7 @@ def test_xla_compiled_step_equals_the_plain_step(built, tmp_path):
     compiled_scalars = compiled.run()
     # XLA compiles fixed shapes: the encoder takes each batch's rows in one call.
     assert (compiled.method.encoder.row_groups, plain.method.encoder.row_groups) == (1, ROW_GROUPS)
+    assert compiled.method.encoder.fixed_shapes and not plain.method.encoder.fixed_shapes
     np.testing.assert_allclose(compiled_scalars["loss"], plain_scalars["loss"], rtol=1e-5)
     for a, b in zip(_weights(compiled), _weights(plain)):
         np.testing.assert_allclose(a, b, atol=1e-5)

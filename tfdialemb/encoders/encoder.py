@@ -89,6 +89,9 @@ class Encoder(tf_keras.Model):
                 )
         self._bert_ready = False
         self.row_groups = ROW_GROUPS
+        # Whether a traced step's shapes may depend only on the batch's shape, as XLA needs:
+        # `encode_rows` then encodes the empty rows too (read when a step is traced).
+        self.fixed_shapes = False
 
     def call(self, inputs, training=None):
         return self._run(inputs, training, all_layers=False)
@@ -194,14 +197,19 @@ class Encoder(tf_keras.Model):
     def encode_rows(self, ids: tf.Tensor, mask: tf.Tensor, training=None) -> tf.Tensor:
         """Token states [B, R, T, H] of a stack of sequences [B, R, T] (context turns,
         candidates), zero at padded positions, by `encode_by_length`; only the non-empty rows
-        are encoded, so padded turns stay all-zero and cost nothing."""
+        are encoded, so padded turns stay all-zero and cost nothing. With `fixed_shapes` (XLA)
+        every row is encoded and the empty ones zeroed, since how many rows are empty is known
+        only from the data."""
         shape = tf.shape(ids)
+        hidden = self.encoder_config.hidden_size
         flat_ids = tf.reshape(ids, [-1, shape[2]])
         flat_mask = tf.reshape(mask, [-1, shape[2]])
+        if self.fixed_shapes:
+            states = self.encode_by_length({"input_word_ids": flat_ids, "input_mask": flat_mask}, training=training)
+            return tf.reshape(states, [shape[0], shape[1], shape[2], hidden])
         present = tf.where(tf.reduce_any(flat_mask > 0, axis=-1))[:, 0]
         states = self.encode_by_length({"input_word_ids": tf.gather(flat_ids, present),
                                         "input_mask": tf.gather(flat_mask, present)}, training=training)
-        hidden = self.encoder_config.hidden_size
         rows = tf.cast(shape[0] * shape[1], tf.int64)
         full = tf.scatter_nd(present[:, tf.newaxis], states,
                              tf.stack([rows, tf.cast(shape[2], tf.int64), hidden]))
