@@ -237,9 +237,9 @@ def test_one_row_group_is_one_call_that_xla_compiles_to_the_grouped_states():
 
 
 def test_fixed_shapes_encode_every_stacked_row_and_compile_with_dropout():
-    """encode_rows with fixed_shapes and one row group (a --jit_compile run) encodes empty rows
-    too, since XLA cannot gather the non-empty ones by a count the data decides: the states equal
-    the grouped path's, the empty rows stay zero, and a training call (dropout on) compiles."""
+    """encode_rows with fixed shapes (a --jit_compile run) encodes empty rows too, since XLA
+    cannot gather the non-empty ones by a count the data decides: the states equal the grouped
+    path's, the empty rows stay zero, and a training call (dropout on) compiles."""
     config = EncoderConfig.from_huggingface(tiny_bert.HF_CONFIG)
     encoder = Encoder(config).build_variables()
     rng = np.random.default_rng(4)
@@ -247,7 +247,7 @@ def test_fixed_shapes_encode_every_stacked_row_and_compile_with_dropout():
     mask[0, 0], mask[1, 3] = 0, 0
     ids = rng.integers(5, 60, [2, 4, 7]).astype(np.int32) * mask
     grouped = encoder.encode_rows(ids, mask, training=False).numpy()
-    encoder.row_groups, encoder.fixed_shapes = 1, True
+    encoder.use_fixed_shapes()
     compiled = tf.function(lambda i, m: encoder.encode_rows(i, m, training=False), jit_compile=True)(ids, mask)
     np.testing.assert_allclose(compiled.numpy(), grouped, atol=1e-5)
     assert not compiled.numpy()[mask == 0].any() and not grouped[0, 0].any()

@@ -89,9 +89,14 @@ class Encoder(tf_keras.Model):
                 )
         self._bert_ready = False
         self.row_groups = ROW_GROUPS
-        # Whether a traced step's shapes may depend only on the batch's shape, as XLA needs:
-        # `encode_rows` then encodes the empty rows too (read when a step is traced).
-        self.fixed_shapes = False
+        self.fixed_shapes = False  # see `use_fixed_shapes`
+
+    def use_fixed_shapes(self) -> None:
+        """Makes every shape in a traced step follow from the batch's shape alone, as XLA needs
+        (read when a step is traced): one row group, whose width is the batch's, and
+        `encode_rows` encoding the empty rows too, whose count only the data decides."""
+        self.row_groups = 1
+        self.fixed_shapes = True
 
     def call(self, inputs, training=None):
         return self._run(inputs, training, all_layers=False)

@@ -103,9 +103,7 @@ class TrainingLoop:
         with strategy.scope():
             self.method = build_method()
             if config.jit_compile and hasattr(self.method, "encoder"):
-                # XLA compiles fixed shapes; length groups cut rows to widths the batch decides.
-                self.method.encoder.row_groups = 1
-                self.method.encoder.fixed_shapes = True
+                self.method.encoder.use_fixed_shapes()  # XLA compiles fixed shapes
             # Created in the strategy's scope, each replica draws its own masks from it.
             self.dropout_seeds = tf.random.Generator.from_seed(config.seed)
             draw_seeds_from(self.method, self.dropout_seeds)
